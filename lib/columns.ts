@@ -1,0 +1,57 @@
+/**
+ * The table, column by column: storage type and what happens on conflict (SPEC §4, §6).
+ * The DDL, the upsert's conflict clause and the in-memory fold are all generated from this one list.
+ */
+export type ColumnType = 'text' | 'integer' | 'bigint' | 'timestamp';
+
+export type MergeRule =
+  /** never changed after the creating write (AC-1, AC-1a) */
+  | 'keep'
+  /** the stored value wins; a stored NULL is filled (turn_id AC-2a, settled_at write-once AC-11) */
+  | 'fill'
+  /** a new non-NULL value replaces; NULL never blanks (AC-4, AC-5) */
+  | 'replace'
+  /** like `replace` until the row is settled, then frozen (tool_status, AC-12) */
+  | 'replaceUntilSettled'
+  /** 1 wins forever (is_async) */
+  | 'sticky'
+  /** always the latest write's (updated_at) */
+  | 'overwrite';
+
+export interface Column {
+  name: string;
+  type: ColumnType;
+  nullable: boolean;
+  merge: MergeRule;
+  ddl?: string;
+}
+
+export const TABLE = 'task_session_subagents';
+export const CONFLICT_KEY = ['task_session_id', 'agent_execution_id', 'tool_call_id'] as const;
+
+export const COLUMNS: readonly Column[] = [
+  { name: 'id', type: 'text', nullable: false, merge: 'keep', ddl: 'PRIMARY KEY' },
+  { name: 'task_session_id', type: 'text', nullable: false, merge: 'keep', ddl: 'REFERENCES task_sessions(id) ON DELETE CASCADE' },
+  { name: 'task_id', type: 'text', nullable: false, merge: 'keep' },
+  { name: 'turn_id', type: 'text', nullable: true, merge: 'fill' },
+  { name: 'tool_call_id', type: 'text', nullable: false, merge: 'keep' },
+  { name: 'agent_execution_id', type: 'text', nullable: false, merge: 'keep' },
+  { name: 'parent_tool_call_id', type: 'text', nullable: true, merge: 'replace' },
+  { name: 'subagent_type', type: 'text', nullable: true, merge: 'replace' },
+  { name: 'description', type: 'text', nullable: true, merge: 'replace' },
+  { name: 'agent_id', type: 'text', nullable: true, merge: 'replace' },
+  { name: 'child_session_id', type: 'text', nullable: true, merge: 'replace' },
+  { name: 'model', type: 'text', nullable: true, merge: 'replace' },
+  { name: 'agent_status', type: 'text', nullable: true, merge: 'replace' },
+  { name: 'tool_status', type: 'text', nullable: true, merge: 'replaceUntilSettled' },
+  { name: 'is_async', type: 'integer', nullable: false, merge: 'sticky', ddl: 'DEFAULT 0' },
+  { name: 'total_tokens', type: 'bigint', nullable: true, merge: 'replace' },
+  { name: 'tool_use_count', type: 'bigint', nullable: true, merge: 'replace' },
+  { name: 'duration_ms', type: 'bigint', nullable: true, merge: 'replace' },
+  { name: 'source', type: 'text', nullable: false, merge: 'keep', ddl: "DEFAULT 'live' CHECK (source IN ('live', 'backfill'))" },
+  { name: 'observed_at', type: 'timestamp', nullable: false, merge: 'keep' },
+  { name: 'settled_at', type: 'timestamp', nullable: true, merge: 'fill' },
+  { name: 'updated_at', type: 'timestamp', nullable: false, merge: 'overwrite' },
+];
+
+export const COLUMN_NAMES: readonly string[] = COLUMNS.map((c) => c.name);

@@ -1,0 +1,17 @@
+import type { Dialect } from './dialect/dialect.js';
+
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  readonly dialect: Dialect;
+  /** One statement, one round trip. SQL uses `$1…$n` placeholders on every dialect. */
+  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+export interface Database extends Queryable {
+  /** BEGIN … COMMIT on one connection; ROLLBACK and rethrow on any failure. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Statements sent since open (BEGIN/COMMIT included): the cost of a batch. */
+  readonly stats: { roundTrips: number };
+  close(): Promise<void>;
+}

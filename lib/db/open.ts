@@ -1,0 +1,29 @@
+import type { Database } from './database.js';
+import { openNeon } from './neon.js';
+import { openSqlite } from './sqlite.js';
+
+export interface OpenOptions {
+  /** `host:port` of the local ws→TCP proxy; defaults to DATABASE_WS_PROXY */
+  wsProxy?: string;
+  max?: number;
+}
+
+/**
+ * `postgres://…`/`postgresql://…` → PostgreSQL through the Neon driver;
+ * `sqlite:<path>` → SQLite (the host's local store).
+ */
+export function openDatabase(url: string, options: OpenOptions = {}): Database {
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const wsProxy = options.wsProxy ?? (process.env.DATABASE_WS_PROXY || undefined);
+    return openNeon(url, { wsProxy, max: options.max });
+  }
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!path) throw new Error('DATABASE_URL "sqlite:" needs a path, e.g. sqlite:./kandev.db or sqlite::memory:');
+    return openSqlite(path);
+  }
+  throw new Error(
+    `DATABASE_URL must start with postgres://, postgresql:// or sqlite: (got "${url.split(':')[0]}:…"); ` +
+      'see README "Configuration"',
+  );
+}

@@ -1,0 +1,97 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { sqliteDialect } from './dialect/sqlite.js';
+import { DatabaseError, classifySqlstate, hintFor } from './errors.js';
+import type { Database, Queryable, Row } from './database.js';
+
+/** SQLite result codes that have a SQLSTATE equivalent, so one classifier serves both dialects. */
+const SQLSTATE_OF: Record<string, string> = {
+  SQLITE_CONSTRAINT_FOREIGNKEY: '23503',
+  SQLITE_CONSTRAINT_UNIQUE: '23505',
+  SQLITE_CONSTRAINT_PRIMARYKEY: '23505',
+  SQLITE_CONSTRAINT_NOTNULL: '23502',
+  SQLITE_CONSTRAINT_CHECK: '23514',
+  SQLITE_BUSY: '55P03',
+  SQLITE_BUSY_SNAPSHOT: '40001',
+  SQLITE_BUSY_TIMEOUT: '55P03',
+  SQLITE_LOCKED: '55P03',
+  SQLITE_LOCKED_SHAREDCACHE: '55P03',
+};
+
+/** `$n` placeholders (the shared SQL's) → positional `?` with the parameters reordered to match. */
+function translate(sql: string): { text: string; order: number[] } {
+  const order: number[] = [];
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+    order.push(Number(n) - 1);
+    return '?';
+  });
+  return { text, order };
+}
+
+/** `sqlite:<path>` (or `sqlite::memory:`) through better-sqlite3, with foreign keys enforced. */
+export function openSqlite(path: string): Database {
+  const db = new BetterSqlite3(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  const stats = { roundTrips: 0 };
+  const cache = new Map<string, { statement: BetterSqlite3.Statement; order: number[] }>();
+  // better-sqlite3 is synchronous and this is one connection: a transaction must not let another
+  // caller's statement slip in between its awaits, so statements queue behind it.
+  let lock: Promise<unknown> = Promise.resolve();
+
+  const run = <T>(sql: string, params: readonly unknown[] = []): T[] => {
+    stats.roundTrips += 1;
+    try {
+      let entry = cache.get(sql);
+      if (!entry) {
+        const { text, order } = translate(sql);
+        entry = { statement: db.prepare(text), order };
+        cache.set(sql, entry);
+      }
+      const args = entry.order.map((i) => params[i]);
+      if (entry.statement.reader) return entry.statement.all(...args) as T[];
+      entry.statement.run(...args);
+      return [];
+    } catch (err) {
+      throw toDatabaseError(err);
+    }
+  };
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const result = lock.then(fn);
+    lock = result.catch(() => undefined);
+    return result;
+  };
+
+  return {
+    dialect: sqliteDialect,
+    stats,
+    query: <T = Row>(sql: string, params?: readonly unknown[]) => exclusive(async () => run<T>(sql, params)),
+    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return exclusive(async () => {
+        const tx: Queryable = { dialect: sqliteDialect, query: async (sql, params) => run(sql, params) };
+        run('BEGIN IMMEDIATE');
+        try {
+          const result = await fn(tx);
+          run('COMMIT');
+          return result;
+        } catch (err) {
+          if (db.inTransaction) run('ROLLBACK');
+          throw err;
+        }
+      });
+    },
+    close: async () => {
+      await lock;
+      db.close();
+    },
+  };
+}
+
+function toDatabaseError(err: unknown): DatabaseError {
+  const e = err as { code?: unknown; message?: string };
+  const driverCode = typeof e.code === 'string' ? e.code : undefined;
+  // An error without a SQLite code is a programming error, not a transient one.
+  const sqlstate = driverCode ? (SQLSTATE_OF[driverCode] ?? 'HV000') : 'XX000';
+  const message = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}): ${hintFor(sqlstate)}`;
+  return new DatabaseError(message, classifySqlstate(sqlstate), sqlstate, driverCode, { cause: err });
+}

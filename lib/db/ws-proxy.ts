@@ -1,0 +1,84 @@
+import { createConnection, type Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+/**
+ * A plain (no TLS) WebSocket → TCP proxy in the shape of Neon's wsproxy: a client connects to
+ * `ws://host:port/v1?address=pghost:pgport` and its binary frames are piped to that TCP address.
+ * It lets the real Neon driver reach a local PostgreSQL or PGlite socket server; production
+ * never uses it. `interrupt()` and `setAvailable(false)` are how tests cut the database off.
+ */
+export interface WsProxy {
+  /** `host:port`, the value for DATABASE_WS_PROXY */
+  readonly address: string;
+  /** destroys every open connection, as a network drop or a frozen Lambda would */
+  interrupt(): void;
+  /** while unavailable, new connections are refused and open ones dropped */
+  setAvailable(available: boolean): void;
+  readonly connectionCount: number;
+  close(): Promise<void>;
+}
+
+export async function startWsProxy(options: { host?: string; port?: number } = {}): Promise<WsProxy> {
+  const host = options.host ?? '127.0.0.1';
+  const server = new WebSocketServer({ host, port: options.port ?? 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const pairs = new Set<{ ws: WebSocket; tcp: Socket }>();
+  let available = true;
+
+  server.on('connection', (ws, request) => {
+    const target = new URL(request.url ?? '/', 'ws://proxy').searchParams.get('address');
+    const match = target ? /^(.+):(\d+)$/.exec(target) : null;
+    if (!available || !match) {
+      ws.close(available ? 1008 : 1013, available ? 'expected ?address=host:port' : 'database unavailable');
+      return;
+    }
+    const tcp = createConnection({ host: match[1]!, port: Number(match[2]) });
+    const pair = { ws, tcp };
+    pairs.add(pair);
+    const pending: Buffer[] = [];
+    let connected = false;
+    tcp.on('connect', () => {
+      connected = true;
+      for (const chunk of pending.splice(0)) tcp.write(chunk);
+    });
+    ws.on('message', (data: Buffer) => (connected ? tcp.write(data) : pending.push(data)));
+    tcp.on('data', (data) => ws.readyState === ws.OPEN && ws.send(data));
+    const end = () => {
+      pairs.delete(pair);
+      tcp.destroy();
+      ws.terminate();
+    };
+    ws.on('close', end);
+    ws.on('error', end);
+    tcp.on('close', end);
+    tcp.on('error', end);
+  });
+
+  const interrupt = () => {
+    for (const { ws, tcp } of pairs) {
+      tcp.destroy();
+      ws.terminate();
+    }
+    pairs.clear();
+  };
+  const port = (server.address() as { port: number }).port;
+  return {
+    address: `${host}:${port}`,
+    interrupt,
+    setAvailable(value) {
+      available = value;
+      if (!value) interrupt();
+    },
+    get connectionCount() {
+      return pairs.size;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        interrupt();
+        server.close(() => resolve());
+      }),
+  };
+}

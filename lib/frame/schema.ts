@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { parseRfc3339 } from '../time.js';
+
+export const MAX_METRIC = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Metrics and booleans are declared loosely at runtime on purpose: a malformed metric must not
+ * make the frame invalid (SPEC §3, AC-9); normalization classifies it. The `meta` is what the
+ * published JSON Schema tells producers to send.
+ */
+const metric = z
+  .unknown()
+  .meta({ type: 'integer', minimum: 0, maximum: MAX_METRIC, description: 'non-negative safe integer' })
+  .optional();
+const flag = z.unknown().meta({ type: 'boolean' }).optional();
+const text = z.unknown().meta({ type: 'string' }).optional();
+
+const identity = (field: string) =>
+  z
+    .string({ error: `${field} must be a string (an empty or absent value skips the frame)` })
+    .optional();
+
+export const subagentTaskSchema = z.object({
+  description: text,
+  prompt: text,
+  subagent_type: text,
+  status: text,
+  agent_id: text,
+  model: text,
+  child_session_id: text,
+  result_text: text,
+  output_file: text,
+  duration_ms: metric,
+  total_tokens: metric,
+  tool_use_count: metric,
+  is_async: flag,
+  can_read_output_file: flag,
+});
+
+export const frameSchema = z
+  .object({
+    version: z.literal(1, { error: 'version must be 1 (the only frame version this consumer reads)' }),
+    task_session_id: identity('task_session_id'),
+    task_id: identity('task_id'),
+    tool_call_id: identity('tool_call_id'),
+    turn_id: identity('turn_id'),
+    parent_tool_call_id: identity('parent_tool_call_id'),
+    execution_id: identity('execution_id'),
+    tool_status: identity('tool_status'),
+    observed_at: z
+      .string({ error: 'observed_at is required: an RFC 3339 instant such as 2026-08-12T13:24:58.123Z' })
+      .refine((v) => parseRfc3339(v) !== undefined, {
+        error: (issue) =>
+          `observed_at ${JSON.stringify(issue.input)} is not an RFC 3339 instant with an offset, e.g. 2026-08-12T13:24:58.123Z`,
+      })
+      .meta({ format: 'date-time' }),
+    subagent_task: subagentTaskSchema.meta({
+      description: "The host's normalized subagent payload; prompt, result_text and output_file are never stored.",
+    }),
+  })
+  .meta({
+    title: 'subagent-context frame v1',
+    description: 'One observation of a subagent invocation, as the host enqueues it (SQS message body).',
+  });
+
+export type Frame = z.infer<typeof frameSchema>;
+export type SubagentTask = z.infer<typeof subagentTaskSchema>;

@@ -1,0 +1,77 @@
+import type { Frame } from './frame/schema.js';
+import { MAX_METRIC } from './frame/schema.js';
+import { UNKNOWN_EXECUTION, type SubagentWrite } from './row.js';
+import { isTerminalToolStatus } from './terminal.js';
+import { parseRfc3339 } from './time.js';
+
+export type Normalized =
+  | { kind: 'skip'; reason: 'no_identity' }
+  | { kind: 'write'; row: SubagentWrite; anomalous: boolean; unknownExecution: boolean };
+
+/** Empty text is NULL for every nullable TEXT column, so `COUNT(model)` counts models (SPEC §5). */
+export function textOrNull(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+type MetricResult = { value: number | null; anomalous: boolean };
+
+function isMetric(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_METRIC;
+}
+
+/**
+ * `total_tokens` and `duration_ms`: the host cannot tell a reported 0 from none, so 0 is NULL (AC-7).
+ * `tool_use_count`: 0 is a real, distinguishable zero (AC-7a). Anything malformed is NULL and
+ * flags the frame (AC-9).
+ */
+export function normalizeMetric(value: unknown, zeroMeansUnreported: boolean): MetricResult {
+  if (value === undefined || value === null) return { value: null, anomalous: false };
+  if (!isMetric(value)) return { value: null, anomalous: true };
+  if (value === 0 && zeroMeansUnreported) return { value: null, anomalous: false };
+  return { value, anomalous: false };
+}
+
+/** Frame → row write, every rule of SPEC §5. Pure: the writer adds `id` and `updated_at`. */
+export function normalizeFrame(frame: Frame): Normalized {
+  const taskSessionId = textOrNull(frame.task_session_id);
+  const taskId = textOrNull(frame.task_id);
+  const toolCallId = textOrNull(frame.tool_call_id);
+  if (taskSessionId === null || taskId === null || toolCallId === null) {
+    return { kind: 'skip', reason: 'no_identity' };
+  }
+  const task = frame.subagent_task;
+  const totalTokens = normalizeMetric(task.total_tokens, true);
+  const durationMs = normalizeMetric(task.duration_ms, true);
+  const toolUseCount = normalizeMetric(task.tool_use_count, false);
+  const executionId = textOrNull(frame.execution_id);
+  const toolStatus = textOrNull(frame.tool_status);
+  // The schema has already proven observed_at parses.
+  const observedAt = parseRfc3339(frame.observed_at)!;
+  return {
+    kind: 'write',
+    anomalous: totalTokens.anomalous || durationMs.anomalous || toolUseCount.anomalous,
+    unknownExecution: executionId === null,
+    row: {
+      task_session_id: taskSessionId,
+      task_id: taskId,
+      turn_id: textOrNull(frame.turn_id),
+      tool_call_id: toolCallId,
+      agent_execution_id: executionId ?? UNKNOWN_EXECUTION,
+      parent_tool_call_id: textOrNull(frame.parent_tool_call_id),
+      subagent_type: textOrNull(task.subagent_type),
+      description: textOrNull(task.description),
+      agent_id: textOrNull(task.agent_id),
+      child_session_id: textOrNull(task.child_session_id),
+      model: textOrNull(task.model),
+      agent_status: textOrNull(task.status),
+      tool_status: toolStatus,
+      is_async: task.is_async === true ? 1 : 0,
+      total_tokens: totalTokens.value,
+      tool_use_count: toolUseCount.value,
+      duration_ms: durationMs.value,
+      source: 'live',
+      observed_at: observedAt,
+      settled_at: isTerminalToolStatus(toolStatus) ? observedAt : null,
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { COLUMN_NAMES, TABLE } from '../columns.js';
+import type { Queryable, Row } from '../db/database.js';
+import type { SubagentRow } from '../row.js';
+import { formatRfc3339, parseStoredTimestamp } from '../time.js';
+
+const TIMESTAMP_COLUMNS = ['observed_at', 'settled_at', 'updated_at'] as const;
+
+/** A stored timestamp (any dialect's text form) as RFC 3339 UTC with microseconds. */
+export function readTimestamp(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const us = parseStoredTimestamp(String(value));
+  if (us === undefined) throw new Error(`unreadable timestamp ${JSON.stringify(value)} in ${TABLE}`);
+  return formatRfc3339(us);
+}
+
+export function toSubagentRow(row: Row): SubagentRow {
+  const out: Row = { ...row };
+  for (const column of TIMESTAMP_COLUMNS) out[column] = readTimestamp(row[column]);
+  return out as unknown as SubagentRow;
+}
+
+function orderBy(db: Queryable): string {
+  return `ORDER BY ${db.dialect.comparable('observed_at')}, tool_call_id, agent_execution_id`;
+}
+
+/** A session's subagents in AC-13 order: observed_at, tool_call_id, agent_execution_id (never id). */
+export async function readSession(db: Queryable, taskSessionId: string): Promise<SubagentRow[]> {
+  const rows = await db.query(`SELECT ${COLUMN_NAMES.join(', ')} FROM ${TABLE} WHERE task_session_id = $1 ${orderBy(db)}`, [taskSessionId]);
+  return rows.map(toSubagentRow);
+}
+
+export async function readTurn(db: Queryable, turnId: string): Promise<SubagentRow[]> {
+  const rows = await db.query(`SELECT ${COLUMN_NAMES.join(', ')} FROM ${TABLE} WHERE turn_id = $1 ${orderBy(db)}`, [turnId]);
+  return rows.map(toSubagentRow);
+}
+
+export async function readAll(db: Queryable): Promise<SubagentRow[]> {
+  const rows = await db.query(`SELECT ${COLUMN_NAMES.join(', ')} FROM ${TABLE} ${orderBy(db)}, task_session_id`);
+  return rows.map(toSubagentRow);
+}

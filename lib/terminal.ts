@@ -1,0 +1,16 @@
+/**
+ * ACP tool statuses that settle a subagent (SPEC §5, AC-11). Exactly these, compared verbatim;
+ * the child's own `agent_status` (e.g. `async_launched`) never settles a row (AC-10a).
+ */
+export const TERMINAL_TOOL_STATUSES: readonly string[] = Object.freeze([
+  'complete',
+  'completed',
+  'success',
+  'error',
+  'failed',
+  'cancelled',
+]);
+
+export function isTerminalToolStatus(status: string | null | undefined): boolean {
+  return status != null && TERMINAL_TOOL_STATUSES.includes(status);
+}

@@ -1,0 +1,85 @@
+/**
+ * Instants are carried as bigint microseconds since the Unix epoch, UTC.
+ * JavaScript `Date` is millisecond-true only, so it never carries a stored value (SPEC §10).
+ */
+export type Micros = bigint;
+
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
+
+/** Strict RFC 3339 with an offset: the form a frame's `observed_at` must have. */
+export function parseRfc3339(text: string): Micros | undefined {
+  const m = RFC3339.exec(text);
+  if (!m || (m[8] === undefined && m[9] === undefined)) return undefined;
+  return toMicros(m);
+}
+
+/**
+ * Any stored form: RFC 3339 (keys), PostgreSQL `timestamp` text, or the host's SQLite text
+ * (`2026-07-30 01:39:37.5+00:00`). A value without an offset is UTC by the host's convention.
+ */
+export function parseStoredTimestamp(text: string): Micros | undefined {
+  const m = RFC3339.exec(text.trim());
+  return m ? toMicros(m) : undefined;
+}
+
+function toMicros(m: RegExpExecArray): Micros | undefined {
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number, number, number, number, number, number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) return undefined;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  const check = new Date(ms);
+  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
+  const fraction = BigInt((m[7] ?? '').padEnd(6, '0').slice(0, 6));
+  let offsetMinutes = 0;
+  if (m[9] !== undefined) {
+    const hours = Number(m[10]);
+    const minutes = Number(m[11]);
+    if (hours > 23 || minutes > 59) return undefined;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (hours * 60 + minutes);
+  }
+  return BigInt(ms) * 1000n + fraction - BigInt(offsetMinutes) * 60_000_000n;
+}
+
+function parts(us: Micros): { date: string; time: string; fraction: string } {
+  const ms = Number(us / 1000n) - (us % 1000n < 0n ? 1 : 0);
+  const iso = new Date(ms).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
+  const micro = ((us % 1_000_000n) + 1_000_000n) % 1_000_000n;
+  return { date: iso.slice(0, 10), time: iso.slice(11, 19), fraction: micro.toString().padStart(6, '0') };
+}
+
+/** `2026-08-12 13:24:58.123456`: fixed width, what PostgreSQL binds and what SQLite compares. */
+export function formatCanonical(us: Micros): string {
+  const p = parts(us);
+  return `${p.date} ${p.time}.${p.fraction}`;
+}
+
+/** The host's SQLite text form: trailing zeros of the fraction trimmed, `+00:00` suffix. */
+export function formatHostSqlite(us: Micros): string {
+  const p = parts(us);
+  const fraction = p.fraction.replace(/0+$/, '');
+  return `${p.date} ${p.time}${fraction ? `.${fraction}` : ''}+00:00`;
+}
+
+/** `2026-08-12T13:24:58.123456Z`: what reports and reads return. */
+export function formatRfc3339(us: Micros): string {
+  const p = parts(us);
+  return `${p.date}T${p.time}.${p.fraction}Z`;
+}
+
+/** `2026-08-12T13:24:58.123456000Z`: the `kandev_meta` key form (SPEC §8.6). */
+export function formatKey(us: Micros): string {
+  const p = parts(us);
+  return `${p.date}T${p.time}.${p.fraction}000Z`;
+}
+
+/** Wall clock with microsecond resolution (Date.now() alone is millisecond-true). */
+export function nowMicros(): Micros {
+  const wall = Date.now();
+  const precise = performance.timeOrigin + performance.now();
+  // The monotonic clock can drift from the wall clock over a long-lived process; trust it only
+  // for the sub-millisecond digits while it agrees with the wall clock.
+  const ms = Math.abs(precise - wall) < 1 ? precise : wall;
+  return BigInt(Math.floor(ms * 1000));
+}
