@@ -26,8 +26,10 @@ export interface Dialect {
   selectRows(columns: readonly Column[]): string;
   bindRows(columns: readonly Column[], rows: readonly (readonly unknown[])[]): unknown[];
   /**
-   * The text at `path` (e.g. `'$.normalized.kind'`) of a JSON document held in a TEXT column,
-   * NULL when the document is NULL, '', 'null', not valid JSON, or the path is absent.
+   * A parsed JSON document from a TEXT column that may hold anything (NULL, '', 'null', invalid
+   * JSON): NULL instead of an error. Select it once (`AS doc`) and read it with `jsonText`.
    */
+  jsonDocument(textColumn: string): string;
+  /** The value at `path` (e.g. `'$.normalized.kind'`) of a `jsonDocument` as TEXT, or NULL. */
   jsonText(document: string, path: string): string;
 }

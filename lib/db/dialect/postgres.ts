@@ -31,10 +31,6 @@ $fn$`,
   selectRows: (columns) =>
     `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${ARRAY_TYPE[c.type]}`).join(', ')})`,
   bindRows: (columns, rows) => columns.map((_, i) => rows.map((row) => row[i])),
-  jsonText: (document, path) => {
-    const keys = path.replace(/^\$\./, '').split('.');
-    // pg_input_is_valid (PG 16+) is not in PG 15, so validity is checked by a guard function
-    // created with the schema: subagent_context_json(text) returns NULL for malformed documents.
-    return `(subagent_context_json(${document}) #>> '{${keys.join(',')}}')`;
-  },
+  jsonDocument: (column) => `subagent_context_json(${column})`,
+  jsonText: (document, path) => `(${document} #>> '{${path.replace(/^\$\./, '').split('.').join(',')}}')`,
 };

@@ -19,6 +19,7 @@ export const sqliteDialect: Dialect = {
   selectRows: (columns) =>
     `SELECT ${columns.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each($1) WHERE true`,
   bindRows: (_columns, rows) => [JSON.stringify(rows)],
-  jsonText: (document, path) =>
-    `(CASE WHEN json_valid(${document}) THEN json_extract(${document}, '${path}') END)`,
+  jsonDocument: (column) => `(CASE WHEN json_valid(${column}) THEN ${column} END)`,
+  // json_extract yields SQL integers/reals for JSON numbers; TEXT matches PostgreSQL's #>>.
+  jsonText: (document, path) => `CAST(json_extract(${document}, '${path}') AS TEXT)`,
 };
