@@ -1,0 +1,28 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { ScheduledEvent } from 'aws-lambda';
+import { databaseFromEnv } from '../lib/db/from-env.js';
+import { runHealthCheck } from '../lib/health/check.js';
+import { graceSecondsFromEnv } from '../lib/health/config.js';
+import { logHealthReport, recordHealthMetrics } from '../lib/health/publish.js';
+import type { HealthReport } from '../lib/health/report.js';
+import { createMetrics, logger } from '../lib/observability.js';
+
+export type { HealthReport } from '../lib/health/report.js';
+
+const metrics = createMetrics();
+
+/** Scheduled (EventBridge) divergence check, SPEC §9: metrics and one log line, then the report. */
+export async function handler(_event?: ScheduledEvent): Promise<HealthReport> {
+  try {
+    const report = await runHealthCheck(databaseFromEnv(), { graceSeconds: graceSecondsFromEnv() });
+    recordHealthMetrics(metrics, report);
+    logHealthReport(logger, report);
+    return report;
+  } catch (err) {
+    metrics.addMetric('health_check_ok', MetricUnit.Count, 0);
+    logger.error('subagent health check failed', { error: err as Error });
+    throw err;
+  } finally {
+    metrics.publishStoredMetrics();
+  }
+}

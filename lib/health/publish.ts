@@ -1,0 +1,59 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { parseStoredTimestamp } from '../time.js';
+import type { HealthReport } from './report.js';
+
+/**
+ * The report as EMF metrics for CloudWatch alarms. `health_check_ok` is 1 whenever a check
+ * completed (whatever it found), so an alarm on it with missing data as breaching catches a check
+ * that fails or stops running; the handler records 0 when the check throws.
+ */
+export function recordHealthMetrics(metrics: Metrics, report: HealthReport): void {
+  metrics.addMetric('health_check_ok', MetricUnit.Count, 1);
+  metrics.addMetric('not_activated', MetricUnit.Count, report.status === 'not_activated' ? 1 : 0);
+  if (report.status === 'not_activated') return;
+  metrics.addMetric('shortfall', MetricUnit.Count, report.shortfall ?? 0);
+  metrics.addMetric('excess', MetricUnit.Count, report.excess ?? 0);
+  metrics.addMetric('collisions', MetricUnit.Count, report.collisions ?? 0);
+  metrics.addMetric('seconds_since_last_observed', MetricUnit.Seconds, secondsSinceLastObserved(report));
+}
+
+/**
+ * Whole seconds from the last observed row to the check. A writer silent since activation has
+ * been silent at least since capture_since, so that lower bound is reported.
+ */
+export function secondsSinceLastObserved(report: HealthReport): number {
+  const from = report.lastObservedAt ?? report.captureSince;
+  if (from === null) return 0;
+  const elapsed = parseStoredTimestamp(report.checkedAt)! - parseStoredTimestamp(from)!;
+  return Math.max(0, Number(elapsed / 1_000_000n));
+}
+
+/** One line per check: ERROR for every status an operator must act on, so log alarms can match it. */
+export function logHealthReport(logger: Logger, report: HealthReport): void {
+  const { missing, ...facts } = report;
+  switch (report.status) {
+    case 'healthy':
+      logger.info('subagent capture healthy', facts);
+      return;
+    case 'shortfall':
+      logger.error(`subagent capture shortfall: ${report.shortfall} subagent invocations since activation have no row`, {
+        ...facts,
+        missing,
+        action: 'check the ingest function errors, the queue and its dead-letter queue; the missing keys are a sample',
+      });
+      return;
+    case 'silent':
+      logger.error('subagent capture silent: no row observed since activation', {
+        ...facts,
+        action: 'check that the host producer is enabled and sending, and that the ingest function consumes the queue',
+      });
+      return;
+    case 'not_activated':
+      logger.error('subagent capture not activated: kandev_meta has no subagent_context_capture_since', {
+        ...facts,
+        action: 'invoke the migrate function once to create the table and activate capture',
+      });
+      return;
+  }
+}
