@@ -1,0 +1,383 @@
+import type { Column, ColumnType } from '../../lib/columns.js';
+import type { Database } from '../../lib/db/database.js';
+import { parseRfc3339, type Micros } from '../../lib/time.js';
+
+/**
+ * A synthetic host store shaped like SPEC §1's real sample, for tests, the local stack and
+ * benchmarks: sessions, turns and `task_session_messages` whose subagent messages follow the
+ * sample's status mix and fan-out, plus the malformed metadata real stores hold (SPEC §8.5).
+ * Deterministic for a seed; inserted in multi-row batches so a million messages is feasible.
+ */
+export interface GenerateOptions {
+  /** total rows inserted into task_session_messages */
+  messages: number;
+  /** share of them that are subagent messages (kind = subagent_task); default 0.1 */
+  subagentShare?: number;
+  /** PRNG seed; the same seed and options give the same store; default 1 */
+  seed?: number;
+  /**
+   * malformed rows, cycling through MALFORMED_KINDS; default max(7, messages / 1000), bounded by
+   * the slots available. Document kinds replace ordinary messages, value kinds subagent ones.
+   */
+  malformed?: number;
+  /** created_at of the generated messages spans [startAt, endAt); default 2026-07-01 + 30 days */
+  startAt?: Micros;
+  endAt?: Micros;
+  /** prefix of every generated id, so several stores can share one database; default `g<seed>-` */
+  idPrefix?: string;
+}
+
+/**
+ * Documents that cannot be read (NULL, '', 'null', invalid JSON) are never subagent messages;
+ * the value kinds are qualifying subagent messages whose one bad value must become NULL/0.
+ */
+export const MALFORMED_KINDS = [
+  'null',
+  'empty',
+  'json_null',
+  'invalid_json',
+  'string_metric',
+  'fraction_metric',
+  'string_boolean',
+] as const;
+export type MalformedKind = (typeof MALFORMED_KINDS)[number];
+const DOCUMENT_KINDS: readonly MalformedKind[] = ['null', 'empty', 'json_null', 'invalid_json'];
+const VALUE_KINDS: readonly MalformedKind[] = ['string_metric', 'fraction_metric', 'string_boolean'];
+
+/** What was generated, so callers can check a backfill or health report against it. */
+export interface HostStoreSummary {
+  messages: number;
+  /** messages whose metadata says kind = subagent_task (qualifying or not) */
+  subagentMessages: number;
+  /** subagent messages passing the identity filter (SPEC §8.3b) */
+  qualifyingMessages: number;
+  /** distinct (task_session_id, tool_call_id) among them: the rows a backfill inserts */
+  qualifyingKeys: number;
+  /** qualifying messages superseded by a newer message of the same key (AC-21b) */
+  supersededMessages: number;
+  /** subagent messages without identity (empty task_id or tool_call_id): skipped (AC-21a) */
+  identityless: number;
+  /** agent status of each key's newest message; `(absent)` when it has none */
+  byStatus: Record<string, number>;
+  malformed: Record<MalformedKind, number>;
+  malformedTotal: number;
+  /** keys whose newest message has parent_tool_call_id set */
+  nested: number;
+  /** fan-out → number of turns with that many distinct keys */
+  fanOut: Record<number, number>;
+  sessions: number;
+  turns: number;
+  /** created_at of the first and last generated message; null when messages = 0 */
+  createdAt: { first: Micros; last: Micros } | null;
+  /** MAX(created_at) over qualifying messages: what backfill_through must equal; null when none */
+  newestQualifyingCreatedAt: Micros | null;
+}
+
+/** SPEC §1: turns fanned out to n subagents in the real sample. */
+const FAN_OUT_WEIGHTS: ReadonlyArray<readonly [number, number]> = [
+  [1, 65], [2, 12], [3, 42], [4, 5], [5, 2], [8, 1],
+];
+/** SPEC §1: agent status shares (the one absent status is placed explicitly). */
+const STATUS_WEIGHTS: ReadonlyArray<readonly [Status, number]> = [
+  ['async_launched', 190], ['completed', 57], ['started', 5],
+];
+type Status = 'async_launched' | 'completed' | 'started' | 'absent';
+/** The launching tool call's ACP status: deliberately not always the child's own status. */
+const TOOL_STATUS: Record<Status, string> = {
+  async_launched: 'completed',
+  completed: 'completed',
+  started: 'in_progress',
+  absent: 'pending',
+};
+const MODELS = ['claude-opus-5[1m]', 'claude-sonnet-4-5', 'gpt-5-codex'];
+const TYPES = ['security-reviewer', 'general-purpose', 'Explore', 'code-reviewer', 'test-runner'];
+const DESCRIPTIONS = ['Review auth', 'Find call sites', 'Run the test suite', 'Summarise the diff', 'Check migrations'];
+const LARGEST_TOTAL_TOKENS = 275_717;
+const TURNS_PER_SESSION = 6;
+const MESSAGES_PER_TURN = 25;
+const BATCH_ROWS = 5_000;
+const DEFAULT_START = parseRfc3339('2026-07-01T00:00:00Z')!;
+const DEFAULT_SPAN = 30n * 86_400_000_000n;
+
+/** mulberry32: small, fast and deterministic; quality is ample for test data. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function weighted<T>(random: () => number, table: ReadonlyArray<readonly [T, number]>): T {
+  const total = table.reduce((sum, [, w]) => sum + w, 0);
+  let r = random() * total;
+  for (const [value, w] of table) {
+    r -= w;
+    if (r < 0) return value;
+  }
+  return table[table.length - 1]![0];
+}
+
+const pick = <T>(random: () => number, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+const between = (random: () => number, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+const pad = (n: number) => n.toString().padStart(8, '0');
+
+interface Invocation {
+  toolCallId: string;
+  status: Status;
+  parentToolCallId: string;
+  malformed?: MalformedKind;
+}
+
+function columns(spec: ReadonlyArray<readonly [string, ColumnType]>): Column[] {
+  return spec.map(([name, type]) => ({ name, type, nullable: true, merge: 'keep' }));
+}
+const SESSION_COLUMNS = columns([['id', 'text'], ['task_id', 'text']]);
+const TURN_COLUMNS = columns([['id', 'text'], ['task_session_id', 'text']]);
+const MESSAGE_COLUMNS = columns([
+  ['id', 'text'], ['task_session_id', 'text'], ['task_id', 'text'], ['turn_id', 'text'], ['author_type', 'text'],
+  ['content', 'text'], ['type', 'text'], ['metadata', 'text'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+]);
+
+/** Multi-row inserts through the dialect's one-statement row source, BATCH_ROWS at a time. */
+class BatchInserter {
+  private rows: unknown[][] = [];
+  constructor(
+    private readonly db: Database,
+    private readonly table: string,
+    private readonly cols: Column[],
+  ) {}
+  async add(row: unknown[]): Promise<void> {
+    this.rows.push(row);
+    if (this.rows.length >= BATCH_ROWS) await this.flush();
+  }
+  async flush(): Promise<void> {
+    if (this.rows.length === 0) return;
+    const { dialect } = this.db;
+    const sql = `INSERT INTO ${this.table} (${this.cols.map((c) => c.name).join(', ')}) ${dialect.selectRows(this.cols)}`;
+    const rows = this.rows;
+    this.rows = [];
+    await this.db.query(sql, dialect.bindRows(this.cols, rows));
+  }
+}
+
+export async function generateHostStore(db: Database, options: GenerateOptions): Promise<HostStoreSummary> {
+  const total = Math.max(0, Math.floor(options.messages));
+  const seed = options.seed ?? 1;
+  const random = prng(seed);
+  const prefix = options.idPrefix ?? `g${seed}-`;
+  const startAt = options.startAt ?? DEFAULT_START;
+  const endAt = options.endAt ?? startAt + DEFAULT_SPAN;
+  if (endAt <= startAt) throw new Error('generateHostStore: endAt must be after startAt');
+
+  // Slots: subagent messages = invocations (one per key) + superseding duplicates + identityless.
+  const subagentSlots = Math.min(total, Math.round(total * (options.subagentShare ?? 0.1)));
+  const identityless = subagentSlots >= 20 ? Math.max(1, Math.round(subagentSlots * 0.01)) : 0;
+  const superseding = subagentSlots >= 50 ? Math.max(1, Math.round(subagentSlots * 0.005)) : 0;
+  const keyCount = subagentSlots - identityless - superseding;
+  const ordinary = total - subagentSlots;
+
+  // Malformed kinds cycle; each kind only where it has room.
+  const malformed = Object.fromEntries(MALFORMED_KINDS.map((k) => [k, 0])) as Record<MalformedKind, number>;
+  const wanted = options.malformed ?? Math.max(MALFORMED_KINDS.length, Math.floor(total / 1000));
+  let documentMalformed = 0;
+  let valueMalformed = 0;
+  const hasRoom = (kind: MalformedKind) => (DOCUMENT_KINDS.includes(kind) ? documentMalformed < ordinary : valueMalformed < keyCount);
+  for (let i = 0, placed = 0; placed < wanted && MALFORMED_KINDS.some(hasRoom); i++) {
+    const kind = MALFORMED_KINDS[i % MALFORMED_KINDS.length]!;
+    if (!hasRoom(kind)) continue;
+    malformed[kind] += 1;
+    if (DOCUMENT_KINDS.includes(kind)) documentMalformed += 1;
+    else valueMalformed += 1;
+    placed += 1;
+  }
+
+  // Invocations grouped into fan-out turns.
+  const fanOutTurns: Invocation[][] = [];
+  let made = 0;
+  while (made < keyCount) {
+    const n = Math.min(weighted(random, FAN_OUT_WEIGHTS), keyCount - made);
+    const turn: Invocation[] = [];
+    for (let j = 0; j < n; j++) {
+      turn.push({ toolCallId: `toolu_${prefix}${pad(made++)}`, status: weighted(random, STATUS_WEIGHTS), parentToolCallId: '' });
+    }
+    fanOutTurns.push(turn);
+  }
+  const invocations = fanOutTurns.flat();
+  if (invocations.length >= 2) invocations[Math.floor(invocations.length / 2)]!.status = 'absent';
+  // Exactly one nested subagent: the second of the first turn that fans out, else any second.
+  if (invocations.length >= 2) {
+    const turn = fanOutTurns.find((t) => t.length >= 2) ?? [invocations[0]!, invocations[1]!];
+    turn[1]!.parentToolCallId = turn[0]!.toolCallId;
+  }
+  // Bad values land on completed invocations first, where metrics are reported.
+  const valueTargets = [...invocations.filter((i) => i.status === 'completed'), ...invocations.filter((i) => i.status !== 'completed')];
+  let target = 0;
+  for (const kind of VALUE_KINDS) for (let k = 0; k < malformed[kind]; k++) valueTargets[target++]!.malformed = kind;
+
+  const turns = Math.max(fanOutTurns.length, Math.ceil(total / MESSAGES_PER_TURN));
+  const sessions = Math.ceil(turns / TURNS_PER_SESSION);
+  const fanOutAt = new Map<number, Invocation[]>();
+  fanOutTurns.forEach((t, f) => fanOutAt.set(Math.floor((f * turns) / fanOutTurns.length), t));
+  // Superseded keys are plain async launches that later complete, spread over the store.
+  const launches = invocations.filter((i) => i.status === 'async_launched' && !i.parentToolCallId && !i.malformed);
+  const superseded = new Set(Array.from({ length: Math.min(superseding, launches.length) }, (_, d) => launches[Math.floor((d * launches.length) / superseding)]!));
+  const identitylessAt = new Map<number, number>();
+  for (let i = 0; i < identityless; i++) {
+    const turn = Math.floor((i * turns) / identityless);
+    identitylessAt.set(turn, (identitylessAt.get(turn) ?? 0) + 1);
+  }
+
+  const sessionId = (s: number) => `${prefix}ses-${pad(s)}`;
+  const taskId = (s: number) => `${prefix}task-${pad(Math.floor(s / 2))}`;
+  const sessionRows = new BatchInserter(db, 'task_sessions', SESSION_COLUMNS);
+  for (let s = 0; s < sessions; s++) await sessionRows.add([sessionId(s), taskId(s)]);
+  await sessionRows.flush();
+  const turnRows = new BatchInserter(db, 'task_session_turns', TURN_COLUMNS);
+  for (let t = 0; t < turns; t++) await turnRows.add([`${prefix}turn-${pad(t)}`, sessionId(Math.floor(t / TURNS_PER_SESSION))]);
+  await turnRows.flush();
+
+  // Messages, turn by turn, with strictly increasing created_at (so "newest" is unambiguous)
+  // in the host's varying widths: some whole seconds, some whole milliseconds.
+  const messageRows = new BatchInserter(db, 'task_session_messages', MESSAGE_COLUMNS);
+  const span = endAt - startAt;
+  let index = 0;
+  const seen: { first: Micros | null; last: Micros; newestQualifying: Micros | null } = { first: null, last: startAt - 1n, newestQualifying: null };
+  const nextCreatedAt = (): Micros => {
+    let at = startAt + (span * BigInt(index)) / BigInt(Math.max(total, 1)) + BigInt(Math.floor(random() * Number(span / BigInt(Math.max(total, 1)))));
+    const width = random();
+    if (width < 0.05) at -= at % 1_000_000n;
+    else if (width < 0.15) at -= at % 1_000n;
+    if (at <= seen.last) at = seen.last + 1n;
+    seen.last = at;
+    seen.first ??= at;
+    index += 1;
+    return at;
+  };
+  const encode = (us: Micros) => db.dialect.encodeTimestamp(us);
+  const byStatus: Record<string, number> = {};
+  const fanOut: Record<number, number> = {};
+  let documentLeft = documentMalformed;
+  const documentQueue = DOCUMENT_KINDS.flatMap((k) => Array<MalformedKind>(malformed[k]).fill(k));
+  let ordinaryIndex = 0;
+  let nested = 0;
+
+  const addMessage = async (session: number, turn: number, author: string, type: string, content: string, metadata: string | null, createdAt: Micros, updatedAt: Micros, task = taskId(session)) => {
+    await messageRows.add([`${prefix}msg-${pad(index - 1)}`, sessionId(session), task, `${prefix}turn-${pad(turn)}`, author, content, type, metadata, encode(createdAt), encode(updatedAt)]);
+  };
+  const addSubagent = async (session: number, turn: number, inv: Invocation, status: Status) => {
+    const createdAt = nextCreatedAt();
+    const updatedAt = createdAt + BigInt(between(random, 0, 120_000_000));
+    await addMessage(session, turn, 'agent', 'tool_call', DESCRIPTIONS[index % DESCRIPTIONS.length]!, subagentMetadata(random, inv, status), createdAt, updatedAt);
+    if (seen.newestQualifying === null || createdAt > seen.newestQualifying) seen.newestQualifying = createdAt;
+  };
+  const addOrdinary = async (session: number, turn: number) => {
+    const createdAt = nextCreatedAt();
+    // Spread the unreadable documents evenly over the ordinary messages.
+    const remaining = ordinary - ordinaryIndex++;
+    const malformedHere = documentLeft > 0 && random() * remaining < documentLeft;
+    let metadata: string | null = random() < 0.5 ? '{}' : JSON.stringify({ tool_call_id: `tool_${prefix}${pad(index)}`, status: 'completed', normalized: { kind: 'shell_exec' } });
+    if (malformedHere) {
+      documentLeft -= 1;
+      metadata = documentText(documentQueue.shift()!);
+    }
+    await addMessage(session, turn, random() < 0.3 ? 'user' : 'agent', 'message', 'ordinary message', metadata, createdAt, createdAt);
+  };
+
+  for (let t = 0; t < turns; t++) {
+    const session = Math.floor(t / TURNS_PER_SESSION);
+    const fillers = Math.floor(((t + 1) * ordinary) / turns) - Math.floor((t * ordinary) / turns);
+    let filled = 0;
+    if (filled < fillers) (await addOrdinary(session, t), filled++);
+    const fan = fanOutAt.get(t) ?? [];
+    if (fan.length > 0) fanOut[fan.length] = (fanOut[fan.length] ?? 0) + 1;
+    const supersededHere: Invocation[] = [];
+    for (const inv of fan) {
+      await addSubagent(session, t, inv, inv.status);
+      if (superseded.has(inv)) supersededHere.push(inv);
+      else count(byStatus, inv.status === 'absent' ? '(absent)' : inv.status);
+      if (inv.parentToolCallId) nested += 1;
+    }
+    // A later message for the same key: it completes, and it is the one the backfill keeps.
+    for (const inv of supersededHere) {
+      await addSubagent(session, t, inv, 'completed');
+      count(byStatus, 'completed');
+    }
+    for (let i = identitylessAt.get(t) ?? 0; i > 0; i--) {
+      const createdAt = nextCreatedAt();
+      const noToolCall = i % 2 === 0;
+      const inv: Invocation = { toolCallId: noToolCall ? '' : `toolu_${prefix}anon-${pad(index)}`, status: 'async_launched', parentToolCallId: '' };
+      await addMessage(session, t, 'agent', 'tool_call', 'identity-less subagent', subagentMetadata(random, inv, inv.status), createdAt, createdAt, noToolCall ? taskId(session) : '');
+    }
+    for (; filled < fillers; filled++) await addOrdinary(session, t);
+  }
+  await messageRows.flush();
+
+  return {
+    messages: index,
+    subagentMessages: keyCount + superseded.size + identityless,
+    qualifyingMessages: keyCount + superseded.size,
+    qualifyingKeys: keyCount,
+    supersededMessages: superseded.size,
+    identityless,
+    byStatus,
+    malformed,
+    malformedTotal: documentMalformed + valueMalformed,
+    nested,
+    fanOut,
+    sessions,
+    turns,
+    createdAt: seen.first === null ? null : { first: seen.first, last: seen.last },
+    newestQualifyingCreatedAt: seen.newestQualifying,
+  };
+}
+
+function count(record: Record<string, number>, key: string): void {
+  record[key] = (record[key] ?? 0) + 1;
+}
+
+function documentText(kind: MalformedKind): string | null {
+  switch (kind) {
+    case 'null':
+      return null;
+    case 'empty':
+      return '';
+    case 'json_null':
+      return 'null';
+    default:
+      return '{bad';
+  }
+}
+
+/** A subagent message's metadata as the host writes it (SPEC appendix), optionally with one bad value. */
+function subagentMetadata(random: () => number, inv: Invocation, status: Status): string {
+  const task: Record<string, unknown> = {
+    description: pick(random, DESCRIPTIONS),
+    subagent_type: pick(random, TYPES),
+    prompt: 'never stored',
+  };
+  if (status !== 'absent') task.status = status;
+  if (status === 'async_launched') task.is_async = true;
+  if (status === 'started') task.child_session_id = `ses_${Math.floor(random() * 2 ** 48).toString(16)}`;
+  if (status === 'completed') {
+    task.is_async = false;
+    task.agent_id = Math.floor(random() * 2 ** 32).toString(16);
+    task.total_tokens = random() < 0.02 ? LARGEST_TOTAL_TOKENS : between(random, 1_000, LARGEST_TOTAL_TOKENS - 1);
+    task.duration_ms = between(random, 2_000, 600_000);
+    task.tool_use_count = random() < 0.1 ? 0 : between(random, 1, 60);
+    task.result_text = 'never stored';
+    if (random() < 49 / 57) task.model = pick(random, MODELS);
+  }
+  if (inv.malformed === 'string_metric') task.total_tokens = String(between(random, 1_000, 99_999));
+  if (inv.malformed === 'fraction_metric') task.duration_ms = 1234.5;
+  if (inv.malformed === 'string_boolean') task.is_async = 'true';
+  return JSON.stringify({
+    tool_call_id: inv.toolCallId,
+    parent_tool_call_id: inv.parentToolCallId,
+    status: TOOL_STATUS[status],
+    normalized: { kind: 'subagent_task', subagent_task: task },
+  });
+}
