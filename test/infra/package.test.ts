@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// Packages the service exactly as CI does (`npm run package` = osls package --stage ci), offline
+// and without AWS credentials, and asserts the generated CloudFormation's key settings.
+type Resource = { Type: string; Properties: Record<string, any>; Condition?: string };
+type Template = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
+
+const PRODUCER = 'arn:aws:iam::000000000000:role/ci-package-only-producer';
+let outDir: string;
+let template: Template;
+let templateText: string;
+
+beforeAll(async () => {
+  outDir = mkdtempSync(join(tmpdir(), 'subagent-context-package-'));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
+  await promisify(execFile)(process.execPath, ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', outDir], {
+    cwd: process.cwd(),
+    env,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  templateText = readFileSync(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8');
+  template = JSON.parse(templateText) as Template;
+}, 240_000);
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+const resource = (logicalId: string): Resource => {
+  const found = template.Resources[logicalId];
+  if (!found) throw new Error(`no resource ${logicalId}; have ${Object.keys(template.Resources).join(', ')}`);
+  return found;
+};
+const ofType = (type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+const policyStatements = (roleId: string): Array<Record<string, any>> =>
+  resource(roleId).Properties.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
+const actionsOf = (roleId: string): string[] => policyStatements(roleId).flatMap((s) => [s.Action].flat());
+
+describe('the packaged CloudFormation template', () => {
+  it.each(['Ingest', 'Health', 'Migrate'])('runs %s on nodejs22.x arm64 with its own role', (name) => {
+    const fn = resource(`${name}LambdaFunction`).Properties;
+    expect(fn.Runtime).toBe('nodejs22.x');
+    expect(fn.Architectures).toEqual(['arm64']);
+    expect(fn.Role).toEqual({ 'Fn::GetAtt': [`${name}Role`, 'Arn'] });
+  });
+
+  it('has no shared default execution role', () => {
+    expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
+  });
+
+  it('feeds ingest from the FIFO queue in batches of 10 with partial batch failures and a concurrency cap', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(1);
+    const props = mappings[0]![1].Properties;
+    expect(props.EventSourceArn).toEqual({ 'Fn::GetAtt': ['FramesQueue', 'Arn'] });
+    expect(props.FunctionName).toEqual({ 'Fn::GetAtt': ['IngestLambdaFunction', 'Arn'] });
+    expect(props.BatchSize).toBe(10);
+    expect(props.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(props.ScalingConfig.MaximumConcurrency).toBeGreaterThanOrEqual(2);
+  });
+
+  it('makes the queue and its dead-letter queue FIFO, with redrive and a visibility timeout ≥ 6× the ingest timeout', () => {
+    const queue = resource('FramesQueue').Properties;
+    const dlq = resource('FramesDeadLetterQueue').Properties;
+    expect(queue.FifoQueue).toBe(true);
+    expect(dlq.FifoQueue).toBe(true);
+    expect(queue.QueueName).toMatch(/\.fifo$/);
+    expect(dlq.QueueName).toMatch(/\.fifo$/);
+    expect(queue.RedrivePolicy.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': ['FramesDeadLetterQueue', 'Arn'] });
+    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(1);
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * resource('IngestLambdaFunction').Properties.Timeout);
+  });
+
+  it('lets only the producer role (and the redrive role) send to the queue', () => {
+    const statements = resource('FramesQueuePolicy').Properties.PolicyDocument.Statement as Array<Record<string, any>>;
+    const allow = statements.filter((s) => s.Effect === 'Allow');
+    expect(allow).toHaveLength(1);
+    expect(allow[0]!.Principal).toEqual({ AWS: PRODUCER });
+    const deny = statements.find((s) => s.Effect === 'Deny' && s.Action === 'sqs:SendMessage');
+    expect(deny?.Principal).toBe('*');
+    expect(deny?.Condition.ArnNotEquals['aws:PrincipalArn']).toContain(PRODUCER);
+  });
+
+  it('runs health on a schedule and migrate with no event and a 15-minute timeout', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    expect(rules[0]![1].Properties.ScheduleExpression).toBe('rate(5 minutes)');
+    expect(JSON.stringify(rules[0]![1].Properties.Targets)).toContain('HealthLambdaFunction');
+    expect(resource('MigrateLambdaFunction').Properties.Timeout).toBe(900);
+    expect(templateText).not.toMatch(/Migrate[A-Za-z]*(EventSourceMapping|EventsRule|Permission)/);
+  });
+
+  it.each([
+    ['HealthShortfallAlarm', 'shortfall', 'notBreaching'],
+    ['HealthNotActivatedAlarm', 'not_activated', 'notBreaching'],
+    ['HealthCheckMissingAlarm', 'not_activated', 'breaching'],
+    ['DeadLetterQueueNotEmptyAlarm', 'ApproximateNumberOfMessagesVisible', 'notBreaching'],
+    ['OldestMessageAgeAlarm', 'ApproximateAgeOfOldestMessage', 'notBreaching'],
+    ['IngestErrorsAlarm', 'Errors', 'notBreaching'],
+  ])('alarms %s on %s (missing data: %s) to the SNS topic', (id, metric, missing) => {
+    const alarm = resource(id).Properties;
+    expect(alarm.MetricName).toBe(metric);
+    expect(alarm.TreatMissingData).toBe(missing);
+    expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
+    expect(resource('AlarmTopic').Type).toBe('AWS::SNS::Topic');
+  });
+
+  it('watches the dead-letter queue and the main queue by name', () => {
+    expect(resource('DeadLetterQueueNotEmptyAlarm').Properties.Dimensions).toEqual([
+      { Name: 'QueueName', Value: { 'Fn::GetAtt': ['FramesDeadLetterQueue', 'QueueName'] } },
+    ]);
+    expect(resource('OldestMessageAgeAlarm').Properties.Dimensions).toEqual([
+      { Name: 'QueueName', Value: { 'Fn::GetAtt': ['FramesQueue', 'QueueName'] } },
+    ]);
+  });
+
+  it('holds no database secret: only the SSM parameter name reaches the functions', () => {
+    expect(templateText).not.toMatch(/postgres(ql)?:\/\//);
+    expect(templateText).not.toContain('{{resolve:');
+    for (const name of ['Ingest', 'Health', 'Migrate']) {
+      const variables = resource(`${name}LambdaFunction`).Properties.Environment.Variables;
+      expect(variables.DATABASE_URL).toBeUndefined();
+      expect(variables.DATABASE_URL_SSM_PARAMETER).toBe('/subagent-context/ci/database-url');
+    }
+  });
+
+  it.each(['IngestRole', 'HealthRole', 'MigrateRole'])('grants %s read of exactly that parameter and nothing wildcarded', (roleId) => {
+    const statements = policyStatements(roleId);
+    const ssm = statements.find((s) => s.Action === 'ssm:GetParameter');
+    expect(ssm?.Resource['Fn::Sub']).toMatch(/:parameter\/subagent-context\/ci\/database-url$/);
+    const kms = statements.find((s) => s.Action === 'kms:Decrypt');
+    expect(kms?.Condition.StringEquals['kms:ViaService']).toBeDefined();
+    expect(kms?.Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN']).toEqual(ssm?.Resource);
+    for (const statement of statements) {
+      expect([statement.Action].flat().every((a: string) => !a.includes('*'))).toBe(true);
+      if (statement !== kms) expect(statement.Resource).not.toBe('*');
+    }
+  });
+
+  it('gives queue permissions to ingest only: consume the queue, send to the dead-letter queue', () => {
+    expect(actionsOf('IngestRole').filter((a) => a.startsWith('sqs:')).sort()).toEqual(
+      ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'],
+    );
+    const send = policyStatements('IngestRole').find((s) => s.Action === 'sqs:SendMessage');
+    expect(send?.Resource).toEqual({ 'Fn::GetAtt': ['FramesDeadLetterQueue', 'Arn'] });
+    expect(actionsOf('HealthRole').some((a) => a.startsWith('sqs:'))).toBe(false);
+    expect(actionsOf('MigrateRole').some((a) => a.startsWith('sqs:'))).toBe(false);
+  });
+
+  it('tells ingest where the dead-letter queue is', () => {
+    expect(resource('IngestLambdaFunction').Properties.Environment.Variables.DLQ_URL).toEqual({ Ref: 'FramesDeadLetterQueue' });
+  });
+});
