@@ -1,5 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ScheduledEvent } from 'aws-lambda';
+import { loadDatabaseUrl } from '../lib/config/database-url.js';
 import { databaseFromEnv } from '../lib/db/from-env.js';
 import { runHealthCheck } from '../lib/health/check.js';
 import { graceSecondsFromEnv } from '../lib/health/config.js';
@@ -14,6 +15,7 @@ const metrics = createMetrics();
 /** Scheduled (EventBridge) divergence check, SPEC §9: metrics and one log line, then the report. */
 export async function handler(_event?: ScheduledEvent): Promise<HealthReport> {
   try {
+    await loadDatabaseUrl(); // deployed: from the SSM SecureString named in serverless.yml
     const report = await runHealthCheck(databaseFromEnv(), { graceSeconds: graceSecondsFromEnv() });
     recordHealthMetrics(metrics, report);
     logHealthReport(logger, report);

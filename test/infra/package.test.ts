@@ -95,7 +95,7 @@ describe('the packaged CloudFormation template', () => {
   it.each([
     ['HealthShortfallAlarm', 'shortfall', 'notBreaching'],
     ['HealthNotActivatedAlarm', 'not_activated', 'notBreaching'],
-    ['HealthCheckMissingAlarm', 'not_activated', 'breaching'],
+    ['HealthCheckMissingAlarm', 'health_check_ok', 'breaching'],
     ['DeadLetterQueueNotEmptyAlarm', 'ApproximateNumberOfMessagesVisible', 'notBreaching'],
     ['OldestMessageAgeAlarm', 'ApproximateAgeOfOldestMessage', 'notBreaching'],
     ['IngestErrorsAlarm', 'Errors', 'notBreaching'],
