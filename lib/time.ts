@@ -23,14 +23,21 @@ export function parseStoredTimestamp(text: string): Micros | undefined {
   return m ? toMicros(m) : undefined;
 }
 
+/** 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999999Z: what every stored and key form can write. */
+const MIN_INSTANT: Micros = -62_135_596_800_000_000n;
+const MAX_INSTANT: Micros = 253_402_300_799_999_999n;
+
 function toMicros(m: RegExpExecArray): Micros | undefined {
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
     number, number, number, number, number, number,
   ];
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) return undefined;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const check = new Date(ms);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return undefined;
+  // A leap second (:60) rolls into the next minute, as PostgreSQL reads it.
+  const ms = date.getTime() + ((hour * 60 + minute) * 60 + second) * 1000;
   const fraction = BigInt((m[7] ?? '').padEnd(6, '0').slice(0, 6));
   let offsetMinutes = 0;
   if (m[9] !== undefined) {
@@ -39,7 +46,8 @@ function toMicros(m: RegExpExecArray): Micros | undefined {
     if (hours > 23 || minutes > 59) return undefined;
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (hours * 60 + minutes);
   }
-  return BigInt(ms) * 1000n + fraction - BigInt(offsetMinutes) * 60_000_000n;
+  const us = BigInt(ms) * 1000n + fraction - BigInt(offsetMinutes) * 60_000_000n;
+  return us < MIN_INSTANT || us > MAX_INSTANT ? undefined : us;
 }
 
 function parts(us: Micros): { date: string; time: string; fraction: string } {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { jsonKind } from './describe.js';
 import { frameSchema, type Frame } from './schema.js';
 
 /** A frame that can never be written; `reason` says what to fix in the producer. */
@@ -19,7 +20,7 @@ export function parseFrame(body: string): ParseResult {
     return invalid(`body is not JSON (${(err as Error).message}); send one JSON object per message`);
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    return invalid(`body is ${Array.isArray(json) ? 'an array' : json === null ? 'null' : `a ${typeof json}`}; send one JSON object per message`);
+    return invalid(`body is ${jsonKind(json)}; send one JSON object per message`);
   }
   const result = frameSchema.safeParse(json);
   if (result.success) return { ok: true, frame: result.data };
@@ -30,12 +31,11 @@ function invalid(reason: string): ParseResult {
   return { ok: false, error: new InvalidFrameError(reason) };
 }
 
+/** The schema's own messages name their field and what was expected; zod's defaults get the path. */
 function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
       const path = issue.path.join('.');
-      if (issue.code === 'invalid_type' && issue.input === undefined) return `${path} is required`;
-      if (path === 'subagent_task' && issue.code === 'invalid_type') return 'subagent_task must be an object';
       return issue.message.startsWith(path) ? issue.message : `${path}: ${issue.message}`;
     })
     .join('; ');

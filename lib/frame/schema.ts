@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseRfc3339 } from '../time.js';
+import { jsonKind, quote } from './describe.js';
 
 export const MAX_METRIC = Number.MAX_SAFE_INTEGER;
 
@@ -15,43 +16,69 @@ const metric = z
 const flag = z.unknown().meta({ type: 'boolean' }).optional();
 const text = z.unknown().meta({ type: 'string' }).optional();
 
+/** zod calls an error map with the offending input; `undefined` means the field is absent. */
+type Issue = { input?: unknown };
+const got = (issue: Issue) => `got ${jsonKind(issue.input)}`;
+
+/** `task_session_id`, `task_id`, `tool_call_id`: absent or "" skips the frame, any non-string is invalid. */
 const identity = (field: string) =>
   z
-    .string({ error: `${field} must be a string (an empty or absent value skips the frame)` })
+    .string({ error: (issue) => `${field} must be a string, ${got(issue)} (an empty or absent value skips the frame)` })
     .optional();
 
-export const subagentTaskSchema = z.object({
-  description: text,
-  prompt: text,
-  subagent_type: text,
-  status: text,
-  agent_id: text,
-  model: text,
-  child_session_id: text,
-  result_text: text,
-  output_file: text,
-  duration_ms: metric,
-  total_tokens: metric,
-  tool_use_count: metric,
-  is_async: flag,
-  can_read_output_file: flag,
-});
+const optionalText = (field: string) =>
+  z.string({ error: (issue) => `${field} must be a string when present, ${got(issue)}` }).optional();
+
+export const subagentTaskSchema = z.object(
+  {
+    description: text,
+    prompt: text,
+    subagent_type: text,
+    status: text,
+    agent_id: text,
+    model: text,
+    child_session_id: text,
+    result_text: text,
+    output_file: text,
+    duration_ms: metric,
+    total_tokens: metric,
+    tool_use_count: metric,
+    is_async: flag,
+    can_read_output_file: flag,
+  },
+  {
+    error: (issue) =>
+      issue.input === undefined
+        ? "subagent_task is required: the host's normalized subagent payload object"
+        : `subagent_task must be an object, ${got(issue)}`,
+  },
+);
 
 export const frameSchema = z
   .object({
-    version: z.literal(1, { error: 'version must be 1 (the only frame version this consumer reads)' }),
+    version: z.literal(1, {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'version is required and must be 1'
+          : `version must be 1 (the only frame version this consumer reads), ${got(issue)}`,
+    }),
     task_session_id: identity('task_session_id'),
     task_id: identity('task_id'),
     tool_call_id: identity('tool_call_id'),
-    turn_id: identity('turn_id'),
-    parent_tool_call_id: identity('parent_tool_call_id'),
-    execution_id: identity('execution_id'),
-    tool_status: identity('tool_status'),
+    turn_id: optionalText('turn_id'),
+    parent_tool_call_id: optionalText('parent_tool_call_id'),
+    execution_id: optionalText('execution_id'),
+    tool_status: optionalText('tool_status'),
     observed_at: z
-      .string({ error: 'observed_at is required: an RFC 3339 instant such as 2026-08-12T13:24:58.123Z' })
+      .string({
+        error: (issue) =>
+          issue.input === undefined
+            ? 'observed_at is required: an RFC 3339 instant such as 2026-08-12T13:24:58.123Z'
+            : `observed_at must be an RFC 3339 instant string such as 2026-08-12T13:24:58.123Z, ${got(issue)}`,
+      })
       .refine((v) => parseRfc3339(v) !== undefined, {
         error: (issue) =>
-          `observed_at ${JSON.stringify(issue.input)} is not an RFC 3339 instant with an offset, e.g. 2026-08-12T13:24:58.123Z`,
+          `observed_at ${quote(issue.input)} is not an RFC 3339 instant with an offset, e.g. 2026-08-12T13:24:58.123Z`,
       })
       .meta({ format: 'date-time' }),
     subagent_task: subagentTaskSchema.meta({

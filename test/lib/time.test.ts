@@ -1,0 +1,158 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  formatCanonical,
+  formatHostSqlite,
+  formatKey,
+  formatRfc3339,
+  nowMicros,
+  parseRfc3339,
+  parseStoredTimestamp,
+} from '../../lib/time.js';
+
+/** 2026-08-12T13:24:58.123456Z */
+const T = 1_786_541_098_123_456n;
+
+describe('parseRfc3339', () => {
+  it.each([
+    ['2026-08-12T13:24:58.123456Z', T],
+    ['2026-08-12T13:24:58.123456z', T],
+    ['2026-08-12t13:24:58.123456Z', T],
+    ['2026-08-12 13:24:58.123456Z', T],
+    ['2026-08-12T13:24:58.123456+00:00', T],
+    ['2026-08-12T13:24:58.123456-00:00', T],
+    ['2026-08-12T15:24:58.123456+02:00', T],
+    ['2026-08-12T08:54:58.123456-04:30', T],
+    ['2026-08-13T02:24:58.123456+13:00', T],
+    ['2026-08-12T13:24:58Z', T - 123_456n],
+    ['2026-08-12T13:24:58.1Z', T - 23_456n],
+    ['2026-08-12T13:24:58.12Z', T - 3_456n],
+    ['2026-08-12T13:24:58.1234Z', T - 56n],
+    ['2026-08-12T13:24:58.1234567Z', T], // digits beyond the microsecond are dropped, never rounded up
+    ['2026-08-12T13:24:58.123456999Z', T],
+    ['2026-08-12T13:24:58.000000001Z', T - 123_456n],
+  ])('reads %s exactly to the microsecond', (text, expected) => {
+    expect(parseRfc3339(text)).toBe(expected);
+  });
+
+  it.each([
+    ['no offset', '2026-08-12T13:24:58.123'],
+    ['ten fraction digits', '2026-08-12T13:24:58.1234567890Z'],
+    ['an empty fraction', '2026-08-12T13:24:58.Z'],
+    ['month 13', '2026-13-12T13:24:58Z'],
+    ['February 30', '2026-02-30T13:24:58Z'],
+    ['hour 24', '2026-08-12T24:00:00Z'],
+    ['minute 60', '2026-08-12T13:60:00Z'],
+    ['offset hour 24', '2026-08-12T13:24:58+24:00'],
+    ['a date only', '2026-08-12'],
+    ['a number', '1786541098'],
+    ['surrounding space', ' 2026-08-12T13:24:58Z'],
+  ])('rejects %s', (_name, text) => {
+    expect(parseRfc3339(text)).toBeUndefined();
+  });
+
+  it('tells two instants 1 µs apart', () => {
+    const a = parseRfc3339('2026-08-12T13:24:58.999999Z')!;
+    const b = parseRfc3339('2026-08-12T13:24:59Z')!;
+    expect(b - a).toBe(1n);
+  });
+
+  it('accepts a leap-year day', () => {
+    expect(parseRfc3339('2028-02-29T00:00:00Z')).toBeDefined();
+  });
+
+  it('reads a year below 100 as that year, not as 19xx', () => {
+    expect(formatRfc3339(parseRfc3339('0050-03-01T00:00:00Z')!)).toBe('0050-03-01T00:00:00.000000Z');
+  });
+
+  it('rolls a leap second into the next minute, as PostgreSQL does', () => {
+    expect(parseRfc3339('2026-08-12T23:59:60Z')).toBe(parseRfc3339('2026-08-13T00:00:00Z'));
+  });
+
+  it.each(['0000-01-01T00:00:00Z', '9999-12-31T23:59:59-01:00', '0001-01-01T00:00:00+01:00'])(
+    'rejects %s, outside the years 1-9999 every stored form can hold',
+    (text) => {
+      expect(parseRfc3339(text)).toBeUndefined();
+    },
+  );
+});
+
+describe('parseStoredTimestamp', () => {
+  it.each([
+    ['the host SQLite form', '2026-08-12 13:24:58.123456+00:00', T],
+    ['the host SQLite form, trimmed', '2026-08-12 13:24:58.1+00:00', T - 23_456n],
+    ['the host SQLite form, whole second', '2026-08-12 13:24:58+00:00', T - 123_456n],
+    ['PostgreSQL timestamp text', '2026-08-12 13:24:58.123456', T],
+    ['PostgreSQL timestamp text, whole second', '2026-08-12 13:24:58', T - 123_456n],
+    ['a key', '2026-08-12T13:24:58.123456000Z', T],
+    ['a second-precision key', '2026-08-12T13:24:58Z', T - 123_456n],
+  ])('reads %s', (_name, text, expected) => {
+    expect(parseStoredTimestamp(text)).toBe(expected);
+  });
+
+  it('reads a value without an offset as UTC', () => {
+    expect(parseStoredTimestamp('2026-08-12 13:24:58.123456')).toBe(parseRfc3339('2026-08-12T13:24:58.123456Z'));
+  });
+
+  it('never parses the empty-string key sentinel', () => {
+    expect(parseStoredTimestamp('')).toBeUndefined();
+  });
+});
+
+describe('formats', () => {
+  it.each([
+    ['formatCanonical', formatCanonical(T), '2026-08-12 13:24:58.123456'],
+    ['formatHostSqlite', formatHostSqlite(T), '2026-08-12 13:24:58.123456+00:00'],
+    ['formatRfc3339', formatRfc3339(T), '2026-08-12T13:24:58.123456Z'],
+    ['formatKey', formatKey(T), '2026-08-12T13:24:58.123456000Z'],
+  ])('%s writes the documented form', (_name, actual, expected) => {
+    expect(actual).toBe(expected);
+  });
+
+  it.each([
+    [T - 23_456n, '2026-08-12 13:24:58.1+00:00'],
+    [T - 123_456n, '2026-08-12 13:24:58+00:00'],
+    [T - 123_406n, '2026-08-12 13:24:58.00005+00:00'],
+  ])('formatHostSqlite trims trailing fraction zeros as the host driver does (%s)', (us, expected) => {
+    expect(formatHostSqlite(us)).toBe(expected);
+  });
+
+  it('formatCanonical keeps six digits for a whole second', () => {
+    expect(formatCanonical(T - 123_456n)).toBe('2026-08-12 13:24:58.000000');
+  });
+
+  it('formats an instant before 1970 without borrowing a second wrongly', () => {
+    expect(formatRfc3339(-1n)).toBe('1969-12-31T23:59:59.999999Z');
+  });
+
+  // 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999999Z
+  const instant = fc.bigInt({ min: -62_135_596_800_000_000n, max: 253_402_300_799_999_999n });
+
+  it.each([
+    ['formatCanonical', formatCanonical],
+    ['formatHostSqlite', formatHostSqlite],
+    ['formatRfc3339', formatRfc3339],
+    ['formatKey', formatKey],
+  ])('%s round-trips through parseStoredTimestamp to the microsecond', (_name, format) => {
+    fc.assert(fc.property(instant, (us) => parseStoredTimestamp(format(us)) === us));
+  });
+
+  it('formatRfc3339 output is what parseRfc3339 reads back', () => {
+    fc.assert(fc.property(instant, (us) => parseRfc3339(formatRfc3339(us)) === us));
+  });
+
+  it('fixed-width canonical text orders exactly as the instants do', () => {
+    fc.assert(
+      fc.property(instant, instant, (a, b) => (a < b) === (formatCanonical(a) < formatCanonical(b))),
+    );
+  });
+});
+
+describe('nowMicros', () => {
+  it('agrees with the wall clock to the millisecond', () => {
+    const before = BigInt(Date.now()) * 1000n;
+    const now = nowMicros();
+    const after = BigInt(Date.now()) * 1000n + 1000n;
+    expect(now >= before - 1000n && now <= after).toBe(true);
+  });
+});
