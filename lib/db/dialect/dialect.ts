@@ -32,4 +32,22 @@ export interface Dialect {
   jsonDocument(textColumn: string): string;
   /** The value at `path` (e.g. `'$.normalized.kind'`) of a `jsonDocument` as TEXT, or NULL. */
   jsonText(document: string, path: string): string;
+  /** The value at `path` when it is a JSON string, else NULL (a number or object is not text). */
+  jsonString(document: string, path: string): string;
+  /**
+   * The value at `path` as an integer when it is a JSON number that is a non-negative safe
+   * integer (≤ 2^53-1), else NULL: strings, fractions, negatives never abort (SPEC §5, §8.5).
+   */
+  jsonSafeInteger(document: string, path: string): string;
+  /** A boolean condition: the value at `path` is JSON `true` (not "true", not 1). */
+  jsonIsTrue(document: string, path: string): string;
+  /** A freshly generated UUID as TEXT, per row. */
+  uuid(): string;
+  /** A host timestamp column (e.g. `created_at`) in the form `encodeTimestamp` gives. */
+  storedTimestamp(expr: string): string;
+  /**
+   * Statements that run `insert` (an INSERT without RETURNING); the last returns one row
+   * `{ inserted }`, the number of rows it inserted. All run with the insert's parameters.
+   */
+  countInserted(insert: string): readonly string[];
 }

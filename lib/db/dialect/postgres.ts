@@ -32,5 +32,21 @@ $fn$`,
     `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${ARRAY_TYPE[c.type]}`).join(', ')})`,
   bindRows: (columns, rows) => columns.map((_, i) => rows.map((row) => row[i])),
   jsonDocument: (column) => `subagent_context_json(${column})`,
-  jsonText: (document, path) => `(${document} #>> '{${path.replace(/^\$\./, '').split('.').join(',')}}')`,
+  jsonText: (document, path) => `(${document} #>> ${jsonPath(path)})`,
+  jsonString: (document, path) =>
+    `(CASE WHEN jsonb_typeof(${document} #> ${jsonPath(path)}) = 'string' THEN ${document} #>> ${jsonPath(path)} END)`,
+  // The inner CASE only casts a JSON number, so no document can make the statement fail.
+  jsonSafeInteger: (document, path) => {
+    const number = `(${document} #> ${jsonPath(path)})::numeric`;
+    return `(CASE WHEN jsonb_typeof(${document} #> ${jsonPath(path)}) = 'number' THEN CASE WHEN ${number} >= 0 AND ${number} <= ${Number.MAX_SAFE_INTEGER} AND ${number} = trunc(${number}) THEN ${number}::bigint END END)`;
+  },
+  jsonIsTrue: (document, path) => `COALESCE(${document} #> ${jsonPath(path)} = 'true'::jsonb, false)`,
+  uuid: () => 'gen_random_uuid()::text',
+  storedTimestamp: (expr) => expr,
+  countInserted: (insert) => [`WITH inserted AS (${insert} RETURNING 1) SELECT COUNT(*) AS inserted FROM inserted`],
 };
+
+/** `'$.a.b'` → `'{a,b}'`, the text[] path of `#>` / `#>>`. */
+function jsonPath(path: string): string {
+  return `'{${path.replace(/^\$\./, '').split('.').join(',')}}'`;
+}

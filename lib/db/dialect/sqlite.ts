@@ -22,4 +22,20 @@ export const sqliteDialect: Dialect = {
   jsonDocument: (column) => `(CASE WHEN json_valid(${column}) THEN ${column} END)`,
   // json_extract yields SQL integers/reals for JSON numbers; TEXT matches PostgreSQL's #>>.
   jsonText: (document, path) => `CAST(json_extract(${document}, '${path}') AS TEXT)`,
+  jsonString: (document, path) =>
+    `(CASE WHEN json_type(${document}, '${path}') = 'text' THEN json_extract(${document}, '${path}') END)`,
+  // json_type tells 1.0 ('real') from "1" ('text'); a real that is a whole number counts, as in JS.
+  jsonSafeInteger: (document, path) => {
+    const value = `json_extract(${document}, '${path}')`;
+    return `(CASE WHEN json_type(${document}, '${path}') IN ('integer', 'real') AND ${value} >= 0 AND ${value} <= ${Number.MAX_SAFE_INTEGER} AND ${value} = CAST(${value} AS INTEGER) THEN CAST(${value} AS INTEGER) END)`;
+  },
+  jsonIsTrue: (document, path) => `COALESCE(json_type(${document}, '${path}') = 'true', 0)`,
+  // A version-4 UUID from randomblob: SQLite has no UUID function.
+  uuid: () =>
+    `(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || ` +
+    `substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`,
+  // comparable's fixed width with the fraction's trailing zeros trimmed and +00:00: the host's form.
+  storedTimestamp: (expr) => `(rtrim(rtrim(${sqliteDialect.comparable(expr)}, '0'), '.') || '+00:00')`,
+  // better-sqlite3 runs one statement per call; changes() reads the same connection's last count.
+  countInserted: (insert) => [insert, 'SELECT changes() AS inserted'],
 };

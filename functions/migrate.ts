@@ -1,0 +1,12 @@
+import { databaseFromEnv } from '../lib/db/from-env.js';
+import { runMigration, type MigrationReport } from '../lib/migrate/run-migration.js';
+
+export type { MigrationReport } from '../lib/migrate/run-migration.js';
+
+/**
+ * Operator-invoked (SPEC §8): schema plus the one transactional backfill on DATABASE_URL.
+ * Rejects with a message naming the failed step; invoking again retries.
+ */
+export async function handler(_event?: unknown): Promise<MigrationReport> {
+  return runMigration(databaseFromEnv());
+}

@@ -1,0 +1,83 @@
+import { COLUMNS, CONFLICT_KEY, TABLE } from '../columns.js';
+import type { Dialect } from '../db/dialect/dialect.js';
+import { UNKNOWN_EXECUTION } from '../row.js';
+import { QUALIFYING, subagentMessages } from '../store/messages.js';
+import { TERMINAL_TOOL_STATUSES } from '../terminal.js';
+
+/*
+ * The backfill's two statements (SPEC §8.3), built from the guarded message reader
+ * (lib/store/messages.ts) and the column list (lib/columns.ts). Every metadata read goes through
+ * the dialect's JSON guards, so no document (NULL, '', 'null', '{bad', "123", 1.5) can abort them.
+ */
+
+const payload = (field: string) => `$.normalized.subagent_task.${field}`;
+
+/** Non-empty JSON string or NULL (SPEC §5: empty text is NULL). */
+const text = (d: Dialect, path: string) => `NULLIF(${d.jsonString('q.doc', path)}, '')`;
+
+/** SPEC §5: 0 is "not reported" for these two; tool_use_count keeps a real 0 (AC-7, AC-7a). */
+const metric = (d: Dialect, field: string, zeroIsUnreported: boolean) => {
+  const value = d.jsonSafeInteger('q.doc', payload(field));
+  return zeroIsUnreported ? `NULLIF(${value}, 0)` : value;
+};
+
+const TERMINAL_LIST = TERMINAL_TOOL_STATUSES.map((s) => `'${s}'`).join(', ');
+
+/** SPEC §8.4, one entry per column of the table; `$1` is the write's updated_at. */
+const SOURCES: Record<string, (d: Dialect) => string> = {
+  id: (d) => d.uuid(),
+  task_session_id: () => 'q.task_session_id',
+  task_id: () => 'q.task_id',
+  turn_id: () => `NULLIF(q.turn_id, '')`,
+  tool_call_id: () => 'q.meta_tool_call_id',
+  agent_execution_id: () => `'${UNKNOWN_EXECUTION}'`,
+  parent_tool_call_id: (d) => text(d, '$.parent_tool_call_id'),
+  subagent_type: (d) => text(d, payload('subagent_type')),
+  description: (d) => text(d, payload('description')),
+  agent_id: (d) => text(d, payload('agent_id')),
+  child_session_id: (d) => text(d, payload('child_session_id')),
+  model: (d) => text(d, payload('model')),
+  // The child's own status; the launching call's status is the top-level one (tool_status).
+  agent_status: (d) => text(d, payload('status')),
+  tool_status: (d) => text(d, '$.status'),
+  is_async: (d) => `CASE WHEN ${d.jsonIsTrue('q.doc', payload('is_async'))} THEN 1 ELSE 0 END`,
+  total_tokens: (d) => metric(d, 'total_tokens', true),
+  tool_use_count: (d) => metric(d, 'tool_use_count', false),
+  duration_ms: (d) => metric(d, 'duration_ms', true),
+  source: () => `'backfill'`,
+  observed_at: (d) => d.storedTimestamp('q.created_at'),
+  settled_at: (d) => `CASE WHEN ${text(d, '$.status')} IN (${TERMINAL_LIST}) THEN ${d.storedTimestamp('q.updated_at')} END`,
+  updated_at: (d) => d.timestampParam(1),
+};
+
+function source(dialect: Dialect, column: string): string {
+  const build = SOURCES[column];
+  if (!build) throw new Error(`backfill has no source for column ${column}: add it to SOURCES in lib/migrate/backfill-sql.ts`);
+  return build(dialect);
+}
+
+/** `{ newest, matched }`: MAX(created_at) (comparable form, or NULL) and COUNT(*) of qualifying messages. */
+export function highWaterSql(dialect: Dialect): string {
+  return `SELECT MAX(${dialect.comparable('sm_all.created_at')}) AS newest, COUNT(*) AS matched
+FROM ${subagentMessages(dialect)} WHERE ${QUALIFYING}`;
+}
+
+/**
+ * The one unbounded INSERT … SELECT … ON CONFLICT DO NOTHING (AC-22, AC-23a): for each
+ * (session, tool_call_id) the message with the greatest created_at, then greatest id (AC-21b).
+ * A live row already there wins: its key conflicts and nothing is written.
+ */
+export function backfillInsertSql(dialect: Dialect): string {
+  const newestFirst = `${dialect.comparable('sm_all.created_at')} DESC, sm_all.id DESC`;
+  return `INSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})
+SELECT ${COLUMNS.map((c) => source(dialect, c.name)).join(',\n  ')}
+FROM (
+  SELECT sm_all.task_session_id, sm_all.task_id, sm_all.turn_id, sm_all.meta_tool_call_id, sm_all.doc,
+    sm_all.created_at, sm_all.updated_at,
+    ROW_NUMBER() OVER (PARTITION BY sm_all.task_session_id, sm_all.meta_tool_call_id ORDER BY ${newestFirst}) AS newest
+  FROM ${subagentMessages(dialect)}
+  WHERE ${QUALIFYING}
+) q
+WHERE q.newest = 1
+ON CONFLICT (${CONFLICT_KEY.join(', ')}) DO NOTHING`;
+}

@@ -1,0 +1,130 @@
+import type { Database, Queryable } from '../db/database.js';
+import { logger } from '../observability.js';
+import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
+import { ensureSubagentTable } from '../store/schema.js';
+import { formatKey, nowMicros, parseStoredTimestamp } from '../time.js';
+import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
+import { CREATE_META_TABLE, writeKeyOnce } from './keys.js';
+
+/** The migration's name in logs and errors. */
+export const MIGRATION_NAME = 'task_session_subagents.backfill';
+
+/** The steps of SPEC §8, in order; a failure names the one that failed. */
+export type MigrationStep = 'schema' | 'guard' | 'high_water' | 'insert' | 'capture_since_key' | 'backfill_through_key' | 'commit';
+
+export interface MigrationReport {
+  backfill: 'completed' | 'skipped';
+  /** rows the backfill inserted (0 when skipped) */
+  inserted: number;
+  /** qualifying messages it read, before keeping the newest per key (0 when skipped) */
+  matched: number;
+  /** the key values now in kandev_meta, byte-identical, or null when absent */
+  captureSince: string | null;
+  backfillThrough: string | null;
+  durationMs: number;
+}
+
+export interface MigrationOptions {
+  /**
+   * Called inside the transaction just before each of its steps; throwing fails that step for
+   * real (the transaction rolls back). Tests force failures and observe timing with it.
+   */
+  beforeStep?: (step: MigrationStep) => void | Promise<void>;
+}
+
+export class MigrationError extends Error {
+  override readonly name = 'MigrationError';
+  constructor(
+    readonly migration: string,
+    readonly step: MigrationStep,
+    cause: unknown,
+  ) {
+    super(
+      `${migration} failed at step "${step}": ${cause instanceof Error ? cause.message : String(cause)}. ` +
+        'The transaction was rolled back and no kandev_meta key was written; fix the cause and invoke migrate again to retry.',
+      { cause },
+    );
+  }
+}
+
+/**
+ * SPEC §8: schema (idempotent), then — unless both keys exist — one transaction that reads the
+ * high-water mark, inserts every qualifying message's row, samples capture_since after the insert
+ * and writes both keys once. Safe to run any number of times.
+ */
+export async function runMigration(db: Database, options: MigrationOptions = {}): Promise<MigrationReport> {
+  const started = performance.now();
+  const duration = () => Math.round(performance.now() - started);
+  let step: MigrationStep = 'schema';
+  try {
+    await db.query(CREATE_META_TABLE);
+    await ensureSubagentTable(db);
+    step = 'guard';
+    const present = await readMetaKeys(db);
+    if (present.captureSince !== undefined && present.backfillThrough !== undefined) {
+      const report: MigrationReport = {
+        backfill: 'skipped',
+        inserted: 0,
+        matched: 0,
+        captureSince: present.captureSince,
+        backfillThrough: present.backfillThrough,
+        durationMs: duration(),
+      };
+      logger.info('subagent backfill skipped: both kandev_meta keys present', { migration: MIGRATION_NAME, ...report });
+      return report;
+    }
+    const result = await db.transaction(async (tx) => {
+      const enter = async (next: MigrationStep) => {
+        step = next;
+        await options.beforeStep?.(next);
+      };
+      return backfill(tx, enter);
+    });
+    const report: MigrationReport = { backfill: 'completed', ...result, durationMs: duration() };
+    logger.info('subagent backfill completed', { migration: MIGRATION_NAME, ...report });
+    return report;
+  } catch (err) {
+    const error = err instanceof MigrationError ? err : new MigrationError(MIGRATION_NAME, step, err);
+    logger.warn('migration failed; nothing was committed, invoke migrate again to retry', {
+      migration: MIGRATION_NAME,
+      step: error.step,
+      error: err as Error,
+    });
+    throw error;
+  }
+}
+
+async function backfill(
+  tx: Queryable,
+  enter: (step: MigrationStep) => Promise<void>,
+): Promise<Omit<MigrationReport, 'backfill' | 'durationMs'>> {
+  const { dialect } = tx;
+  await enter('high_water');
+  const [mark] = await tx.query<{ newest: string | null; matched: number | string }>(highWaterSql(dialect));
+  const newest = mark?.newest == null ? undefined : parseStoredTimestamp(String(mark.newest));
+  if (mark?.newest != null && newest === undefined) {
+    throw new Error(`unreadable MAX(created_at) ${JSON.stringify(mark.newest)} in task_session_messages`);
+  }
+
+  await enter('insert');
+  const updatedAt = dialect.encodeTimestamp(nowMicros());
+  let inserted = 0;
+  for (const statement of dialect.countInserted(backfillInsertSql(dialect))) {
+    const rows = await tx.query<{ inserted: number | string }>(statement, [updatedAt]);
+    if (rows[0]) inserted = Number(rows[0].inserted);
+  }
+
+  // Sampled only now, after the insert (never at transaction start, SPEC §8.3c).
+  await enter('capture_since_key');
+  await writeKeyOnce(tx, CAPTURE_SINCE_KEY, formatKey(nowMicros()));
+  await enter('backfill_through_key');
+  await writeKeyOnce(tx, BACKFILL_THROUGH_KEY, newest === undefined ? '' : formatKey(newest));
+  await enter('commit');
+  const keys = await readMetaKeys(tx);
+  return {
+    inserted,
+    matched: Number(mark?.matched ?? 0),
+    captureSince: keys.captureSince ?? null,
+    backfillThrough: keys.backfillThrough ?? null,
+  };
+}
