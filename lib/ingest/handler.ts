@@ -1,0 +1,44 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Database } from '../db/database.js';
+import { createMetrics, logger as defaultLogger } from '../observability.js';
+import type { Micros } from '../time.js';
+import { publishBatchMetrics } from './metrics.js';
+import { processBatch } from './process-batch.js';
+import type { BatchReport } from './report.js';
+
+export interface IngestHandlerDeps {
+  /** the database, resolved per invocation; return a module-scope instance so warm invocations reuse it */
+  db: () => Database;
+  sqs: SQSClient;
+  /** URL of the FIFO dead-letter queue (DLQ_URL) */
+  dlqUrl: string | undefined;
+  metrics?: Metrics;
+  logger?: Logger;
+  /** the writer's clock; tests pin it */
+  clock?: () => Micros;
+  /** called with each batch's counts, lag and round trips (CLI summaries, benchmarks) */
+  onReport?: (report: BatchReport) => void;
+}
+
+export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+
+/**
+ * The ingest Lambda (SQS FIFO event source with ReportBatchItemFailures), SPEC §7. Also what
+ * the local poller, the CLI and the benchmarks drive. Throws only when it cannot work at all
+ * (no DLQ_URL, no database configuration): then the whole batch is redelivered.
+ */
+export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
+  const metrics = deps.metrics ?? createMetrics();
+  const log = deps.logger ?? defaultLogger;
+  return async (event, context) => {
+    if (!deps.dlqUrl) throw new Error('DLQ_URL is not set: give the URL of the FIFO dead-letter queue invalid frames are parked on');
+    if (context) log.addContext(context);
+    const { response, report } = await processBatch(event, { db: deps.db(), sqs: deps.sqs, dlqUrl: deps.dlqUrl, logger: log, clock: deps.clock });
+    publishBatchMetrics(metrics, report);
+    deps.onReport?.(report);
+    return response;
+  };
+}

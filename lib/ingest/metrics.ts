@@ -1,0 +1,12 @@
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { COUNTERS, type BatchReport } from './report.js';
+
+/**
+ * One EMF document per invocation. Every counter is emitted, zeros included, so
+ * attempted = skipped_no_identity + persisted + failed holds in CloudWatch sums too.
+ */
+export function publishBatchMetrics(metrics: Metrics, report: BatchReport): void {
+  for (const name of COUNTERS) metrics.addMetric(name, MetricUnit.Count, report.counts[name]);
+  for (const lag of report.lagMs) metrics.addMetric('lag', MetricUnit.Milliseconds, lag);
+  metrics.publishStoredMetrics();
+}
