@@ -1,9 +1,17 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { loadDatabaseUrl } from '../lib/config/database-url.js';
 import { databaseFromEnv } from '../lib/db/from-env.js';
-import { createIngestHandler } from '../lib/ingest/handler.js';
+import { createIngestHandler, type IngestHandler } from '../lib/ingest/handler.js';
 
 // Module scope: created once per container and reused by warm invocations.
 const sqs = new SQSClient({});
+const ingest = createIngestHandler({ db: databaseFromEnv, sqs, dlqUrl: process.env.DLQ_URL });
 
-/** SQS FIFO → task_session_subagents (SPEC §7). Env: DATABASE_URL, DLQ_URL. */
-export const handler = createIngestHandler({ db: databaseFromEnv, sqs, dlqUrl: process.env.DLQ_URL });
+/**
+ * SQS FIFO → task_session_subagents (SPEC §7). Env: DATABASE_URL (deployed: read once from the
+ * SSM SecureString named by DATABASE_URL_SSM_PARAMETER), DLQ_URL.
+ */
+export const handler: IngestHandler = async (event, context) => {
+  await loadDatabaseUrl();
+  return ingest(event, context);
+};

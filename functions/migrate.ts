@@ -1,3 +1,4 @@
+import { loadDatabaseUrl } from '../lib/config/database-url.js';
 import { databaseFromEnv } from '../lib/db/from-env.js';
 import { runMigration, type MigrationReport } from '../lib/migrate/run-migration.js';
 
@@ -8,5 +9,6 @@ export type { MigrationReport } from '../lib/migrate/run-migration.js';
  * Rejects with a message naming the failed step; invoking again retries.
  */
 export async function handler(_event?: unknown): Promise<MigrationReport> {
+  await loadDatabaseUrl(); // deployed: from the SSM SecureString named in serverless.yml
   return runMigration(databaseFromEnv());
 }
