@@ -44,7 +44,13 @@ export async function startWsProxy(options: { host?: string; port?: number } = {
       connected = true;
       for (const chunk of pending.splice(0)) tcp.write(chunk);
     });
-    ws.on('message', (data: Buffer) => (connected ? tcp.write(data) : pending.push(data)));
+    ws.on('message', (data: Buffer) => {
+      if (!connected) return void pending.push(data);
+      tcp.write(data);
+      // PostgreSQL closes the connection after a client's Terminate; PGlite's socket server does
+      // not, so every closed pool would hold one of its connection slots forever.
+      if (isTerminate(data)) tcp.end();
+    });
     tcp.on('data', (data) => ws.readyState === ws.OPEN && ws.send(data));
     const end = () => {
       pairs.delete(pair);
@@ -81,4 +87,9 @@ export async function startWsProxy(options: { host?: string; port?: number } = {
         server.close(() => resolve());
       }),
   };
+}
+
+/** The frontend Terminate message: 'X' and length 4, sent alone as a client's last write. */
+function isTerminate(data: Buffer): boolean {
+  return data.length === 5 && data[0] === 0x58 && data.readInt32BE(1) === 4;
 }
