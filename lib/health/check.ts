@@ -53,24 +53,27 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   const { dialect } = db;
   const since = formatCanonical(captureSince);
   const cutoff = formatCanonical(now - BigInt(Math.round(graceSeconds * 1_000_000)));
-  const evaluate = async (): Promise<Shortfall> => {
+  const evaluateShortfall = async (): Promise<Shortfall> => {
     const rows = await db.query<{ task_session_id: string; tool_call_id: string; total: number }>(shortfallSql(dialect), [since, cutoff]);
     return {
       total: Number(rows[0]?.total ?? 0),
       missing: rows.map(({ task_session_id, tool_call_id }) => ({ task_session_id, tool_call_id })),
     };
   };
+  // Independent statements: on PostgreSQL they run side by side on pooled connections.
+  const evaluate = () =>
+    Promise.all([
+      evaluateShortfall(),
+      db.query<{ excess: number }>(excessSql(dialect)),
+      db.query<{ row_count: number; key_count: number; last_observed: string | null }>(rowFactsSql(dialect), [since]),
+    ]);
 
-  const [first, excessRows, factRows] = await Promise.all([
-    evaluate(),
-    db.query<{ excess: number }>(excessSql(dialect)),
-    db.query<{ row_count: number; key_count: number; last_observed: string | null }>(rowFactsSql(dialect), [since]),
-  ]);
-  let shortfall = first;
-  if (first.total > 0) {
-    // A batch still being written when the first statement read its snapshot is not a loss (AC-28b).
+  let [shortfall, excessRows, factRows] = await evaluate();
+  if (shortfall.total > 0) {
+    // A batch still being written when the first statement read its snapshot is not a loss, so
+    // the whole report is taken again after a pause and only that one counts (AC-28b).
     await (options.beforeConfirm ?? (() => sleep(DEFAULT_CONFIRM_DELAY_MS)))();
-    shortfall = await evaluate();
+    [shortfall, excessRows, factRows] = await evaluate();
   }
 
   const facts = factRows[0]!;

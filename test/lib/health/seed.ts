@@ -1,0 +1,84 @@
+import type { Queryable } from '../../../lib/db/database.js';
+import { runHealthCheck, type HealthCheckOptions } from '../../../lib/health/check.js';
+import type { HealthReport } from '../../../lib/health/report.js';
+import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
+import { writeBatch } from '../../../lib/store/write.js';
+import { formatRfc3339, parseRfc3339, type Micros } from '../../../lib/time.js';
+import { seedSession, write } from '../../support/frames.js';
+
+export const SECOND = 1_000_000n;
+export const MINUTE = 60n * SECOND;
+
+export function at(rfc3339: string): Micros {
+  const us = parseRfc3339(rfc3339);
+  if (us === undefined) throw new Error(`bad instant ${rfc3339}`);
+  return us;
+}
+
+/** A host subagent message's metadata (SPEC appendix shape). */
+export function subagentMetadata(toolCallId: string | undefined, kind = 'subagent_task'): string {
+  return JSON.stringify({
+    ...(toolCallId === undefined ? {} : { tool_call_id: toolCallId }),
+    parent_tool_call_id: '',
+    status: 'completed',
+    normalized: { kind, subagent_task: { subagent_type: 'security-reviewer', status: 'async_launched', is_async: true } },
+  });
+}
+
+let messageSequence = 0;
+
+export interface MessageSeed {
+  createdAt: Micros;
+  /** metadata TEXT as stored; default: a subagent message for `toolCallId` */
+  metadata?: string | null;
+  toolCallId?: string;
+  session?: string;
+  /** the message row's own task_id column (the identity filter reads it) */
+  taskId?: string;
+}
+
+/** Inserts a host message (and its session and turn) as the host would store it. */
+export async function seedMessage(db: Queryable, seed: MessageSeed): Promise<void> {
+  const session = seed.session ?? 's1';
+  await seedSession(db, session, 't1');
+  const turn = `${session}-turn`;
+  await db.query('INSERT INTO task_session_turns (id, task_session_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [turn, session]);
+  const created = db.dialect.encodeTimestamp(seed.createdAt);
+  const metadata = seed.metadata !== undefined ? seed.metadata : subagentMetadata(seed.toolCallId ?? 'c1');
+  await db.query(
+    `INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, content, type, metadata, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'agent', '', 'tool_call', $5, ${db.dialect.timestampParam(6)}, ${db.dialect.timestampParam(6)})`,
+    [`m${++messageSequence}`, session, seed.taskId ?? 't1', turn, metadata, created],
+  );
+}
+
+export interface RowSeed {
+  observedAt: Micros;
+  toolCallId?: string;
+  session?: string;
+  execution?: string;
+  source?: 'live' | 'backfill';
+}
+
+/** Writes a subagent row through the real writer. */
+export async function seedRow(db: Queryable, seed: RowSeed): Promise<void> {
+  const session = seed.session ?? 's1';
+  await seedSession(db, session, 't1');
+  const row = write({
+    task_session_id: session,
+    tool_call_id: seed.toolCallId ?? 'c1',
+    execution_id: seed.execution ?? 'e1',
+    observed_at: formatRfc3339(seed.observedAt),
+  });
+  const source = seed.source ?? 'live';
+  await writeBatch(db, [source === 'backfill' ? { ...row, source, agent_execution_id: 'unknown' } : row]);
+}
+
+export async function setCaptureSince(db: Queryable, value: string): Promise<void> {
+  await db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [CAPTURE_SINCE_KEY, value]);
+}
+
+/** The check with the test's clock and no confirmation wait (the wait is production pacing only). */
+export function check(db: Queryable, now: Micros, options: Partial<HealthCheckOptions> = {}): Promise<HealthReport> {
+  return runHealthCheck(db, { graceSeconds: 900, now, beforeConfirm: async () => undefined, ...options });
+}
