@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHostSchema } from '../../infra/local/host-schema.js';
+import { startEmbeddedPostgres } from '../../infra/local/pglite-server.js';
+import { openDatabase } from '../../lib/db/open.js';
 
 // Packages the service exactly as CI does (`npm run package` = osls package --stage ci), offline
 // and without AWS credentials, and asserts the generated CloudFormation's key settings.
@@ -18,7 +21,7 @@ let templateText: string;
 beforeAll(async () => {
   outDir = mkdtempSync(join(tmpdir(), 'subagent-context-package-'));
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
-  await promisify(execFile)(process.execPath, ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', outDir], {
+  await run(process.execPath, ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', outDir], {
     cwd: process.cwd(),
     env,
     maxBuffer: 16 * 1024 * 1024,
@@ -27,6 +30,8 @@ beforeAll(async () => {
   template = JSON.parse(templateText) as Template;
 }, 240_000);
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+const run = promisify(execFile);
 
 const resource = (logicalId: string): Resource => {
   const found = template.Resources[logicalId];
@@ -152,4 +157,33 @@ describe('the packaged CloudFormation template', () => {
   it('tells ingest where the dead-letter queue is', () => {
     expect(resource('IngestLambdaFunction').Properties.Environment.Variables.DLQ_URL).toEqual({ Ref: 'FramesDeadLetterQueue' });
   });
+});
+
+describe('the packaged function bundles', () => {
+  it.each(['ingest', 'health', 'migrate'])('%s loads on Node without the native SQLite module', async (name) => {
+    const dir = join(outDir, name);
+    await run('unzip', ['-oq', join(outDir, `${name}.zip`), '-d', dir]);
+    const { stdout } = await run(process.execPath, ['-e', `process.stdout.write(typeof require('./functions/${name}.js').handler)`], { cwd: dir });
+    expect(stdout).toBe('function');
+  });
+
+  it('migrate runs against PostgreSQL through the bundled Neon driver', async () => {
+    const pg = await startEmbeddedPostgres();
+    try {
+      const db = openDatabase(pg.url, { wsProxy: pg.wsProxy });
+      await createHostSchema(db);
+      await db.close();
+      const dir = join(outDir, 'migrate-run');
+      await run('unzip', ['-oq', join(outDir, 'migrate.zip'), '-d', dir]);
+      // exit once answered: like a frozen Lambda, the process does not wait for idle pooled connections
+      const invoke = `require('./functions/migrate.js').handler({}).then((r) => { process.stdout.write(JSON.stringify(r)); process.exit(0); })`;
+      const { stdout } = await run(process.execPath, ['-e', invoke], {
+        cwd: dir,
+        env: { PATH: process.env.PATH, DATABASE_URL: pg.url, DATABASE_WS_PROXY: pg.wsProxy, POWERTOOLS_LOG_LEVEL: 'ERROR', POWERTOOLS_METRICS_DISABLED: 'true' },
+      });
+      expect(JSON.parse(stdout)).toMatchObject({ backfill: 'completed', inserted: 0 });
+    } finally {
+      await pg.stop();
+    }
+  }, 60_000);
 });
