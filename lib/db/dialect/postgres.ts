@@ -13,9 +13,11 @@ export const postgresDialect: Dialect = {
   name: 'postgres',
   // PostgreSQL 15 has no pg_input_is_valid/IS JSON, and a failed ::jsonb cast aborts the whole
   // statement; this guard turns a malformed metadata document into NULL instead (SPEC §8.5).
+  // PARALLEL UNSAFE: its EXCEPTION block is a subtransaction, which PostgreSQL refuses inside a
+  // parallel plan (SQLSTATE 25000); on a large store the planner goes parallel otherwise.
   extraDdl: [
     `CREATE OR REPLACE FUNCTION subagent_context_json(doc text) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $fn$
+LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE AS $fn$
 BEGIN
   IF doc IS NULL OR doc = '' THEN RETURN NULL; END IF;
   RETURN doc::jsonb;
