@@ -3,7 +3,7 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { loadDatabaseUrl } from '../lib/config/database-url.js';
 import { databaseFromEnv } from '../lib/db/from-env.js';
 import { runHealthCheck } from '../lib/health/check.js';
-import { graceSecondsFromEnv } from '../lib/health/config.js';
+import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from '../lib/health/config.js';
 import { logHealthReport, recordHealthMetrics } from '../lib/health/publish.js';
 import type { HealthReport } from '../lib/health/report.js';
 import { createMetrics, logger } from '../lib/observability.js';
@@ -16,7 +16,10 @@ const metrics = createMetrics();
 export async function handler(_event?: ScheduledEvent): Promise<HealthReport> {
   try {
     await loadDatabaseUrl(); // deployed: from the SSM SecureString named in serverless.yml
-    const report = await runHealthCheck(databaseFromEnv(), { graceSeconds: graceSecondsFromEnv() });
+    const report = await runHealthCheck(databaseFromEnv(), {
+      graceSeconds: graceSecondsFromEnv(),
+      confirmDelayMs: confirmDelaySecondsFromEnv() * 1000,
+    });
     recordHealthMetrics(metrics, report);
     logHealthReport(logger, report);
     return report;

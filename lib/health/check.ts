@@ -2,18 +2,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { formatCanonical, formatRfc3339, nowMicros, parseStoredTimestamp, type Micros } from '../time.js';
+import { DEFAULT_CONFIRM_DELAY_SECONDS } from './config.js';
 import { excessSql, rowFactsSql, shortfallSql } from './queries.js';
 import type { HealthReport, HealthStatus, MissingKey } from './report.js';
 
-/** How long a first non-zero shortfall is given to resolve (in-flight batches) before it is confirmed. */
-export const DEFAULT_CONFIRM_DELAY_MS = 5_000;
 
 export interface HealthCheckOptions {
   /** messages newer than this are not yet expected to have rows (frames wait in the queue) */
   graceSeconds: number;
   /** the check's clock; defaults to the process clock */
   now?: Micros;
-  /** runs between a non-zero shortfall and its re-evaluation (AC-28b); defaults to a short wait */
+  /** pause between a non-zero shortfall and its re-evaluation (AC-28b); default DEFAULT_CONFIRM_DELAY_SECONDS */
+  confirmDelayMs?: number;
+  /** replaces that pause (tests make the in-flight write land here) */
   beforeConfirm?: () => Promise<void>;
 }
 
@@ -72,7 +73,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   if (shortfall.total > 0) {
     // A batch still being written when the first statement read its snapshot is not a loss, so
     // the whole report is taken again after a pause and only that one counts (AC-28b).
-    await (options.beforeConfirm ?? (() => sleep(DEFAULT_CONFIRM_DELAY_MS)))();
+    await (options.beforeConfirm ?? (() => sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000)))();
     [shortfall, excessRows, factRows] = await evaluate();
   }
 

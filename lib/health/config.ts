@@ -1,15 +1,26 @@
 /** SPEC §9: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
 export const DEFAULT_GRACE_SECONDS = 900;
 
-/** HEALTH_GRACE_SECONDS: unset or '' → the default; anything but a non-negative number is refused. */
+/** Pause before a non-zero shortfall is re-evaluated (AC-28b), so in-flight batches can land. */
+export const DEFAULT_CONFIRM_DELAY_SECONDS = 5;
+
+/** HEALTH_GRACE_SECONDS (SPEC §9 grace period). */
 export function graceSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.HEALTH_GRACE_SECONDS?.trim();
-  if (!raw) return DEFAULT_GRACE_SECONDS;
+  return secondsFromEnv(env, 'HEALTH_GRACE_SECONDS', DEFAULT_GRACE_SECONDS);
+}
+
+/** HEALTH_CONFIRM_DELAY_SECONDS. */
+export function confirmDelaySecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return secondsFromEnv(env, 'HEALTH_CONFIRM_DELAY_SECONDS', DEFAULT_CONFIRM_DELAY_SECONDS);
+}
+
+/** Unset or '' → the default; anything but a non-negative number is refused with how to fix it. */
+function secondsFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
   const seconds = Number(raw);
   if (!Number.isFinite(seconds) || seconds < 0) {
-    throw new RangeError(
-      `HEALTH_GRACE_SECONDS must be a non-negative number of seconds (got ${JSON.stringify(raw)}); unset it for the default ${DEFAULT_GRACE_SECONDS}`,
-    );
+    throw new RangeError(`${name} must be a non-negative number of seconds (got ${JSON.stringify(raw)}); unset it for the default ${fallback}`);
   }
   return seconds;
 }

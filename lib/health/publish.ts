@@ -30,7 +30,7 @@ export function secondsSinceLastObserved(report: HealthReport): number {
 }
 
 /** One line per check: ERROR for every status an operator must act on, so log alarms can match it. */
-export function logHealthReport(logger: Logger, report: HealthReport): void {
+export function logHealthReport(logger: Pick<Logger, 'info' | 'error'>, report: HealthReport): void {
   const { missing, ...facts } = report;
   switch (report.status) {
     case 'healthy':
