@@ -39,7 +39,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   (pool as unknown as { Client: typeof Client }).Client = ProxiedClient;
   // An idle connection that dies (e.g. while a Lambda is frozen) is dropped by the pool; without
   // a listener the error would crash the process.
-  pool.on('error', () => undefined);
+  pool.on('error', ignore);
   const stats = { roundTrips: 0 };
 
   const run = async <T>(client: Pick<PoolClient, 'query'> | Pool, sql: string, params?: readonly unknown[]) => {
@@ -49,6 +49,32 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       return result.rows as T[];
     } catch (err) {
       throw toDatabaseError(err);
+    }
+  };
+
+  /**
+   * A pooled connection with BEGIN sent. One that died while idle fails BEGIN before the server
+   * sees anything, so it is discarded and BEGIN is tried once more on a fresh connection.
+   */
+  const begin = async (): Promise<PoolClient> => {
+    for (let attempt = 1; ; attempt += 1) {
+      let client: PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw toDatabaseError(err);
+      }
+      // A connection dropping while checked out also emits 'error' on the client; without a
+      // listener that would crash the process. The failing statement reports it instead.
+      client.on('error', ignore);
+      try {
+        await run(client, 'BEGIN');
+        return client;
+      } catch (err) {
+        client.off('error', ignore);
+        client.release(err as Error);
+        if (attempt > 1 || !(err instanceof DatabaseError) || err.sqlstate !== undefined) throw err;
+      }
     }
   };
 
@@ -67,16 +93,10 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       }
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      let client: PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (err) {
-        throw toDatabaseError(err);
-      }
+      const client = await begin();
       const tx: Queryable = { dialect: postgresDialect, query: (sql, params) => run(client, sql, params) };
       let broken: Error | undefined;
       try {
-        await tx.query('BEGIN');
         const result = await fn(tx);
         await tx.query('COMMIT');
         return result;
@@ -88,12 +108,15 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
         }
         throw err;
       } finally {
+        client.off('error', ignore);
         client.release(broken);
       }
     },
     close: () => pool.end(),
   };
 }
+
+function ignore(): void {}
 
 export function toDatabaseError(err: unknown): DatabaseError {
   if (err instanceof DatabaseError) return err;

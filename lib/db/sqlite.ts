@@ -87,11 +87,18 @@ export function openSqlite(path: string): Database {
   };
 }
 
+/**
+ * The SQLSTATE a SQLite result code stands for. A code with no equivalent is a permanent failure
+ * (HV000), and an error without a SQLite code is a programming error (XX000), never transient.
+ */
+export function sqlstateOfSqliteCode(driverCode: string | undefined): string {
+  return driverCode ? (SQLSTATE_OF[driverCode] ?? 'HV000') : 'XX000';
+}
+
 function toDatabaseError(err: unknown): DatabaseError {
   const e = err as { code?: unknown; message?: string };
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
-  // An error without a SQLite code is a programming error, not a transient one.
-  const sqlstate = driverCode ? (SQLSTATE_OF[driverCode] ?? 'HV000') : 'XX000';
+  const sqlstate = sqlstateOfSqliteCode(driverCode);
   const message = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}): ${hintFor(sqlstate)}`;
   return new DatabaseError(message, classifySqlstate(sqlstate), sqlstate, driverCode, { cause: err });
 }

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { DatabaseError } from '../../../lib/db/errors.js';
+import { TARGETS, useTestDatabase } from '../../support/targets.js';
+
+// Connection loss exists only where there is a connection: the PostgreSQL targets, reached by the
+// Neon driver through the ws proxy. SQLite is a local file.
+const POSTGRES_TARGETS = TARGETS.filter((name) => name !== 'sqlite');
+
+describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on %s', (name) => {
+  const t = useTestDatabase(name);
+
+  it('replaces a pooled connection that died while idle (a frozen Lambda) and runs the statement', async () => {
+    await t.db.query('SELECT 1');
+    t.proxy!.interrupt();
+    expect(await t.db.query<{ n: number }>('SELECT 2 AS n')).toEqual([{ n: 2 }]);
+  });
+
+  it('opens a transaction on a fresh connection after the pooled one died', async () => {
+    await t.db.transaction((tx) => tx.query('SELECT 1'));
+    t.proxy!.interrupt();
+    const rows = await t.db.transaction((tx) => tx.query<{ n: number }>('SELECT 3 AS n'));
+    expect(rows).toEqual([{ n: 3 }]);
+  });
+
+  it('reports an unreachable database as a transient failure without SQLSTATE, with a hint', async () => {
+    await t.db.query('SELECT 1');
+    t.proxy!.setAvailable(false);
+    const error = await t.db.query('SELECT 1').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(DatabaseError);
+    expect(error).toMatchObject({ kind: 'transient', sqlstate: undefined });
+    expect((error as DatabaseError).message).toMatch(/DATABASE_URL/);
+  });
+
+  it('works again once the database is reachable again', async () => {
+    t.proxy!.setAvailable(false);
+    await t.db.query('SELECT 1').catch(() => undefined);
+    t.proxy!.setAvailable(true);
+    expect(await t.db.query<{ n: number }>('SELECT 4 AS n')).toEqual([{ n: 4 }]);
+  });
+
+  it('reports a connection lost inside a transaction as transient and does not commit', async () => {
+    await t.db.query('SELECT 1');
+    const error = await t.db
+      .transaction(async (tx) => {
+        await tx.query("INSERT INTO kandev_meta (key, value) VALUES ('a', '1')");
+        t.proxy!.interrupt();
+        await tx.query("INSERT INTO kandev_meta (key, value) VALUES ('b', '2')");
+      })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    expect(error).toMatchObject({ kind: 'transient' });
+    expect(await t.db.query('SELECT key FROM kandev_meta')).toEqual([]);
+  });
+});
