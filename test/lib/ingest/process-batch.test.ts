@@ -1,0 +1,178 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { describe, expect, it } from 'vitest';
+import { createIngestHandler } from '../../../lib/ingest/handler.js';
+import { readAll, readSession } from '../../../lib/store/read.js';
+import { frame, seedSession } from '../../support/frames.js';
+import { takeAll, useSqs } from '../../support/sqs.js';
+import { TARGETS, useTestDatabase, type TestDatabase } from '../../support/targets.js';
+import { captureOutput, handlerDatabase, makeUnavailable, sqsEvent, sqsRecord } from './support.js';
+
+const NOW = 1_786_541_100_000_000n; // 2026-08-12T13:25:00Z
+const OBSERVED_AT = '2026-08-12T13:24:58.123456Z'; // frame()'s default: 1876.544 ms before NOW
+
+/** A database-side rejection of one tool call id, as a CHECK-like trigger would reject a row. */
+async function rejectToolCall(t: TestDatabase, toolCallId: string): Promise<void> {
+  if (t.name === 'sqlite') {
+    await t.db.query(
+      `CREATE TRIGGER reject_poison BEFORE INSERT ON task_session_subagents WHEN NEW.tool_call_id = '${toolCallId}' BEGIN SELECT RAISE(ABORT, 'row rejected'); END`,
+    );
+    return;
+  }
+  await t.db.query(
+    `CREATE FUNCTION reject_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+       IF NEW.tool_call_id = '${toolCallId}' THEN RAISE EXCEPTION 'row rejected' USING ERRCODE = 'check_violation'; END IF;
+       RETURN NEW; END $$`,
+  );
+  await t.db.query('CREATE TRIGGER reject_poison BEFORE INSERT ON task_session_subagents FOR EACH ROW EXECUTE FUNCTION reject_poison()');
+}
+
+describe.each(TARGETS)('ingest handler on %s', (name) => {
+  const t = useTestDatabase(name);
+  const q = useSqs();
+
+  const handlerFor = async (options: { dlqUrl?: string } = {}) => {
+    const db = await handlerDatabase(t);
+    const handler = createIngestHandler({
+      db: () => db,
+      sqs: q.sqs,
+      dlqUrl: options.dlqUrl ?? q.dlqUrl,
+      clock: () => NOW,
+      logger: new Logger({ serviceName: 'subagent-context' }),
+    });
+    return { db, handler };
+  };
+  const failedIds = (response: { batchItemFailures: { itemIdentifier: string }[] }) => response.batchItemFailures.map((f) => f.itemIdentifier);
+
+  it('§7: writes a batch of 10 frames of 3 sessions in one database round trip', async () => {
+    for (const s of ['s1', 's2', 's3']) await seedSession(t.db, s);
+    const { db, handler } = await handlerFor();
+    const records = Array.from({ length: 10 }, (_, i) => sqsRecord(frame({ task_session_id: `s${(i % 3) + 1}`, tool_call_id: `c${i % 4}` }), `s${(i % 3) + 1}`));
+    const before = db.stats.roundTrips;
+    const response = await handler(sqsEvent(records));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(db.stats.roundTrips - before).toBe(1);
+    expect(await readAll(t.db)).toHaveLength(10);
+  });
+
+  it('§7: parks an invalid frame on the DLQ with its reason, body and group, and the rest of its group still lands', async () => {
+    await seedSession(t.db);
+    const { handler } = await handlerFor();
+    const bad = sqsRecord({ ...frame(), version: 2 }, 's1');
+    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), bad, sqsRecord(frame({ tool_call_id: 'c2' }), 's1')];
+    const response = await handler(sqsEvent(records));
+    expect(response.batchItemFailures).toEqual([]);
+    expect((await readSession(t.db, 's1')).map((r) => r.tool_call_id)).toEqual(['c1', 'c2']);
+    const [parked, ...more] = await takeAll(q.sqs, q.dlqUrl);
+    expect(more).toEqual([]);
+    expect(parked?.Body).toBe(bad.body);
+    expect(parked?.Attributes?.MessageGroupId).toBe('s1');
+    expect(parked?.MessageAttributes?.reason?.StringValue).toMatch(/version must be 1/);
+    expect(parked?.MessageAttributes?.failure?.StringValue).toBe('invalid_frame');
+  });
+
+  it('§7 FIFO rule: a record that could not be parked fails with every later record of its group; other groups are acknowledged', async () => {
+    for (const s of ['s1', 's2']) await seedSession(t.db, s);
+    const { handler } = await handlerFor({ dlqUrl: q.missingQueueUrl });
+    const a1 = sqsRecord(frame({ tool_call_id: 'a1' }), 's1');
+    const a2 = sqsRecord('not json', 's1');
+    const a3 = sqsRecord(frame({ tool_call_id: 'a3' }), 's1');
+    const b1 = sqsRecord(frame({ task_session_id: 's2', tool_call_id: 'b1' }), 's2');
+    const response = await handler(sqsEvent([a1, a2, b1, a3]));
+    expect(failedIds(response)).toEqual([a2.messageId, a3.messageId]);
+    expect((await readAll(t.db)).map((r) => r.tool_call_id).sort()).toEqual(['a1', 'a3', 'b1']);
+  });
+
+  it('§7: a deleted session in a multi-group batch is acknowledged as orphaned and the healthy group commits', async () => {
+    await seedSession(t.db, 's2');
+    const { handler } = await handlerFor();
+    const orphan = sqsRecord(frame({ task_session_id: 'gone', tool_call_id: 'x1' }), 'gone');
+    const healthy = sqsRecord(frame({ task_session_id: 's2', tool_call_id: 'y1' }), 's2');
+    const { result: response, lines } = await captureOutput(() => handler(sqsEvent([orphan, healthy])));
+    expect(response.batchItemFailures).toEqual([]);
+    expect((await readAll(t.db)).map((r) => r.tool_call_id)).toEqual(['y1']);
+    expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
+    const emf = lines.find((l) => '_aws' in l)!;
+    expect(emf).toMatchObject({ orphaned: 1, persisted: 1, failed: 1, attempted: 2 });
+    expect(lines.find((l) => l.level === 'WARN')).toMatchObject({ task_session_id: 'gone', tool_call_id: 'x1', sqlstate: '23503' });
+  });
+
+  it('§7: a permanently rejected write is parked on the DLQ with the error and acknowledged; the rest of its group lands', async () => {
+    await seedSession(t.db);
+    await rejectToolCall(t, 'poison');
+    const { handler } = await handlerFor();
+    const poison = sqsRecord(frame({ tool_call_id: 'poison' }), 's1');
+    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), poison, sqsRecord(frame({ tool_call_id: 'c2' }), 's1')];
+    const response = await handler(sqsEvent(records));
+    expect(response.batchItemFailures).toEqual([]);
+    expect((await readSession(t.db, 's1')).map((r) => r.tool_call_id)).toEqual(['c1', 'c2']);
+    const parked = await takeAll(q.sqs, q.dlqUrl);
+    expect(parked.map((m) => m.Body)).toEqual([poison.body]);
+    expect(parked[0]?.MessageAttributes?.failure?.StringValue).toBe('permanent_write_error');
+    expect(parked[0]?.MessageAttributes?.reason?.StringValue).toMatch(/row rejected/);
+  });
+
+  it('§7: the database unavailable fails every valid record for redelivery and parks nothing', async () => {
+    await seedSession(t.db);
+    const { handler } = await handlerFor();
+    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), sqsRecord(frame({ tool_call_id: 'c2' }), 's1'), sqsRecord(frame({ task_session_id: 's9' }), 's9')];
+    const restore = await makeUnavailable(t);
+    try {
+      const { result: response, lines } = await captureOutput(() => handler(sqsEvent(records)));
+      expect(failedIds(response)).toEqual(records.map((r) => r.messageId));
+      expect(lines.find((l) => '_aws' in l)).toMatchObject({ attempted: 3, failed: 3, persisted: 0 });
+    } finally {
+      await restore();
+    }
+    expect(await readAll(t.db)).toEqual([]);
+    expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
+  });
+
+  it('§7 metrics: attempted = skipped_no_identity + persisted + failed, with qualifiers, invalid, lag and the namespace', async () => {
+    await seedSession(t.db);
+    const { handler } = await handlerFor();
+    const records = [
+      sqsRecord(frame({ tool_call_id: 'c1', execution_id: '' }), 's1'), // AC-31: unknown_execution
+      sqsRecord(frame({ tool_call_id: 'c2', subagent_task: { total_tokens: -5 } }), 's1'), // AC-9: anomalous_value
+      sqsRecord(frame({ tool_call_id: '' }), 's1'), // AC-2: skipped
+      sqsRecord(frame({ task_session_id: 'gone' }), 'gone'), // orphaned → failed
+      sqsRecord('{"version":1}', 's1'), // invalid
+    ];
+    const { lines } = await captureOutput(() => handler(sqsEvent(records)));
+    const emf = lines.find((l) => '_aws' in l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string }[] } };
+    expect(emf).toMatchObject({ attempted: 4, persisted: 2, skipped_no_identity: 1, failed: 1, orphaned: 1, anomalous_value: 1, unknown_execution: 1, invalid: 1 });
+    expect(Number(emf.attempted)).toBe(Number(emf.skipped_no_identity) + Number(emf.persisted) + Number(emf.failed));
+    expect(emf.lag).toEqual([1876.544, 1876.544]);
+    expect(emf._aws.CloudWatchMetrics[0]!.Namespace).toBe(process.env.POWERTOOLS_METRICS_NAMESPACE || 'SubagentContext');
+  });
+
+  it('AC-27: never logs prompt or result text, even for frames that fail', async () => {
+    const secret = 'TOP-SECRET-PROMPT';
+    const { handler } = await handlerFor({ dlqUrl: q.missingQueueUrl });
+    const records = [
+      sqsRecord(frame({ task_session_id: 'gone', subagent_task: { prompt: secret, result_text: secret } }), 'gone'),
+      sqsRecord({ ...frame({ subagent_task: { prompt: secret } }), observed_at: 'yesterday' }, 's1'),
+    ];
+    const { lines } = await captureOutput(() => handler(sqsEvent(records)));
+    expect(lines.filter((l) => l.level === 'WARN')).toHaveLength(2);
+    expect(JSON.stringify(lines)).not.toContain(secret);
+  });
+});
+
+describe.each(TARGETS.filter((n) => n !== 'sqlite'))('ingest handler connections on %s', (name) => {
+  // SQLite is an in-process file: it has no connection that can die while a Lambda is frozen.
+  const t = useTestDatabase(name);
+  const q = useSqs();
+
+  it('§7: a pooled connection that died between invocations is detected and the batch succeeds on a fresh one', async () => {
+    await seedSession(t.db);
+    const db = t.connect();
+    const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl });
+    await handler(sqsEvent([sqsRecord(frame({ tool_call_id: 'c1' }), 's1')]));
+    t.proxy!.interrupt(); // the sockets die as they do while a Lambda is frozen; the pool has not noticed
+    const before = db.stats.roundTrips;
+    const response = await handler(sqsEvent([sqsRecord(frame({ tool_call_id: 'c2' }), 's1')]));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(db.stats.roundTrips - before).toBe(2); // the statement on the dead connection, then its retry
+    expect((await readSession(t.db, 's1')).map((r) => r.tool_call_id)).toEqual(['c1', 'c2']);
+  });
+});
