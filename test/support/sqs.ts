@@ -7,6 +7,8 @@ export interface TestQueues extends IngestQueues {
   readonly sqs: SQSClient;
   /** a URL on the same emulator that does not exist: sending to it fails */
   readonly missingQueueUrl: string;
+  /** a client of its own (e.g. to add fault-injecting middleware without touching `sqs`) */
+  newClient(): SQSClient;
 }
 
 let sequence = 0;
@@ -53,6 +55,7 @@ export function useSqs(options: { maxReceiveCount?: number } = {}): TestQueues {
     get dlqArn() {
       return need().dlqArn;
     },
+    newClient: () => local.client(),
     get missingQueueUrl() {
       return need().dlqUrl.replace(/[^/]+$/, 'no-such-queue.fifo');
     },

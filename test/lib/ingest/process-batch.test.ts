@@ -176,3 +176,40 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))('ingest handler connections
     expect((await readSession(t.db, 's1')).map((r) => r.tool_call_id)).toEqual(['c1', 'c2']);
   });
 });
+
+describe.each(TARGETS.filter((n) => n === 'postgres'))('ingest handler group isolation on %s', (name) => {
+  // A transient failure confined to one session needs real row locks between connections: PGlite
+  // runs every connection on one backend, and SQLite locks the whole database.
+  const t = useTestDatabase(name);
+  const q = useSqs();
+
+  it('§7: a lock timeout on one session fails that group from its first frame on while the other group commits', async () => {
+    for (const s of ['s1', 's2']) await seedSession(t.db, s);
+    await t.db.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = %L', current_database(), '200ms'); END $$`);
+    const db = t.connect();
+    const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }) });
+    const locker = t.connect({ max: 1 });
+    let release!: () => void;
+    let held!: Promise<void>;
+    await new Promise<void>((locked) => {
+      held = locker.transaction(async (tx) => {
+        await tx.query(`SELECT id FROM task_sessions WHERE id = 's1' FOR UPDATE`); // blocks the FK check's KEY SHARE
+        locked();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+    });
+    const a0 = sqsRecord('not json', 's1');
+    const a1 = sqsRecord(frame({ tool_call_id: 'a1' }), 's1');
+    const b1 = sqsRecord(frame({ task_session_id: 's2', tool_call_id: 'b1' }), 's2');
+    const a2 = sqsRecord(frame({ tool_call_id: 'a2' }), 's1');
+    try {
+      const response = await handler(sqsEvent([a0, a1, b1, a2]));
+      expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([a1.messageId, a2.messageId]);
+    } finally {
+      release();
+      await held;
+    }
+    expect((await readAll(t.db)).map((r) => r.tool_call_id)).toEqual(['b1']);
+    expect((await takeAll(q.sqs, q.dlqUrl)).map((m) => m.Body)).toEqual([a0.body]);
+  });
+});
