@@ -263,15 +263,32 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   let documentLeft = documentMalformed;
   const documentQueue = DOCUMENT_KINDS.flatMap((k) => Array<MalformedKind>(malformed[k]).fill(k));
   let ordinaryIndex = 0;
+  let identitylessMade = 0;
   let nested = 0;
 
-  const addMessage = async (session: number, turn: number, author: string, type: string, content: string, metadata: string | null, createdAt: Micros, updatedAt: Micros, task = taskId(session)) => {
-    await messageRows.add([`${prefix}msg-${pad(index - 1)}`, sessionId(session), task, `${prefix}turn-${pad(turn)}`, author, content, type, metadata, encode(createdAt), encode(updatedAt)]);
-  };
+  interface Message {
+    session: number;
+    turn: number;
+    author: 'user' | 'agent';
+    type: 'message' | 'tool_call';
+    content: string;
+    metadata: string | null;
+    createdAt: Micros;
+    updatedAt: Micros;
+    /** the row's task_id column; default the session's task */
+    task?: string;
+  }
+  // Called right after nextCreatedAt(), so `index - 1` is this message's position.
+  const addMessage = (m: Message) =>
+    messageRows.add([
+      `${prefix}msg-${pad(index - 1)}`, sessionId(m.session), m.task ?? taskId(m.session), `${prefix}turn-${pad(m.turn)}`,
+      m.author, m.content, m.type, m.metadata, encode(m.createdAt), encode(m.updatedAt),
+    ]);
   const addSubagent = async (session: number, turn: number, inv: Invocation, status: Status) => {
     const createdAt = nextCreatedAt();
     const updatedAt = createdAt + BigInt(between(random, 0, 120_000_000));
-    await addMessage(session, turn, 'agent', 'tool_call', DESCRIPTIONS[index % DESCRIPTIONS.length]!, subagentMetadata(random, inv, status), createdAt, updatedAt);
+    const metadata = subagentMetadata(random, inv, status);
+    await addMessage({ session, turn, author: 'agent', type: 'tool_call', content: 'subagent', metadata, createdAt, updatedAt });
     if (seen.newestQualifying === null || createdAt > seen.newestQualifying) seen.newestQualifying = createdAt;
   };
   const addOrdinary = async (session: number, turn: number) => {
@@ -284,14 +301,19 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
       documentLeft -= 1;
       metadata = documentText(documentQueue.shift()!);
     }
-    await addMessage(session, turn, random() < 0.3 ? 'user' : 'agent', 'message', 'ordinary message', metadata, createdAt, createdAt);
+    const author = random() < 0.3 ? 'user' : 'agent';
+    await addMessage({ session, turn, author, type: 'message', content: 'ordinary message', metadata, createdAt, updatedAt: createdAt });
   };
 
   for (let t = 0; t < turns; t++) {
     const session = Math.floor(t / TURNS_PER_SESSION);
     const fillers = Math.floor(((t + 1) * ordinary) / turns) - Math.floor((t * ordinary) / turns);
     let filled = 0;
-    if (filled < fillers) (await addOrdinary(session, t), filled++);
+    // the turn opens with an ordinary message (the prompt), subagents follow
+    if (fillers > 0) {
+      await addOrdinary(session, t);
+      filled += 1;
+    }
     const fan = fanOutAt.get(t) ?? [];
     if (fan.length > 0) fanOut[fan.length] = (fanOut[fan.length] ?? 0) + 1;
     const supersededHere: Invocation[] = [];
@@ -308,9 +330,12 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     }
     for (let i = identitylessAt.get(t) ?? 0; i > 0; i--) {
       const createdAt = nextCreatedAt();
-      const noToolCall = i % 2 === 0;
+      // alternately no tool_call_id and an empty task_id column (AC-21a)
+      const noToolCall = identitylessMade++ % 2 === 0;
       const inv: Invocation = { toolCallId: noToolCall ? '' : `toolu_${prefix}anon-${pad(index)}`, status: 'async_launched', parentToolCallId: '' };
-      await addMessage(session, t, 'agent', 'tool_call', 'identity-less subagent', subagentMetadata(random, inv, inv.status), createdAt, createdAt, noToolCall ? taskId(session) : '');
+      const metadata = subagentMetadata(random, inv, inv.status);
+      const task = noToolCall ? undefined : '';
+      await addMessage({ session, turn: t, author: 'agent', type: 'tool_call', content: 'subagent', metadata, createdAt, updatedAt: createdAt, task });
     }
     for (; filled < fillers; filled++) await addOrdinary(session, t);
   }
