@@ -99,8 +99,8 @@ const BATCH_ROWS = 5_000;
 const DEFAULT_START = parseRfc3339('2026-07-01T00:00:00Z')!;
 const DEFAULT_SPAN = 30n * 86_400_000_000n;
 
-/** mulberry32: small, fast and deterministic; quality is ample for test data. */
-function prng(seed: number): () => number {
+/** mulberry32: small, fast and deterministic; quality is ample for test data (the benchmarks' frames use it too). */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -111,7 +111,7 @@ function prng(seed: number): () => number {
   };
 }
 
-function weighted<T>(random: () => number, table: ReadonlyArray<readonly [T, number]>): T {
+export function weighted<T>(random: () => number, table: ReadonlyArray<readonly [T, number]>): T {
   const total = table.reduce((sum, [, w]) => sum + w, 0);
   let r = random() * total;
   for (const [value, w] of table) {
@@ -121,8 +121,8 @@ function weighted<T>(random: () => number, table: ReadonlyArray<readonly [T, num
   return table[table.length - 1]![0];
 }
 
-const pick = <T>(random: () => number, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
-const between = (random: () => number, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+export const pick = <T>(random: () => number, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+export const between = (random: () => number, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 const pad = (n: number) => n.toString().padStart(8, '0');
 
 interface Invocation {

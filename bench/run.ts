@@ -1,0 +1,9 @@
+/**
+ * `npm run bench`: sets the benchmark's environment before any module reads it (the functions'
+ * logger reads its level at import), then runs bench/main.ts. Sizes: BENCH_SCALE, BENCH_RUNS,
+ * BENCH_MESSAGES, BENCH_STORE_RUNS, BENCH_COLD_RUNS, BENCH_ONLY, BENCH_OUT (see BENCHMARKS.md).
+ */
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+// The AWS SDK warns once about Node 20 (Lambda runs nodejs22.x); it is not a benchmark finding.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+await import('./main.js');
