@@ -82,12 +82,18 @@ export function formatKey(us: Micros): string {
   return `${p.date}T${p.time}.${p.fraction}000Z`;
 }
 
+/** wall-clock ms minus monotonic ms, re-measured whenever the two drift 1 ms apart */
+let monotonicOffset: number | undefined;
+
 /** Wall clock with microsecond resolution (Date.now() alone is millisecond-true). */
 export function nowMicros(): Micros {
   const wall = Date.now();
-  const precise = performance.timeOrigin + performance.now();
-  // The monotonic clock can drift from the wall clock over a long-lived process; trust it only
-  // for the sub-millisecond digits while it agrees with the wall clock.
-  const ms = Math.abs(precise - wall) < 1 ? precise : wall;
-  return BigInt(Math.floor(ms * 1000));
+  const monotonic = performance.now();
+  // The monotonic clock drifts from the wall clock over a long-lived process (a warm Lambda, a
+  // long benchmark); re-anchor it instead of falling back to Date.now(), which would give
+  // whole-millisecond instants (e.g. a capture_since key ending in 000000Z).
+  if (monotonicOffset === undefined || Math.abs(monotonic + monotonicOffset - wall) >= 1) {
+    monotonicOffset = wall - monotonic;
+  }
+  return BigInt(Math.floor((monotonic + monotonicOffset) * 1000));
 }
