@@ -3,8 +3,10 @@ import { loadDatabaseUrl } from '../lib/config/database-url.js';
 import { databaseFromEnv } from '../lib/db/from-env.js';
 import { createIngestHandler, type IngestHandler } from '../lib/ingest/handler.js';
 
-// Module scope: created once per container and reused by warm invocations.
-const sqs = new SQSClient({});
+// Module scope: created once per container and reused by warm invocations. The endpoint comes
+// from the region (or AWS_ENDPOINT_URL_SQS locally), never from DLQ_URL's host: an emulator's
+// queue URLs name hosts that need not resolve.
+const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
 const ingest = createIngestHandler({ db: databaseFromEnv, sqs, dlqUrl: process.env.DLQ_URL });
 
 /**

@@ -56,7 +56,8 @@ const THROTTLING = new Set(['ThrottlingException', 'RequestThrottled', 'RequestT
  * break the product path: nothing here throws or rejects; what cannot be sent is counted and WARNed.
  */
 export function createFrameProducer(options: FrameProducerOptions): FrameProducer {
-  const sqs = options.sqs ?? new SQSClient({});
+  // As in functions/ingest.ts: the endpoint comes from the environment, not the queue URL host.
+  const sqs = options.sqs ?? new SQSClient({ useQueueUrlAsEndpoint: false });
   const log = options.logger ?? defaultLogger;
   const maxBuffered = options.maxBufferedFrames ?? 10_000;
   const flushIntervalMs = options.flushIntervalMs ?? 200;

@@ -7,6 +7,8 @@ export interface TestQueues extends IngestQueues {
   readonly sqs: SQSClient;
   /** a URL on the same emulator that does not exist: sending to it fails */
   readonly missingQueueUrl: string;
+  /** the emulator's endpoint (AWS_ENDPOINT_URL_SQS) */
+  readonly endpoint: string;
   /** a client of its own (e.g. to add fault-injecting middleware without touching `sqs`) */
   newClient(): SQSClient;
 }
@@ -56,6 +58,9 @@ export function useSqs(options: { maxReceiveCount?: number } = {}): TestQueues {
       return need().dlqArn;
     },
     newClient: () => local.client(),
+    get endpoint() {
+      return local.endpoint;
+    },
     get missingQueueUrl() {
       return need().dlqUrl.replace(/[^/]+$/, 'no-such-queue.fifo');
     },
