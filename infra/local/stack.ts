@@ -1,0 +1,269 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { TABLE } from '../../lib/columns.js';
+import { groupDeadLetters, type DeadLetter } from '../../lib/cli/dead-letters.js';
+import type { ProgressStream } from '../../lib/cli/progress.js';
+import type { Database } from '../../lib/db/database.js';
+import { openDatabase } from '../../lib/db/open.js';
+import { runHealthCheck } from '../../lib/health/check.js';
+import type { HealthReport } from '../../lib/health/report.js';
+import type { IngestTotals } from '../../lib/cli/ingest-totals.js';
+import { runMigration, type MigrationReport } from '../../lib/migrate/run-migration.js';
+import { SERVICE_NAME } from '../../lib/observability.js';
+import { createFrameProducer, type ProducerStats } from '../../lib/producer/producer.js';
+import { CAPTURE_SINCE_KEY } from '../../lib/store/meta.js';
+import { formatKey, nowMicros } from '../../lib/time.js';
+import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
+import { createHostSchema } from './host-schema.js';
+import { insertHostMessages, planLiveStream, type BackfilledRow, type HostTurn, type LiveExpectation, type LivePlan } from './live-stream.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './pglite-server.js';
+import { startLocalPipeline } from './pipeline.js';
+
+export interface LocalStackOptions {
+  /** postgres://… or sqlite:<path> of an EMPTY database; default: embedded PostgreSQL (PGlite) */
+  databaseUrl?: string;
+  /** messages in the generated host store */
+  messages?: number;
+  /** new subagent invocations in the live stream */
+  live?: number;
+  seed?: number;
+  /** DATABASE_WS_PROXY for a local PostgreSQL given by databaseUrl */
+  wsProxy?: string;
+  /** progress lines */
+  progress: ProgressStream;
+}
+
+export interface Check {
+  name: string;
+  expected: string | number;
+  got: string | number;
+  ok: boolean;
+}
+
+export interface RowsBy {
+  source: string;
+  agent_status: string;
+  rows: number;
+}
+
+export interface LocalStackResult {
+  database: string;
+  store: HostStoreSummary;
+  migration: MigrationReport;
+  plan: { hostMessages: number; framesRecorded: number; invalidBodies: number; expected: LiveExpectation };
+  producer: ProducerStats;
+  totals: IngestTotals;
+  deadLetters: DeadLetter[];
+  health: HealthReport;
+  rows: RowsBy[];
+  checks: Check[];
+  ok: boolean;
+  durationMs: number;
+}
+
+/** Turns the live stream attaches to: spread over the generated sessions. */
+const LIVE_TURNS = 40;
+/** frames recorded between two looks at the pipeline's progress */
+const STREAM_CHUNK = 25;
+
+/**
+ * `npm start`: the whole job on one machine with nothing running — an embedded PostgreSQL (or the
+ * given database) behind the real Neon driver, an SQS emulator with the FIFO queue and its DLQ,
+ * a generated host store, migrate (backfill), a live stream producer → queue → poller → ingest,
+ * then health — and a summary whose every figure is checked against what the store and the stream
+ * must produce.
+ */
+export async function runLocalStack(options: LocalStackOptions): Promise<LocalStackResult> {
+  const started = performance.now();
+  const say = (line: string) => options.progress.write(`${line}\n`);
+  const quiet = new Logger({ serviceName: SERVICE_NAME, logLevel: 'ERROR' });
+  let embedded: EmbeddedPostgres | undefined;
+  let db: Database | undefined;
+  try {
+    let database: string;
+    if (options.databaseUrl) {
+      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy });
+      database = options.databaseUrl.startsWith('sqlite:') ? `SQLite ${options.databaseUrl.slice(7)}` : `PostgreSQL ${redact(options.databaseUrl)} (Neon driver)`;
+    } else {
+      say('starting embedded PostgreSQL (PGlite) behind the Neon driver…');
+      embedded = await startEmbeddedPostgres();
+      db = openDatabase(embedded.url, { wsProxy: embedded.wsProxy });
+      database = 'embedded PostgreSQL (PGlite) via the Neon serverless driver and the local WebSocket proxy';
+    }
+    await createHostSchema(db);
+    await requireEmpty(db);
+
+    const messages = options.messages ?? 4000;
+    say(`generating a host store of ${messages} messages…`);
+    const store = await generateHostStore(db, { messages, seed: options.seed ?? 1 });
+    say(`  ${store.sessions} sessions, ${store.turns} turns, ${store.subagentMessages} subagent messages (${store.qualifyingKeys} qualifying keys, ${store.identityless} without identity, ${store.malformedTotal} malformed)`);
+
+    say('migrate: schema + backfill…');
+    const migration = await runMigration(db);
+    say(`  backfill ${migration.backfill}: ${migration.inserted} rows from ${migration.matched} messages in ${migration.durationMs} ms`);
+
+    const plan = planLiveStream({ turns: await liveTurns(db), backfilled: await backfilledRows(db), invocations: options.live ?? 120, startAt: nowMicros() + 1000n });
+    const { producer, pipeline } = await streamLive(db, plan, quiet, say);
+
+    say('health check…');
+    const health = await runHealthCheck(db, { graceSeconds: 0 });
+    const deadLetters = await pipeline.deadLetters();
+    await pipeline.stop();
+    const rows = await rowsBySourceAndStatus(db);
+    const checks = buildChecks({ store, migration, plan, totals: pipeline.totals, deadLetters, health, rows, asyncWithMetrics: await asyncLaunchedWithMetrics(db) });
+    return {
+      database,
+      store,
+      migration,
+      plan: { hostMessages: plan.hostMessages.length, framesRecorded: plan.frames.length, invalidBodies: plan.invalidBodies.length, expected: plan.expected },
+      producer,
+      totals: pipeline.totals,
+      deadLetters,
+      health,
+      rows,
+      checks,
+      ok: checks.every((c) => c.ok),
+      durationMs: Math.round(performance.now() - started),
+    };
+  } finally {
+    await db?.close();
+    await embedded?.stop();
+  }
+}
+
+async function streamLive(db: Database, plan: LivePlan, logger: Logger, say: (line: string) => void) {
+  say('starting the SQS emulator (FIFO queue + DLQ) and the event-source poller…');
+  const pipeline = await startLocalPipeline({ db, logger });
+  const producer = createFrameProducer({ queueUrl: pipeline.queues.queueUrl, sqs: pipeline.sqs, flushIntervalMs: 20, logger });
+  pipeline.poller.start();
+  say(`live stream: ${plan.hostMessages.length} new invocations, ${plan.frames.length} frames (+${plan.invalidBodies.length} invalid bodies)…`);
+  await insertHostMessages(db, plan.hostMessages);
+  const show = () => {
+    const c = pipeline.totals.counts;
+    say(`  sent ${producer.stats.sent}/${plan.frames.length}  ingested ${c.persisted} persisted, ${c.skipped_no_identity} skipped, ${c.invalid} invalid`);
+  };
+  for (let i = 0; i < plan.frames.length; i += STREAM_CHUNK) {
+    for (const frame of plan.frames.slice(i, i + STREAM_CHUNK)) producer.record(frame);
+    // A producer that does not follow the contract, midway through the stream.
+    if (i === STREAM_CHUNK) await pipeline.send(plan.invalidBodies);
+    await producer.flush();
+    show();
+  }
+  await producer.close();
+  await pipeline.poller.stop();
+  await pipeline.poller.drain({ timeoutMs: 120_000 });
+  show();
+  return { producer: producer.stats, pipeline };
+}
+
+async function requireEmpty(db: Database): Promise<void> {
+  const [messages] = await db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_messages');
+  const [keys] = await db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM kandev_meta WHERE key = $1', [CAPTURE_SINCE_KEY]);
+  if (Number(messages?.n) > 0 || Number(keys?.n) > 0) {
+    throw new Error(
+      'the local stack generates its own host store and needs an empty database; this one already holds host messages or an activation key. ' +
+        'Point --database-url at an empty database, or run `subagent-context migrate` / `health` against an existing store instead.',
+    );
+  }
+}
+
+async function liveTurns(db: Database): Promise<HostTurn[]> {
+  const turns = await db.query<HostTurn>(
+    `SELECT t.task_session_id, s.task_id, t.id AS turn_id FROM task_session_turns t JOIN task_sessions s ON s.id = t.task_session_id ORDER BY t.id`,
+  );
+  const step = Math.max(1, Math.floor(turns.length / LIVE_TURNS));
+  return turns.filter((_, i) => i % step === 0).slice(0, LIVE_TURNS);
+}
+
+async function backfilledRows(db: Database): Promise<BackfilledRow[]> {
+  return db.query<BackfilledRow>(`SELECT task_session_id, task_id, tool_call_id, agent_status FROM ${TABLE} WHERE source = 'backfill' ORDER BY task_session_id, tool_call_id`);
+}
+
+async function rowsBySourceAndStatus(db: Database): Promise<RowsBy[]> {
+  const rows = await db.query<{ source: string; agent_status: string | null; rows: number | string }>(
+    `SELECT source, agent_status, COUNT(*) AS rows FROM ${TABLE} GROUP BY source, agent_status`,
+  );
+  return rows
+    .map((r) => ({ source: r.source, agent_status: r.agent_status ?? '(absent)', rows: Number(r.rows) }))
+    .sort((a, b) => a.source.localeCompare(b.source) || b.rows - a.rows || a.agent_status.localeCompare(b.agent_status));
+}
+
+/** SPEC §5: the one shape that must never go wrong — an async launch stores NULL, not 0. */
+async function asyncLaunchedWithMetrics(db: Database): Promise<number> {
+  const [row] = await db.query<{ n: number | string }>(
+    `SELECT COUNT(*) AS n FROM ${TABLE} WHERE agent_status = 'async_launched' AND (total_tokens IS NOT NULL OR duration_ms IS NOT NULL OR tool_use_count IS NOT NULL)`,
+  );
+  return Number(row?.n ?? 0);
+}
+
+export interface CheckInputs {
+  store: HostStoreSummary;
+  migration: MigrationReport;
+  plan: { expected: LiveExpectation };
+  totals: IngestTotals;
+  deadLetters: DeadLetter[];
+  health: HealthReport;
+  rows: RowsBy[];
+  asyncWithMetrics: number;
+}
+
+/** Every figure the summary shows, against what the generated store and the planned stream must give. */
+export function buildChecks(input: CheckInputs): Check[] {
+  const { store, migration, plan, totals, deadLetters, health, rows } = input;
+  const want = plan.expected;
+  const checks: Check[] = [];
+  const check = (name: string, expected: string | number, got: string | number) => checks.push({ name, expected, got, ok: expected === got });
+
+  check('backfill', 'completed', migration.backfill);
+  check('backfill rows inserted = qualifying keys', store.qualifyingKeys, migration.inserted);
+  check('backfill messages matched', store.qualifyingMessages, migration.matched);
+  check('backfill_through = newest qualifying message', store.newestQualifyingCreatedAt === null ? '' : formatKey(store.newestQualifyingCreatedAt), migration.backfillThrough ?? '(absent)');
+
+  const expectedRows = new Map<string, number>();
+  const add = (source: string, status: string, n: number) => expectedRows.set(`${source}\u0000${status}`, (expectedRows.get(`${source}\u0000${status}`) ?? 0) + n);
+  for (const [status, n] of Object.entries(store.byStatus)) add('backfill', status, n);
+  for (const { from, to } of want.backfillStatusChanges) {
+    add('backfill', from, -1);
+    add('backfill', to, 1);
+  }
+  for (const [status, n] of Object.entries(want.newRowsByStatus)) add('live', status, n);
+  const gotRows = new Map(rows.map((r) => [`${r.source}\u0000${r.agent_status}`, r.rows]));
+  for (const key of new Set([...expectedRows.keys(), ...gotRows.keys()])) {
+    const [source, status] = key.split('\u0000');
+    const expected = expectedRows.get(key) ?? 0;
+    const got = gotRows.get(key) ?? 0;
+    if (expected !== 0 || got !== 0) check(`rows ${source} ${status}`, expected, got);
+  }
+  check('rows total', store.qualifyingKeys + want.newRows, rows.reduce((sum, r) => sum + r.rows, 0));
+  check('async_launched rows with a metric (must be NULL)', 0, input.asyncWithMetrics);
+
+  const c = totals.counts;
+  check('attempted', want.attempted, c.attempted);
+  check('persisted', want.persisted, c.persisted);
+  check('skipped_no_identity', want.skipped_no_identity, c.skipped_no_identity);
+  check('failed', 0, c.failed);
+  check('attempted = skipped_no_identity + persisted + failed', c.attempted, c.skipped_no_identity + c.persisted + c.failed);
+  check('anomalous_value', want.anomalous_value, c.anomalous_value);
+  check('unknown_execution', want.unknown_execution, c.unknown_execution);
+  check('invalid', want.invalid, c.invalid);
+  check('orphaned', 0, c.orphaned);
+
+  const parked = groupDeadLetters(deadLetters);
+  check('dead-letter queue: invalid frames', want.invalid, parked.filter((g) => g.failure === 'invalid_frame').reduce((s, g) => s + g.count, 0));
+  check('dead-letter queue: anything else', 0, parked.filter((g) => g.failure !== 'invalid_frame').reduce((s, g) => s + g.count, 0));
+
+  check('health status', 'healthy', health.status);
+  check('health shortfall', 0, health.shortfall ?? -1);
+  check('health excess', 0, health.excess ?? -1);
+  check('health collisions', want.collisions, health.collisions ?? -1);
+  return checks;
+}
+
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}

@@ -1,0 +1,54 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { startLocalPipeline } from '../../../infra/local/pipeline.js';
+import type { Database } from '../../db/database.js';
+import { TABLE } from '../../columns.js';
+import { EXIT } from '../exit-codes.js';
+import type { CliIo, CommandResult } from '../io.js';
+import { createProgress } from '../progress.js';
+import { ingestSummary, renderCounters, renderDeadLetters, type IngestSummary } from '../render-ingest.js';
+
+export interface IngestOptions {
+  file: string;
+  /** write what ended on the dead-letter queue here, one JSON object per line */
+  rejectedFile?: string;
+}
+
+/**
+ * `subagent-context ingest <frames.jsonl>`: every non-blank line is one SQS message body. They go
+ * through the same path as in AWS — a FIFO queue (embedded emulator), the event-source poller and
+ * the ingest handler, with its dead-letter queue — so ordering, retries and parking behave the
+ * same. Exit 0 when every frame was stored or skipped, 3 when some ended on the dead-letter queue.
+ */
+export async function ingestCommand(db: Database, options: IngestOptions, io: CliIo): Promise<CommandResult<IngestSummary>> {
+  await requireTable(db);
+  const bodies = (await readFile(options.file, 'utf8')).split('\n').filter((line) => line.trim() !== '');
+  const progress = createProgress('ingest', bodies.length, io.stderr);
+  let delivered = 0;
+  const pipeline = await startLocalPipeline({
+    db,
+    onReport(report) {
+      delivered = Math.min(bodies.length, delivered + report.counts.attempted + report.counts.invalid);
+      progress.update(delivered);
+    },
+  });
+  try {
+    await pipeline.send(bodies);
+    await pipeline.poller.drain({ timeoutMs: 30 * 60_000 });
+    progress.done();
+    const letters = await pipeline.deadLetters();
+    if (options.rejectedFile) await writeFile(options.rejectedFile, letters.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    const summary = ingestSummary(bodies.length, pipeline.totals, letters);
+    const text = [`frames read: ${bodies.length}`, renderCounters(pipeline.totals), renderDeadLetters(letters)].join('\n\n');
+    return { exitCode: letters.length > 0 ? EXIT.attention : EXIT.ok, result: summary, text };
+  } finally {
+    await pipeline.stop();
+  }
+}
+
+async function requireTable(db: Database): Promise<void> {
+  try {
+    await db.query(`SELECT 1 FROM ${TABLE} WHERE 1 = 0`);
+  } catch (err) {
+    throw new Error(`${TABLE} is not readable (${(err as Error).message}): run \`subagent-context migrate\` on this database first`, { cause: err });
+  }
+}

@@ -1,0 +1,22 @@
+import type { Database } from '../../db/database.js';
+import { runMigration, type MigrationReport } from '../../migrate/run-migration.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandResult } from '../io.js';
+import { renderFacts } from '../table.js';
+
+export function renderMigration(report: MigrationReport): string {
+  return renderFacts([
+    ['backfill', report.backfill],
+    ['rows inserted', report.inserted],
+    ['messages matched', report.matched],
+    ['capture_since', report.captureSince],
+    ['backfill_through', report.backfillThrough === '' ? "'' (no qualifying message)" : report.backfillThrough],
+    ['duration', `${report.durationMs} ms`],
+  ]);
+}
+
+/** `subagent-context migrate`: schema + the one backfill (SPEC §8); a failure throws (exit 1). */
+export async function migrateCommand(db: Database): Promise<CommandResult<MigrationReport>> {
+  const report = await runMigration(db);
+  return { exitCode: EXIT.ok, result: report, text: renderMigration(report) };
+}

@@ -1,0 +1,50 @@
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+
+/** One message taken off the dead-letter queue, with why it is there. */
+export interface DeadLetter {
+  /** `invalid_frame`, `permanent_write_error` (parked by ingest) or `retries_exhausted` (moved by SQS redrive) */
+  failure: string;
+  reason: string;
+  messageGroupId: string | undefined;
+  body: string;
+}
+
+/**
+ * Receives and deletes everything on a dead-letter queue. Deleting is what lets a FIFO queue hand
+ * out the next message of a group; callers keep what they took (print it, write it to a file).
+ * Only for local queues: a production DLQ is inspected and redriven, never drained like this.
+ */
+export async function drainDeadLetters(sqs: SQSClient, dlqUrl: string): Promise<DeadLetter[]> {
+  const letters: DeadLetter[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+    );
+    if (Messages.length === 0) return letters;
+    for (const message of Messages) {
+      const attributes = message.MessageAttributes ?? {};
+      const parked = attributes.failure?.StringValue;
+      letters.push({
+        failure: parked ?? 'retries_exhausted',
+        reason: attributes.reason?.StringValue ?? `redelivered ${message.Attributes?.ApproximateReceiveCount ?? 'maxReceiveCount'} times without success (transient write failures)`,
+        messageGroupId: message.Attributes?.MessageGroupId,
+        body: message.Body ?? '',
+      });
+    }
+    await sqs.send(
+      new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })) }),
+    );
+  }
+}
+
+/** Dead letters grouped by (failure, reason), most frequent first. */
+export function groupDeadLetters(letters: readonly DeadLetter[]): Array<{ failure: string; reason: string; count: number }> {
+  const groups = new Map<string, { failure: string; reason: string; count: number }>();
+  for (const { failure, reason } of letters) {
+    const key = `${failure}\u0000${reason}`;
+    const group = groups.get(key) ?? { failure, reason, count: 0 };
+    group.count += 1;
+    groups.set(key, group);
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+}

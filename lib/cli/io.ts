@@ -1,0 +1,16 @@
+import type { ProgressStream } from './progress.js';
+
+/** Where a command writes: results to stdout (tables or --json), progress and errors to stderr. */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: ProgressStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A command's outcome: its exit code and the machine-readable result --json prints. */
+export interface CommandResult<T> {
+  exitCode: number;
+  result: T;
+  /** the human rendering (tables) */
+  text: string;
+}

@@ -1,0 +1,114 @@
+import { parseArgs } from 'node:util';
+import { loadDatabaseUrl } from '../config/database-url.js';
+import type { Database } from '../db/database.js';
+import { openDatabase } from '../db/open.js';
+import { graceSecondsFromEnv } from '../health/config.js';
+import { logger } from '../observability.js';
+import { healthCommand } from './commands/health.js';
+import { ingestCommand } from './commands/ingest.js';
+import { migrateCommand } from './commands/migrate.js';
+import { EXIT } from './exit-codes.js';
+import type { CliIo, CommandResult } from './io.js';
+
+export const USAGE = `Usage: subagent-context <command> [options]
+
+Commands:
+  migrate                 create the table and run the one-time backfill (safe to repeat)
+  health                  compare host subagent messages with rows since activation
+  ingest <frames.jsonl>   feed frames (one SQS message body per line) through the ingest handler
+
+Options:
+  --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
+                          parameter named by DATABASE_URL_SSM_PARAMETER)
+  --json                  machine-readable output on stdout
+  --grace-seconds <n>     health: messages newer than this are not yet expected (default
+                          HEALTH_GRACE_SECONDS or 900)
+  --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
+  --verbose               structured logs (WARN and above) on stderr
+  -h, --help              this text
+
+Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
+frames on the dead-letter queue).`;
+
+class UsageError extends Error {}
+
+/** The CLI without the process: parses argv, runs one command, returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        'database-url': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        'grace-seconds': { type: 'string' },
+        rejected: { type: 'string' },
+        verbose: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  // INFO lines go to stdout, which belongs to the result here; WARN and ERROR go to stderr.
+  logger.setLogLevel(values.verbose ? 'WARN' : 'ERROR');
+
+  let db: Database | undefined;
+  try {
+    const [command, ...rest] = positionals;
+    const run = async (): Promise<CommandResult<unknown>> => {
+      switch (command) {
+        case 'migrate':
+          expectArguments(rest, 0, command);
+          return migrateCommand((db = await open(values['database-url'], io.env)));
+        case 'health': {
+          expectArguments(rest, 0, command);
+          const graceSeconds = values['grace-seconds'] === undefined ? graceSecondsFromEnv(io.env) : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+          return healthCommand((db = await open(values['database-url'], io.env)), { graceSeconds });
+        }
+        case 'ingest':
+          expectArguments(rest, 1, command);
+          return ingestCommand((db = await open(values['database-url'], io.env)), { file: rest[0]!, rejectedFile: values.rejected }, io);
+        case undefined:
+          throw new UsageError('no command given');
+        default:
+          throw new UsageError(`unknown command "${command}"`);
+      }
+    };
+    const outcome = await run();
+    io.stdout.write(values.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : `${outcome.text}\n`);
+    return outcome.exitCode;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`${err.message}\n\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name: (err as Error)?.name }, null, 2)}\n`);
+    io.stderr.write(`subagent-context: ${message}\n`);
+    return EXIT.failure;
+  } finally {
+    await db?.close();
+  }
+}
+
+function expectArguments(rest: readonly string[], count: number, command: string): void {
+  if (rest.length !== count) {
+    throw new UsageError(count === 0 ? `${command} takes no arguments (got ${rest.join(' ')})` : `${command} needs exactly ${count} argument(s)`);
+  }
+}
+
+async function open(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<Database> {
+  if (flag) return openDatabase(flag);
+  await loadDatabaseUrl({ env });
+  const url = env.DATABASE_URL;
+  if (!url) throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
+  return openDatabase(url);
+}

@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { EXIT } from '../../lib/cli/exit-codes.js';
+import { runCli } from '../../lib/cli/main.js';
+import { nowMicros, formatRfc3339 } from '../../lib/time.js';
+import { frame, seedSession } from '../support/frames.js';
+import { TARGETS, useTestDatabase } from '../support/targets.js';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const dir = mkdtempSync(join(tmpdir(), 'subagent-context-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the CLI in-process and captures what it writes. */
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text), isTTY: false },
+    env: {},
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr, json };
+}
+
+function framesFile(name: string, lines: readonly string[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
+
+describe.each(TARGETS)('subagent-context on %s', (name) => {
+  const t = useTestDatabase(name, { subagentTable: false });
+  beforeEach(() => {
+    if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
+    else delete process.env.DATABASE_WS_PROXY;
+  });
+  const now = () => formatRfc3339(nowMicros());
+
+  it('migrate creates the table, backfills, and reports it as JSON (AC-17, AC-22)', async () => {
+    const run = await cli('migrate', '--database-url', t.url, '--json');
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.json).toMatchObject({ backfill: 'completed', inserted: 0, matched: 0, backfillThrough: '' });
+    expect((await cli('migrate', '--database-url', t.url, '--json')).json).toMatchObject({ backfill: 'skipped' });
+  });
+
+  it('migrate prints a human table by default', async () => {
+    const run = await cli('migrate', '--database-url', t.url);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.stdout).toMatch(/^backfill\s+completed$/m);
+  });
+
+  it('health exits 3 when capture is not activated (AC-28a)', async () => {
+    const run = await cli('health', '--database-url', t.url, '--json');
+    expect(run.code).toBe(EXIT.attention);
+    expect(run.json).toMatchObject({ status: 'not_activated' });
+  });
+
+  it('health exits 3 while nothing was observed since activation, 0 once rows arrive', async () => {
+    await cli('migrate', '--database-url', t.url);
+    expect((await cli('health', '--database-url', t.url, '--json')).json).toMatchObject({ status: 'silent' });
+    await seedSession(t.db, 's1', 't1');
+    const file = framesFile(`ok-${name}.jsonl`, [JSON.stringify(frame({ observed_at: now() }))]);
+    expect((await cli('ingest', file, '--database-url', t.url)).code).toBe(EXIT.ok);
+    const healthy = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--json');
+    expect(healthy.json).toMatchObject({ status: 'healthy', shortfall: 0 });
+    expect(healthy.code).toBe(EXIT.ok);
+  });
+
+  it('ingest feeds a file through the handler, drops exact duplicates, parks invalid lines and exits 3 (AC-2)', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedSession(t.db, 's1', 't1');
+    await seedSession(t.db, 's2', 't2');
+    const first = JSON.stringify(frame({ tool_call_id: 'c1', observed_at: now() }));
+    const file = framesFile(`mixed-${name}.jsonl`, [
+      first,
+      JSON.stringify(frame({ task_session_id: 's2', task_id: 't2', tool_call_id: 'c2', observed_at: now() })),
+      first,
+      JSON.stringify(frame({ tool_call_id: '', observed_at: now() })),
+      'not a frame',
+    ]);
+    const rejected = join(dir, `rejected-${name}.jsonl`);
+    const run = await cli('ingest', file, '--database-url', t.url, '--rejected', rejected, '--json');
+    expect(run.code).toBe(EXIT.attention);
+    expect(run.json.frames).toBe(5);
+    expect(run.json.counts).toMatchObject({ attempted: 3, persisted: 2, skipped_no_identity: 1, invalid: 1, failed: 0 });
+    expect(run.json.deadLetters).toEqual([{ failure: 'invalid_frame', reason: expect.stringMatching(/not JSON/), count: 1 }]);
+    const parked = readFileSync(rejected, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(parked).toMatchObject([{ failure: 'invalid_frame', body: 'not a frame' }]);
+    const [rows] = await t.db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_subagents');
+    expect(Number(rows!.n)).toBe(2);
+  });
+
+  it('ingest refuses to run before migrate, exit 1 with what to do', async () => {
+    const file = framesFile(`early-${name}.jsonl`, [JSON.stringify(frame())]);
+    const run = await cli('ingest', file, '--database-url', t.url);
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).toMatch(/run `subagent-context migrate`/);
+  });
+});
+
+describe('subagent-context usage', () => {
+  it.each([
+    [['bogus'], /unknown command "bogus"/],
+    [[], /no command given/],
+    [['ingest'], /ingest needs exactly 1 argument/],
+    [['health', '--nope'], /Unknown option '--nope'/],
+  ])('exits 2 for %j', async (argv, message) => {
+    const run = await cli(...argv);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(message);
+  });
+
+  it('exits 2 when no database is configured', async () => {
+    const run = await cli('health');
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(/--database-url/);
+  });
+
+  it('exits 1 and says why when migrate fails (no host tables)', async () => {
+    const run = await cli('migrate', '--database-url', `sqlite:${join(dir, 'empty.db')}`, '--json');
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.json.error).toMatch(/failed at step .*invoke migrate again/);
+  });
+
+  it('the installed bin runs the TypeScript CLI', async () => {
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, ['bin/subagent-context.mjs', '--help']);
+    expect(stdout).toMatch(/^Usage: subagent-context <command>/);
+    const failed = await run(process.execPath, ['bin/subagent-context.mjs', 'bogus']).catch((err: { code: number }) => err);
+    expect(failed).toMatchObject({ code: EXIT.usage });
+  }, 60_000);
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { renderStackSummary } from '../../infra/local/stack-summary.js';
+import { buildChecks, runLocalStack, type LocalStackResult } from '../../infra/local/stack.js';
+import { TARGETS, useTestDatabase, type TargetName } from '../support/targets.js';
+
+// `npm start` in-process on a small store, so it cannot rot: every figure of its summary must
+// match what the generated store and the planned stream produce, on every database target.
+// pglite runs the stack's own default (embedded PGlite); the others get an empty test database.
+// EMF documents are for CloudWatch; the stack's ingest handler would print one per batch.
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const SMALL = { messages: 600, live: 40, seed: 7 };
+const progress = { write: () => true };
+
+function useStackDatabase(name: TargetName): () => { databaseUrl?: string; wsProxy?: string } {
+  if (name === 'pglite') return () => ({});
+  const t = useTestDatabase(name, { subagentTable: false });
+  return () => ({ databaseUrl: t.url, wsProxy: t.proxy?.address });
+}
+
+describe.each(TARGETS)('the local stack on %s', (name) => {
+  const target = useStackDatabase(name);
+  let result: LocalStackResult;
+
+  it('produces exactly what the generated store and the live stream must (AC-2, AC-9, AC-21b, AC-28, AC-31)', async () => {
+    result = await runLocalStack({ ...SMALL, ...target(), progress });
+    const mismatches = result.checks.filter((c) => !c.ok);
+    expect(mismatches).toEqual([]);
+    expect(result.ok).toBe(true);
+    expect(result.checks.length).toBeGreaterThan(20);
+    expect(result.health.status).toBe('healthy');
+    expect(result.deadLetters.map((l) => l.failure)).toEqual(Array(result.plan.expected.invalid).fill('invalid_frame'));
+  }, 180_000);
+
+  it('flags a figure that differs from the expectation as a mismatch', () => {
+    const expected = { ...result.plan.expected, attempted: result.plan.expected.attempted + 1 };
+    const checks = buildChecks({ ...result, plan: { expected }, asyncWithMetrics: 0 });
+    expect(checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['attempted']);
+    expect(renderStackSummary({ ...result, checks, ok: false })).toMatch(/1 MISMATCH\(ES\) of \d+ checks: attempted/);
+  });
+
+  it('refuses a database that already holds a host store', async () => {
+    if (name === 'pglite') return; // the embedded database is always fresh
+    await expect(runLocalStack({ ...SMALL, ...target(), progress }).then(() => runLocalStack({ ...SMALL, ...target(), progress }))).rejects.toThrow(/needs an empty database/);
+  }, 180_000);
+});
