@@ -1,19 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { readSession } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
+import { parseRfc3339 } from '../../../lib/time.js';
 import { seedSession, write } from '../../support/frames.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 describe.each(TARGETS)('batch write on %s', (name) => {
   const t = useTestDatabase(name);
 
-  it('writes a whole batch in one round trip', async () => {
+  it.each([1, 50, 2000])('writes a batch of %i frames in one round trip', async (size) => {
     await seedSession(t.db);
-    const writes = Array.from({ length: 50 }, (_, i) => write({ tool_call_id: `c${i % 20}`, subagent_task: { total_tokens: i + 1 } }));
+    const writes = Array.from({ length: size }, (_, i) => write({ tool_call_id: `c${i % 997}`, subagent_task: { total_tokens: i + 1 } }));
     const before = t.db.stats.roundTrips;
     await writeBatch(t.db, writes);
     expect(t.db.stats.roundTrips - before).toBe(1);
-    expect(await readSession(t.db, 's1')).toHaveLength(20);
+    expect(await readSession(t.db, 's1')).toHaveLength(Math.min(size, 997));
+  });
+
+  it('sends nothing for an empty batch', async () => {
+    const before = t.db.stats.roundTrips;
+    await writeBatch(t.db, []);
+    expect(t.db.stats.roundTrips - before).toBe(0);
   });
 
   it('AC-7: stores an async_launched frame with NULL, never 0, in all three metrics', async () => {
@@ -21,5 +28,34 @@ describe.each(TARGETS)('batch write on %s', (name) => {
     await writeBatch(t.db, [write({ subagent_task: { status: 'async_launched', is_async: true, total_tokens: 0, duration_ms: 0 } })]);
     const [row] = await readSession(t.db, 's1');
     expect(row).toMatchObject({ total_tokens: null, duration_ms: null, tool_use_count: null, is_async: 1, settled_at: null });
+  });
+
+  it('stamps updated_at with the writer\'s clock and observed_at with the frame\'s', async () => {
+    await seedSession(t.db);
+    await writeBatch(t.db, [write({ observed_at: '2026-08-12T13:24:58.000001Z' })], parseRfc3339('2026-08-12T13:25:03.25Z')!);
+    const [row] = await readSession(t.db, 's1');
+    expect(row).toMatchObject({ observed_at: '2026-08-12T13:24:58.000001Z', updated_at: '2026-08-12T13:25:03.250000Z' });
+  });
+
+  it('moves updated_at to the latest write\'s clock', async () => {
+    await seedSession(t.db);
+    await writeBatch(t.db, [write({})], parseRfc3339('2026-08-12T13:25:03Z')!);
+    await writeBatch(t.db, [write({})], parseRfc3339('2026-08-12T13:26:00.000001Z')!);
+    const [row] = await readSession(t.db, 's1');
+    expect(row!.updated_at).toBe('2026-08-12T13:26:00.000001Z');
+  });
+
+  it('keeps text with quotes, backslashes, JSON and non-ASCII intact', async () => {
+    await seedSession(t.db);
+    const description = `it's "quoted" \\ {"a":[1]} ✓ 日本語 \u0000end`.replace('\u0000', '');
+    await writeBatch(t.db, [write({ subagent_task: { description, model: '123' } })]);
+    const [row] = await readSession(t.db, 's1');
+    expect(row).toMatchObject({ description, model: '123' });
+  });
+
+  it('writes nothing when one row of the batch is rejected (the statement is atomic)', async () => {
+    await seedSession(t.db);
+    await expect(writeBatch(t.db, [write({ tool_call_id: 'ok' }), write({ task_session_id: 'missing' })])).rejects.toMatchObject({ kind: 'foreign_key' });
+    expect(await readSession(t.db, 's1')).toEqual([]);
   });
 });

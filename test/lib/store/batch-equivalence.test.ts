@@ -1,0 +1,57 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Database } from '../../../lib/db/database.js';
+import { foldByKey } from '../../../lib/merge.js';
+import { rowKey, type SubagentWrite } from '../../../lib/row.js';
+import { readSession } from '../../../lib/store/read.js';
+import { writeBatch } from '../../../lib/store/write.js';
+import { writes as writeSequences } from '../../support/arbitraries.js';
+import { seedSession } from '../../support/frames.js';
+import { viewOfRow, viewOfWrite, type RowView } from '../../support/row-view.js';
+import { TARGETS, useTestDatabase } from '../../support/targets.js';
+
+const LOGICAL_SESSIONS = ['A', 'B'] as const;
+const NUM_RUNS = 30;
+
+/** The rows a set of sessions holds, keyed by conflict key, with the logical session name back. */
+async function rowsOf(db: Database, sessions: Record<string, string>): Promise<RowView[]> {
+  const views: RowView[] = [];
+  for (const [logical, real] of Object.entries(sessions)) {
+    for (const row of await readSession(db, real)) views.push({ ...viewOfRow(row), task_session_id: logical });
+  }
+  return views.sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
+}
+
+const expectedRows = (writes: readonly SubagentWrite[]): RowView[] =>
+  foldByKey(writes, rowKey)
+    .map(viewOfWrite)
+    .sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
+
+describe.each(TARGETS)('batched ingest equals one-at-a-time ingest on %s (SPEC §7, §11)', (name) => {
+  const t = useTestDatabase(name);
+
+  it(`gives identical rows whether a frame sequence is written as one batch, in chunks or one write at a time (${NUM_RUNS} random runs)`, async () => {
+    let run = 0;
+    const property = fc.asyncProperty(writeSequences(LOGICAL_SESSIONS, 16), fc.integer({ min: 1, max: 5 }), async (writes, chunkSize) => {
+      run += 1;
+      // Fresh real sessions per run and per way of writing, so runs never see each other's rows.
+      const ways = ['batch', 'chunks', 'single'] as const;
+      const sessions = Object.fromEntries(
+        ways.map((way) => [way, Object.fromEntries(LOGICAL_SESSIONS.map((s) => [s, `${way}-${run}-${s}`]))]),
+      ) as Record<(typeof ways)[number], Record<string, string>>;
+      for (const way of ways) for (const real of Object.values(sessions[way])) await seedSession(t.db, real, 't1');
+      const as = (way: (typeof ways)[number]) => writes.map((w) => ({ ...w, task_session_id: sessions[way][w.task_session_id]! }));
+
+      await writeBatch(t.db, as('batch'));
+      const chunked = as('chunks');
+      for (let i = 0; i < chunked.length; i += chunkSize) await writeBatch(t.db, chunked.slice(i, i + chunkSize));
+      for (const w of as('single')) await writeBatch(t.db, [w]);
+
+      const single = await rowsOf(t.db, sessions.single);
+      expect(single).toEqual(expectedRows(writes));
+      expect(await rowsOf(t.db, sessions.batch)).toEqual(single);
+      expect(await rowsOf(t.db, sessions.chunks)).toEqual(single);
+    });
+    await fc.assert(property, { numRuns: NUM_RUNS });
+  }, 120_000);
+});
