@@ -167,7 +167,7 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
       } catch (err) {
         return drop('unserializable', 1, { error: (err as Error).message });
       }
-      const session = (frame as { task_session_id?: unknown }).task_session_id;
+      const session = frame !== null && typeof frame === 'object' ? (frame as { task_session_id?: unknown }).task_session_id : undefined;
       const group = typeof session === 'string' && session !== '' ? session : NO_SESSION_GROUP;
       const size = messageSize(body);
       if (size > SQS_MAX_BATCH_BYTES) return drop('too_large', 1, { bytes: size, message_group_id: group });
