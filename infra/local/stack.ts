@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { TABLE } from '../../lib/columns.js';
 import { groupDeadLetters, type DeadLetter } from '../../lib/cli/dead-letters.js';
+import { proxyFor, type ProxyChoice } from '../../lib/cli/local-proxy.js';
 import type { ProgressStream } from '../../lib/cli/progress.js';
 import type { Database } from '../../lib/db/database.js';
 import { openDatabase } from '../../lib/db/open.js';
@@ -78,10 +79,12 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
   const quiet = new Logger({ serviceName: SERVICE_NAME, logLevel: 'ERROR' });
   let embedded: EmbeddedPostgres | undefined;
   let db: Database | undefined;
+  let proxy: ProxyChoice | undefined;
   try {
     let database: string;
     if (options.databaseUrl) {
-      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy });
+      proxy = options.wsProxy ? undefined : await proxyFor(options.databaseUrl, process.env);
+      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy });
       database = options.databaseUrl.startsWith('sqlite:') ? `SQLite ${options.databaseUrl.slice(7)}` : `PostgreSQL ${redact(options.databaseUrl)} (Neon driver)`;
     } else {
       say('starting embedded PostgreSQL (PGlite) behind the Neon driver…');
@@ -126,6 +129,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     };
   } finally {
     await db?.close();
+    await proxy?.close();
     await embedded?.stop();
   }
 }

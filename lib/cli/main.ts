@@ -2,12 +2,13 @@ import { parseArgs } from 'node:util';
 import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
-import { graceSecondsFromEnv } from '../health/config.js';
+import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { EXIT } from './exit-codes.js';
+import { proxyFor, type ProxyChoice } from './local-proxy.js';
 import type { CliIo, CommandResult } from './io.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
@@ -22,7 +23,8 @@ Options:
                           parameter named by DATABASE_URL_SSM_PARAMETER)
   --json                  machine-readable output on stdout
   --grace-seconds <n>     health: messages newer than this are not yet expected (default
-                          HEALTH_GRACE_SECONDS or 900)
+                          HEALTH_GRACE_SECONDS or 900; a shortfall is confirmed after
+                          HEALTH_CONFIRM_DELAY_SECONDS, default 5)
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --verbose               structured logs (WARN and above) on stderr
   -h, --help              this text
@@ -61,21 +63,27 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   logger.setLogLevel(values.verbose ? 'WARN' : 'ERROR');
 
   let db: Database | undefined;
+  let proxy: ProxyChoice | undefined;
+  const open = async (): Promise<Database> => {
+    const url = await databaseUrl(values['database-url'], io.env);
+    proxy = await proxyFor(url, io.env);
+    return openDatabase(url, { wsProxy: proxy.wsProxy });
+  };
   try {
     const [command, ...rest] = positionals;
     const run = async (): Promise<CommandResult<unknown>> => {
       switch (command) {
         case 'migrate':
           expectArguments(rest, 0, command);
-          return migrateCommand((db = await open(values['database-url'], io.env)));
+          return migrateCommand((db = await open()));
         case 'health': {
           expectArguments(rest, 0, command);
           const graceSeconds = values['grace-seconds'] === undefined ? graceSecondsFromEnv(io.env) : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
-          return healthCommand((db = await open(values['database-url'], io.env)), { graceSeconds });
+          return healthCommand((db = await open()), { graceSeconds, confirmDelayMs: confirmDelaySecondsFromEnv(io.env) * 1000 });
         }
         case 'ingest':
           expectArguments(rest, 1, command);
-          return ingestCommand((db = await open(values['database-url'], io.env)), { file: rest[0]!, rejectedFile: values.rejected }, io);
+          return ingestCommand((db = await open()), { file: rest[0]!, rejectedFile: values.rejected }, io);
         case undefined:
           throw new UsageError('no command given');
         default:
@@ -96,6 +104,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.failure;
   } finally {
     await db?.close();
+    await proxy?.close();
   }
 }
 
@@ -105,10 +114,9 @@ function expectArguments(rest: readonly string[], count: number, command: string
   }
 }
 
-async function open(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<Database> {
-  if (flag) return openDatabase(flag);
+async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
+  if (flag) return flag;
   await loadDatabaseUrl({ env });
-  const url = env.DATABASE_URL;
-  if (!url) throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
-  return openDatabase(url);
+  if (!env.DATABASE_URL) throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
+  return env.DATABASE_URL;
 }

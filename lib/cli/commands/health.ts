@@ -23,7 +23,7 @@ export function renderHealth(report: HealthReport): string {
 /** `subagent-context health`: exit 0 only when healthy; not_activated, silent and shortfall exit 3. */
 export async function healthCommand(
   db: Queryable,
-  options: { graceSeconds: number; beforeConfirm?: () => Promise<void> },
+  options: { graceSeconds: number; confirmDelayMs?: number },
 ): Promise<CommandResult<HealthReport>> {
   const report = await runHealthCheck(db, options);
   return { exitCode: report.status === 'healthy' ? EXIT.ok : EXIT.attention, result: report, text: renderHealth(report) };
