@@ -1,13 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { COLUMNS } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
+import type { Dialect } from '../lib/db/dialect/dialect.js';
 import { parseFrame } from '../lib/frame/parse.js';
 import { normalizeFrame } from '../lib/normalize.js';
-import { writeBatch } from '../lib/store/write.js';
+import type { SubagentWrite } from '../lib/row.js';
+import { upsertSql } from '../lib/store/upsert.js';
+import { nowMicros } from '../lib/time.js';
 
 /**
- * The obvious design the ingest is compared with: the original in-process writer's shape, one
- * upsert statement per frame, in arrival order. It shares the parser, the normalization and the
- * upsert (same merge rules) with the real handler, so the comparison isolates the batching.
+ * The obvious design the ingest is compared with, the original in-process writer's: for each
+ * frame in arrival order, one `INSERT … VALUES (one row) ON CONFLICT … DO UPDATE` with the same
+ * merge rules (the conflict clause of lib/store/upsert.ts). It shares the parser and the
+ * normalization with the real handler, so the comparison isolates batching and folding.
  */
 export function createBaselineWriter(db: () => Database): (event: SQSEvent) => Promise<SQSBatchResponse> {
   return async (event) => {
@@ -21,11 +27,35 @@ export function createBaselineWriter(db: () => Database): (event: SQSEvent) => P
       const normalized = normalizeFrame(parsed.frame);
       if (normalized.kind !== 'write') continue;
       try {
-        await writeBatch(db(), [normalized.row]);
+        const database = db();
+        await database.query(singleRowUpsert(database.dialect), bindRow(database.dialect, normalized.row));
       } catch {
         failures.push({ itemIdentifier: record.messageId });
       }
     }
     return { batchItemFailures: failures };
   };
+}
+
+const sqlByDialect = new Map<string, string>();
+
+/** The shared upsert with its multi-row source replaced by one VALUES row (`$1…$n`, column order). */
+function singleRowUpsert(dialect: Dialect): string {
+  let sql = sqlByDialect.get(dialect.name);
+  if (!sql) {
+    const batched = upsertSql(dialect);
+    const source = dialect.selectRows(COLUMNS);
+    if (!batched.includes(source)) throw new Error('lib/store/upsert.ts no longer selects from dialect.selectRows; update the baseline');
+    sql = batched.replace(source, `VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`);
+    sqlByDialect.set(dialect.name, sql);
+  }
+  return sql;
+}
+
+function bindRow(dialect: Dialect, write: SubagentWrite): unknown[] {
+  const special: Record<string, unknown> = { id: randomUUID(), updated_at: dialect.encodeTimestamp(nowMicros()) };
+  return COLUMNS.map(({ name }) => {
+    const value = name in special ? special[name] : write[name as keyof SubagentWrite];
+    return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;
+  });
 }
