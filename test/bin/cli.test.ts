@@ -22,7 +22,8 @@ async function cli(...argv: string[]): Promise<{ code: number; stdout: string; s
   const code = await runCli(argv, {
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text), isTTY: false },
-    env: {},
+    // the test database's own proxy, so tests can cut the connection
+    env: process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {},
   });
   let json: unknown;
   try {
@@ -99,6 +100,15 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
     expect(parked).toMatchObject([{ failure: 'invalid_frame', body: 'not a frame' }]);
     const [rows] = await t.db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_subagents');
     expect(Number(rows!.n)).toBe(2);
+  });
+
+  it.skipIf(name === 'sqlite')('ingest exits 1 and names the connection problem when the database is unreachable', async () => {
+    const file = framesFile(`down-${name}.jsonl`, [JSON.stringify(frame())]);
+    t.proxy!.setAvailable(false);
+    const run = await cli('ingest', file, '--database-url', t.url);
+    t.proxy!.setAvailable(true);
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).not.toMatch(/migrate/);
   });
 
   it('ingest refuses to run before migrate, exit 1 with what to do', async () => {

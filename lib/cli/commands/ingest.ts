@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { startLocalPipeline } from '../../../infra/local/pipeline.js';
 import type { Database } from '../../db/database.js';
 import { TABLE } from '../../columns.js';
+import { DatabaseError } from '../../db/errors.js';
 import { EXIT } from '../exit-codes.js';
 import type { CliIo, CommandResult } from '../io.js';
 import { createProgress } from '../progress.js';
@@ -49,6 +50,7 @@ async function requireTable(db: Database): Promise<void> {
   try {
     await db.query(`SELECT 1 FROM ${TABLE} WHERE 1 = 0`);
   } catch (err) {
+    if (err instanceof DatabaseError && err.kind === 'transient') throw err; // unreachable, not unmigrated
     throw new Error(`${TABLE} is not readable (${(err as Error).message}): run \`subagent-context migrate\` on this database first`, { cause: err });
   }
 }

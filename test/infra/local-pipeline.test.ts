@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { startLocalPipeline } from '../../infra/local/pipeline.js';
+import { frame, seedSession } from '../support/frames.js';
+import { TARGETS, useTestDatabase } from '../support/targets.js';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+// The local stand-in for the deployed queue pair: what the CLI and `npm start` report as "on the
+// dead-letter queue, and why" must hold for every way a frame gets there.
+describe.each(TARGETS)('the local pipeline on %s', (name) => {
+  const t = useTestDatabase(name);
+
+  it('parks an invalid frame with its reason and stores the valid one', async () => {
+    await seedSession(t.db);
+    const pipeline = await startLocalPipeline({ db: t.db });
+    try {
+      await pipeline.send([JSON.stringify(frame()), '{"version":1}']);
+      await pipeline.poller.drain();
+      expect(pipeline.totals.counts).toMatchObject({ persisted: 1, invalid: 1 });
+      expect(await pipeline.deadLetters()).toMatchObject([{ failure: 'invalid_frame', body: '{"version":1}' }]);
+      expect(await pipeline.deadLetters()).toEqual([]);
+    } finally {
+      await pipeline.stop();
+    }
+  });
+
+  // SQLite is a file in this process: there is no connection to cut.
+  it.skipIf(name === 'sqlite')('moves a frame that keeps failing transiently to the dead-letter queue after maxReceiveCount (AC-27)', async () => {
+    await seedSession(t.db);
+    const pipeline = await startLocalPipeline({ db: t.connect(), maxReceiveCount: 2 });
+    try {
+      await pipeline.send([JSON.stringify(frame())]);
+      t.proxy!.setAvailable(false);
+      await pipeline.poller.drain({ timeoutMs: 60_000 });
+      t.proxy!.setAvailable(true);
+      expect(pipeline.totals.counts.persisted).toBe(0);
+      expect(pipeline.totals.counts.failed).toBeGreaterThanOrEqual(2);
+      const letters = await pipeline.deadLetters();
+      expect(letters).toEqual([
+        { failure: 'retries_exhausted', reason: expect.stringMatching(/transient/), messageGroupId: 's1', body: JSON.stringify(frame()) },
+      ]);
+    } finally {
+      await pipeline.stop();
+    }
+  }, 90_000);
+});
