@@ -11,19 +11,30 @@ const ARRAY_TYPE: Record<ColumnType, string> = {
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  // PostgreSQL 15 has no pg_input_is_valid/IS JSON, and a failed ::jsonb cast aborts the whole
-  // statement; this guard turns a malformed metadata document into NULL instead (SPEC §8.5).
-  // PARALLEL UNSAFE: its EXCEPTION block is a subtransaction, which PostgreSQL refuses inside a
-  // parallel plan (SQLSTATE 25000); on a large store the planner goes parallel otherwise.
+  // A failed ::jsonb cast aborts the whole statement; this guard turns a malformed metadata
+  // document into NULL instead (SPEC §8.5). PostgreSQL 16+ (Neon) validates with
+  // pg_input_is_valid in an inlinable SQL function. PostgreSQL 15 has no such test, so there it is
+  // an EXCEPTION block — a subtransaction per call, several times slower, and PARALLEL UNSAFE
+  // because PostgreSQL refuses subtransactions inside a parallel plan (SQLSTATE 25000).
   extraDdl: [
-    `CREATE OR REPLACE FUNCTION subagent_context_json(doc text) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE AS $fn$
+    `DO $do$
+BEGIN
+  IF current_setting('server_version_num')::int >= 160000 THEN
+    EXECUTE $f$CREATE OR REPLACE FUNCTION subagent_context_json(doc text) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $b$ SELECT CASE WHEN pg_input_is_valid(doc, 'jsonb') THEN doc::jsonb END $b$$f$;
+  ELSE
+    EXECUTE $f$CREATE OR REPLACE FUNCTION subagent_context_json(doc text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE AS $b$
 BEGIN
   IF doc IS NULL OR doc = '' THEN RETURN NULL; END IF;
   RETURN doc::jsonb;
 EXCEPTION WHEN others THEN RETURN NULL;
 END
-$fn$`,
+$b$$f$;
+  END IF;
+END
+$do$`,
   ],
   // UTC wall time without a zone: a suffix cast to `timestamp` would be silently dropped (SPEC §10).
   encodeTimestamp: formatCanonical,
