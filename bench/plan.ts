@@ -27,10 +27,10 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): BenchPlan {
     scale,
     ingest: [
       // batch 10 = the FIFO event source's maximum; the baseline pays ten round trips per call
-      { batchSize: 10, handlerFrames: sized(3_000), baselineFrames: sized(3_000), runs },
+      { batchSize: 10, handlerFrames: sized(3_000), baselineFrames: sized(2_000), runs },
       // batch 1,000 = a large burst in one call; the baseline takes ~1,000× the round trips, so it
       // runs on fewer frames (frames/s is a rate, comparable across lengths)
-      { batchSize: 1_000, handlerFrames: sized(20_000), baselineFrames: sized(3_000), runs },
+      { batchSize: 1_000, handlerFrames: sized(20_000), baselineFrames: sized(2_000), runs },
     ],
     messages: {
       postgres: messages ?? sized(1_000_000),
@@ -39,7 +39,7 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): BenchPlan {
       sqlite: messages ?? sized(1_000_000),
     },
     hostStoreRuns: Math.round(positive(env.BENCH_STORE_RUNS, 3)),
-    coldStartRuns: Math.round(positive(env.BENCH_COLD_RUNS, 7)),
+    coldStartRuns: Math.round(positive(env.BENCH_COLD_RUNS, 5)),
     only,
     out: env.BENCH_OUT || 'BENCHMARKS.md',
   };
