@@ -141,7 +141,7 @@ describe('metrics (AC-7, AC-7a, AC-8, AC-9)', () => {
     expect(row(task({ tool_use_count: 0 })).tool_use_count).toBe(0);
   });
 
-  it('AC-8: total_tokens and duration_ms reported as 0 are NULL', () => {
+  it('AC-7: total_tokens and duration_ms reported as 0 are NULL', () => {
     const r = row(task({ total_tokens: 0, duration_ms: 0 }));
     expect([r.total_tokens, r.duration_ms]).toEqual([null, null]);
   });
@@ -151,13 +151,13 @@ describe('metrics (AC-7, AC-7a, AC-8, AC-9)', () => {
     expect([r.total_tokens, r.duration_ms, r.tool_use_count]).toEqual([91_234, 48_211, 7]);
   });
 
-  it('AC-9: a malformed metric is NULL, flags the frame once, and leaves the other fields alone', () => {
+  it('AC-8, AC-9: a negative or malformed metric is NULL, flags the frame once, and leaves the other fields alone', () => {
     const result = written(task({ total_tokens: -1, duration_ms: 'soon', tool_use_count: 3, model: 'm' }));
     expect(result.anomalous).toBe(true);
     expect(result.row).toMatchObject({ total_tokens: null, duration_ms: null, tool_use_count: 3, model: 'm' });
   });
 
-  it('AC-9: a frame with well-formed metrics is not anomalous', () => {
+  it('AC-8, AC-9: a frame with well-formed metrics is not anomalous', () => {
     expect(written(task({ total_tokens: 1, duration_ms: 0, tool_use_count: 0 })).anomalous).toBe(false);
   });
 });
