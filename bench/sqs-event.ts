@@ -5,15 +5,11 @@ import type { QueuedFrame } from './frames.js';
 const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:subagent-context-frames.fifo';
 
 /**
- * Splits a frame stream into the events Lambda's SQS event source would deliver: FIFO records
- * with their group id, deduplication id from the content and receive attributes.
+ * One delivery as Lambda's SQS event source would hand it over: FIFO records with their group id,
+ * a deduplication id from the content and receive attributes. `sequence` numbers the first record.
  */
-export function toSqsEvents(frames: readonly QueuedFrame[], batchSize: number): SQSEvent[] {
-  const events: SQSEvent[] = [];
-  for (let start = 0; start < frames.length; start += batchSize) {
-    events.push({ Records: frames.slice(start, start + batchSize).map((frame, i) => record(frame, start + i)) });
-  }
-  return events;
+export function toSqsEvent(frames: readonly QueuedFrame[], sequence: number): SQSEvent {
+  return { Records: frames.map((frame, i) => record(frame, sequence + i)) };
 }
 
 function record(frame: QueuedFrame, sequence: number): SQSRecord {
