@@ -8,11 +8,6 @@ import { upsertSql } from './upsert.js';
 
 const sqlByDialect = new Map<string, string>();
 
-const byKey = (a: SubagentWrite, b: SubagentWrite): number => {
-  const [x, y] = [rowKey(a), rowKey(b)];
-  return x < y ? -1 : x > y ? 1 : 0;
-};
-
 /**
  * Persists writes given in arrival order so the table ends exactly as one upsert per write, in
  * order, would leave it — in one statement (one round trip) whatever the batch size.
@@ -23,8 +18,10 @@ export async function writeBatch(db: Queryable, writes: readonly SubagentWrite[]
   const updatedAt = dialect.encodeTimestamp(now);
   // Rows in conflict-key order: concurrent batches sharing keys then lock them in one order and
   // cannot deadlock (40P01) against each other on PostgreSQL.
-  const folded = foldByKey(writes, rowKey).sort(byKey);
-  const rows = folded.map((write) =>
+  const folded = foldByKey(writes, rowKey)
+    .map((write) => ({ key: rowKey(write), write }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const rows = folded.map(({ write }) =>
     COLUMNS.map(({ name }) => {
       if (name === 'id') return randomUUID();
       if (name === 'updated_at') return updatedAt;
