@@ -23,15 +23,19 @@ export interface IngestQueues {
  */
 export async function createIngestQueues(sqs: SQSClient, options: IngestQueuesOptions = {}): Promise<IngestQueues> {
   const name = options.name ?? 'subagent-context-frames';
-  const dlqUrl = await createQueue(sqs, `${name}-dlq.fifo`, { FifoQueue: 'true' });
+  // 256 KiB for body + attributes, as infra/queues.yml declares: parking must fit it (R2-3).
+  const dlqUrl = await createQueue(sqs, `${name}-dlq.fifo`, { FifoQueue: 'true', MaximumMessageSize: MAX_MESSAGE_BYTES });
   const dlqArn = await arnOf(sqs, dlqUrl);
   const queueUrl = await createQueue(sqs, `${name}.fifo`, {
     FifoQueue: 'true',
+    MaximumMessageSize: MAX_MESSAGE_BYTES,
     VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? 5 }),
   });
   return { queueUrl, queueArn: await arnOf(sqs, queueUrl), dlqUrl, dlqArn };
 }
+
+const MAX_MESSAGE_BYTES = String(256 * 1024);
 
 async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string>): Promise<string> {
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));

@@ -1,32 +1,72 @@
 import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { messageSize, packBatches } from '../queue/pack.js';
+import { messageSize, packBatches, SQS_MAX_BATCH_BYTES } from '../queue/pack.js';
 
 /** Why a record was parked: the `failure` message attribute, for filtering the DLQ. */
 export type ParkKind = 'invalid_frame' | 'permanent_write_error';
 
 export interface Parcel {
   record: SQSRecord;
+  /** fifo.ts `groupOf(record)`: the DLQ message keeps the record's group */
+  group: string;
   kind: ParkKind;
   /** what a person must fix; the `reason` message attribute */
   reason: string;
 }
 
-/** SQS allows 256 KiB per attribute value, but a reason longer than this helps nobody. */
-const MAX_REASON_CHARS = 4096;
+/**
+ * SQS counts body + attribute names, types and values against one limit; the queues are created
+ * with 256 KiB (infra/queues.yml), so that is what a parked message must fit (R2-3).
+ */
+export const SQS_MAX_MESSAGE_BYTES = 256 * 1024;
 
-function attributesFor(parcel: Parcel): Record<string, MessageAttributeValue> {
-  return {
-    reason: { DataType: 'String', StringValue: parcel.reason.slice(0, MAX_REASON_CHARS) || 'unknown' },
-    failure: { DataType: 'String', StringValue: parcel.kind },
-    source_message_id: { DataType: 'String', StringValue: parcel.record.messageId },
+/** A reason longer than this helps nobody, whatever room is left. */
+const MAX_REASON_CHARS = 4096;
+const ELLIPSIS = '…';
+
+/**
+ * The DLQ message attributes, in order of importance, within what the body leaves of the message
+ * limit (R2-3: parking always fits; the reason is shortened, the body never changed). A frame that
+ * arrived on the queue left room for its own attributes, which the DLQ's replace; when even the
+ * kind does not fit, the body is parked alone and the reason is still logged.
+ */
+export function attributesFor(parcel: Parcel, maxBytes = SQS_MAX_MESSAGE_BYTES): Record<string, MessageAttributeValue> {
+  let room = maxBytes - messageSize(parcel.record.body);
+  const attributes: Record<string, MessageAttributeValue> = {};
+  const add = (name: string, value: string): boolean => {
+    const cost = messageSize('', { [name]: { DataType: 'String', StringValue: value } });
+    if (value === '' || cost > room) return false;
+    attributes[name] = { DataType: 'String', StringValue: value };
+    room -= cost;
+    return true;
   };
+  if (!add('failure', parcel.kind)) return attributes;
+  add('source_message_id', parcel.record.messageId);
+  const overhead = messageSize('', { reason: { DataType: 'String', StringValue: '' } });
+  add('reason', fitUtf8(parcel.reason.slice(0, MAX_REASON_CHARS) || 'unknown', room - overhead));
+  return attributes;
+}
+
+/** `text` cut (on a code point boundary, marked with …) to at most `maxBytes` of UTF-8. */
+export function fitUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  const budget = maxBytes - Buffer.byteLength(ELLIPSIS, 'utf8');
+  if (budget <= 0) return '';
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    const size = Buffer.byteLength(char, 'utf8');
+    if (bytes + size > budget) break;
+    bytes += size;
+    end += char.length;
+  }
+  return end === 0 ? '' : text.slice(0, end) + ELLIPSIS;
 }
 
 /**
- * Sends records to the FIFO dead-letter queue: the original body unchanged, the same
- * MessageGroupId, the reason as a message attribute. The deduplication id is the source message id,
- * so parking a redelivered record again within SQS's 5-minute window does not duplicate it.
+ * Sends records to the FIFO dead-letter queue: the original body unchanged, the same message
+ * group, the reason as a message attribute. The deduplication id is the source message id, so
+ * parking a redelivered record again within SQS's 5-minute window does not duplicate it.
  * Returns the message ids that could NOT be parked, with why: the caller must not acknowledge those.
  */
 export async function parkOnDeadLetter(sqs: SQSClient, dlqUrl: string, parcels: readonly Parcel[]): Promise<Map<string, string>> {
@@ -35,13 +75,16 @@ export async function parkOnDeadLetter(sqs: SQSClient, dlqUrl: string, parcels: 
   const entries = parcels.map((parcel, i) => ({
     Id: `p${i}`,
     MessageBody: parcel.record.body,
-    MessageGroupId: parcel.record.attributes.MessageGroupId ?? 'ungrouped',
+    MessageGroupId: parcel.group,
     MessageDeduplicationId: parcel.record.messageId,
     MessageAttributes: attributesFor(parcel),
   }));
   const idOf = new Map(entries.map((entry, i) => [entry.Id, parcels[i]!.record.messageId]));
-  const { batches, oversize } = packBatches(entries, (e) => messageSize(e.MessageBody, e.MessageAttributes));
-  for (const entry of oversize) notParked.set(idOf.get(entry.Id)!, 'larger than an SQS batch can carry');
+  const { batches, oversize } = packBatches(entries, (e) => messageSize(e.MessageBody, e.MessageAttributes), {
+    maxEntries: 10,
+    maxBytes: Math.min(SQS_MAX_BATCH_BYTES, SQS_MAX_MESSAGE_BYTES),
+  });
+  for (const entry of oversize) notParked.set(idOf.get(entry.Id)!, `the body alone is larger than the ${SQS_MAX_MESSAGE_BYTES}-byte SQS message limit`);
   await Promise.all(
     batches.map(async (batch) => {
       try {

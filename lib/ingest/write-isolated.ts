@@ -3,65 +3,72 @@ import { DatabaseError, type FailureKind } from '../db/errors.js';
 import type { SubagentWrite } from '../row.js';
 import { writeBatch } from '../store/write.js';
 import type { Micros } from '../time.js';
+import { byGroup, GroupGate } from './fifo.js';
 
 export interface GroupedWrite {
-  /** the SQS MessageGroupId the write arrived in */
+  /** the SQS message group the write arrived in (fifo.ts `groupOf`) */
   group: string;
   write: SubagentWrite;
 }
 
-export type WriteOutcome = { status: 'persisted' } | { status: FailureKind; error: DatabaseError };
+export type WriteResult = { status: 'persisted' } | { status: FailureKind; error: DatabaseError };
 
 /**
  * Writes a batch in one statement and, only if that statement fails, finds out which writes were
- * to blame so healthy message groups still commit:
+ * to blame so healthy message groups still commit (docs/ingest.md):
  * 1. the whole batch, one statement (the normal case: one round trip);
- * 2. on failure, each message group on its own (groups are independent sessions);
- * 3. a group that failed for a non-transient reason, one write at a time in arrival order, so a
- *    deleted session or a rejected row is pinned to its frame and the rest of the group lands.
- * A transient failure fails the write and every later write of its group (they must not overtake it).
- * Outcomes are returned in the input order.
+ * 2. on failure, each message group on its own (groups are independent sessions: a lock held on
+ *    one session must not hold back the others);
+ * 3. a group that failed for a row's reason, one write at a time in arrival order, so a deleted
+ *    session or a rejected row is pinned to its frame and the rest of the group lands. A write
+ *    that fails transiently there fails the rest of its group (the FIFO rule, fifo.ts).
+ * Returns each item's result, keyed by the item itself.
  */
-export async function writeIsolated(db: Queryable, items: readonly GroupedWrite[], now: Micros): Promise<WriteOutcome[]> {
-  if (items.length === 0) return [];
-  let error: DatabaseError;
-  try {
-    await writeBatch(db, items.map((i) => i.write), now);
-    return items.map(() => ({ status: 'persisted' }));
-  } catch (err) {
-    error = asDatabaseError(err);
-  }
-  const groups = new Map<string, number[]>();
-  items.forEach((item, index) => groups.set(item.group, [...(groups.get(item.group) ?? []), index]));
-  const outcomes: WriteOutcome[] = new Array(items.length);
+export async function writeIsolated<T extends GroupedWrite>(db: Queryable, items: readonly T[], now: Micros): Promise<Map<T, WriteResult>> {
+  const results = new Map<T, WriteResult>();
+  if (items.length === 0) return results;
+  const error = await tryWrite(db, items, now);
+  const groups = byGroup(items, (item) => item.group);
   await Promise.all(
-    [...groups.values()].map(async (indexes) => {
+    groups.map(async (members) => {
       // With a single group the batch statement already was the group statement.
-      const groupError = groups.size === 1 ? error : await tryWrite(db, indexes.map((i) => items[i]!.write), now);
-      const results = groupError ? await writeOneByOne(db, indexes.map((i) => items[i]!.write), now, groupError) : indexes.map(() => ({ status: 'persisted' as const }));
-      indexes.forEach((itemIndex, k) => (outcomes[itemIndex] = results[k]!));
+      const groupError = error && (groups.length === 1 ? error : await tryWrite(db, members, now));
+      if (!groupError) for (const item of members) results.set(item, { status: 'persisted' });
+      else await writeOneByOne(db, members, now, groupError, results);
     }),
   );
-  return outcomes;
+  return results;
 }
 
-async function writeOneByOne(db: Queryable, writes: readonly SubagentWrite[], now: Micros, groupError: DatabaseError): Promise<WriteOutcome[]> {
-  if (groupError.kind === 'transient' || writes.length === 1) return writes.map(() => ({ status: groupError.kind, error: groupError }));
-  const outcomes: WriteOutcome[] = [];
-  for (const [i, write] of writes.entries()) {
-    const error = await tryWrite(db, [write], now);
-    if (error?.kind === 'transient') {
-      for (let k = i; k < writes.length; k += 1) outcomes.push({ status: 'transient', error });
-      break;
-    }
-    outcomes.push(error ? { status: error.kind, error } : { status: 'persisted' });
+async function writeOneByOne<T extends GroupedWrite>(db: Queryable, members: readonly T[], now: Micros, groupError: DatabaseError, results: Map<T, WriteResult>): Promise<void> {
+  if (!isolatable(groupError) || members.length === 1) {
+    for (const item of members) results.set(item, { status: groupError.kind, error: groupError });
+    return;
   }
-  return outcomes;
+  const gate = new GroupGate();
+  let blocking = groupError;
+  for (const item of members) {
+    if (gate.blocks(item.group)) {
+      results.set(item, { status: blocking.kind, error: blocking });
+      continue;
+    }
+    const error = await tryWrite(db, [item], now);
+    results.set(item, error ? { status: error.kind, error } : { status: 'persisted' });
+    if (error && !isolatable(error)) {
+      gate.fail(item.group);
+      blocking = error;
+    }
+  }
 }
 
-async function tryWrite(db: Queryable, writes: readonly SubagentWrite[], now: Micros): Promise<DatabaseError | undefined> {
+/** A failure one row can cause (a rejected row, a deleted session): worth finding which row. */
+function isolatable(error: DatabaseError): boolean {
+  return error.kind === 'permanent' || error.kind === 'foreign_key';
+}
+
+async function tryWrite(db: Queryable, items: readonly GroupedWrite[], now: Micros): Promise<DatabaseError | undefined> {
   try {
-    await writeBatch(db, writes, now);
+    await writeBatch(db, items.map((i) => i.write), now);
     return undefined;
   } catch (err) {
     return asDatabaseError(err);

@@ -1,5 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { SQS_MAX_MESSAGE_BYTES } from '../../../lib/ingest/dead-letter.js';
 import { createIngestHandler } from '../../../lib/ingest/handler.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
 import { frame, seedSession } from '../../support/frames.js';
@@ -143,6 +145,53 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     expect(Number(emf.attempted)).toBe(Number(emf.skipped_no_identity) + Number(emf.persisted) + Number(emf.failed));
     expect(emf.lag).toEqual([1876.544, 1876.544]);
     expect(emf._aws.CloudWatchMetrics[0]!.Namespace).toBe(process.env.POWERTOOLS_METRICS_NAMESPACE || 'SubagentContext');
+  });
+
+  it('R2-3: an invalid frame at or near the 256 KiB message limit is parked at once, body unchanged', async () => {
+    const { handler } = await handlerFor();
+    const sized = (bytes: number) => {
+      const shape = (n: number) => JSON.stringify({ ...frame({ subagent_task: { prompt: 'p'.repeat(n) } }), version: 2 });
+      return shape(bytes - shape(0).length);
+    };
+    const near = sqsRecord(sized(SQS_MAX_MESSAGE_BYTES - 150), 's1');
+    const full = sqsRecord(sized(SQS_MAX_MESSAGE_BYTES), 's2');
+    const { result: response, lines } = await captureOutput(() => handler(sqsEvent([near, full])));
+    expect(response.batchItemFailures).toEqual([]);
+    const parked = await takeAll(q.sqs, q.dlqUrl);
+    expect(parked.map((m) => m.Body?.length)).toEqual([SQS_MAX_MESSAGE_BYTES - 150, SQS_MAX_MESSAGE_BYTES]);
+    expect(parked.map((m) => m.Body)).toEqual([near.body, full.body]);
+    expect(parked[0]?.MessageAttributes?.failure?.StringValue).toBe('invalid_frame');
+    expect(parked[0]?.MessageAttributes?.reason?.StringValue).toMatch(/version/);
+    expect(parked[1]?.MessageAttributes ?? {}).toEqual({}); // no room left: the reason is in the log line
+    expect(lines.filter((l) => l.level === 'WARN').map((l) => l.reason)).toEqual([expect.stringMatching(/version/), expect.stringMatching(/version/)]);
+  });
+
+  it('R2-3: a record without attributes or messageAttributes is handled on its own and never fails its batch', async () => {
+    for (const s of ['s1', 's2']) await seedSession(t.db, s);
+    const { handler } = await handlerFor();
+    const bare = (body: unknown, group: string) => {
+      const { attributes: _a, messageAttributes: _m, ...rest } = sqsRecord(body, group);
+      return rest as unknown as SQSRecord;
+    };
+    const lone = bare(frame({ tool_call_id: 'lone' }), 's1');
+    const loneInvalid = bare('not json', 's1');
+    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), loneInvalid, lone, sqsRecord(frame({ task_session_id: 's2', tool_call_id: 'b1' }), 's2')];
+    const response = await handler(sqsEvent(records));
+    expect(response.batchItemFailures).toEqual([]);
+    expect((await readAll(t.db)).map((r) => r.tool_call_id).sort()).toEqual(['b1', 'c1', 'lone']);
+    const parked = await takeAll(q.sqs, q.dlqUrl);
+    expect(parked.map((m) => [m.Body, m.Attributes?.MessageGroupId])).toEqual([['not json', `ungrouped:${loneInvalid.messageId}`]]);
+  });
+
+  it('R2-3: a record without attributes that cannot be parked fails alone; the rest of the batch is acknowledged', async () => {
+    await seedSession(t.db);
+    const { handler } = await handlerFor({ dlqUrl: q.missingQueueUrl });
+    const { attributes: _a, messageAttributes: _m, ...rest } = sqsRecord('not json', 's1');
+    const loneInvalid = rest as unknown as SQSRecord;
+    const records = [loneInvalid, sqsRecord(frame({ tool_call_id: 'c1' }), 's1')];
+    const response = await handler(sqsEvent(records));
+    expect(failedIds(response)).toEqual([loneInvalid.messageId]);
+    expect((await readAll(t.db)).map((r) => r.tool_call_id)).toEqual(['c1']);
   });
 
   it('AC-27: never logs prompt or result text, even for frames that fail', async () => {

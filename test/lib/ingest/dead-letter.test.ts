@@ -1,0 +1,55 @@
+import type { SQSRecord } from 'aws-lambda';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { attributesFor, fitUtf8, SQS_MAX_MESSAGE_BYTES, type Parcel } from '../../../lib/ingest/dead-letter.js';
+import { messageSize } from '../../../lib/queue/pack.js';
+
+// Pure unit tests of what a parked message carries; the SQS round trip is in process-batch.test.ts.
+const parcel = (body: string, reason: string): Parcel => ({
+  record: { messageId: '5f1c0c9e-0000-4000-8000-000000000001', body } as SQSRecord,
+  group: 's1',
+  kind: 'invalid_frame',
+  reason,
+});
+
+describe('dead-letter.ts: parking always fits (R2-3)', () => {
+  it('R2-3: a small frame keeps its whole reason', () => {
+    const attributes = attributesFor(parcel('{"version":2}', 'version must be 1'));
+    expect(attributes.reason?.StringValue).toBe('version must be 1');
+    expect(attributes.failure?.StringValue).toBe('invalid_frame');
+    expect(attributes.source_message_id?.StringValue).toBe('5f1c0c9e-0000-4000-8000-000000000001');
+  });
+
+  it('R2-3: a frame near the limit keeps its body; the reason is shortened to what is left', () => {
+    const body = 'x'.repeat(SQS_MAX_MESSAGE_BYTES - 200);
+    const attributes = attributesFor(parcel(body, 'r'.repeat(4000)));
+    expect(messageSize(body, attributes)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+    expect(attributes.reason?.StringValue).toMatch(/^r+…$/);
+  });
+
+  it('R2-3: a body that fills the limit is parked with no attributes rather than not at all', () => {
+    const body = 'x'.repeat(SQS_MAX_MESSAGE_BYTES);
+    expect(attributesFor(parcel(body, 'why'))).toEqual({});
+  });
+
+  it('R2-3: for any body that fits SQS and any reason, the parked message fits and the body is unchanged', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: SQS_MAX_MESSAGE_BYTES }), fc.string({ unit: 'grapheme', maxLength: 5000 }), (bodyBytes, reason) => {
+        const body = 'é'.repeat(Math.floor(bodyBytes / 2));
+        const p = parcel(body, reason);
+        const attributes = attributesFor(p);
+        expect(messageSize(p.record.body, attributes)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+        expect(p.record.body).toBe(body);
+        for (const value of Object.values(attributes)) expect(value.StringValue).not.toBe('');
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('fitUtf8 cuts on a code point boundary and marks the cut', () => {
+    expect(fitUtf8('😀😀😀', 9)).toBe('😀…'); // 4 bytes + 3 bytes of the ellipsis
+    expect(fitUtf8('abc', 3)).toBe('abc');
+    expect(fitUtf8('abcdef', 2)).toBe('');
+    for (let max = 0; max < 20; max += 1) expect(Buffer.byteLength(fitUtf8('a😀é漢字'.repeat(3), max))).toBeLessThanOrEqual(max);
+  });
+});
