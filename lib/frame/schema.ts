@@ -15,6 +15,11 @@ const metric = z
   .optional();
 const flag = z.unknown().meta({ type: 'boolean' }).optional();
 const text = z.unknown().meta({ type: 'string' }).optional();
+/** Read by nobody downstream: the description tells producers they may leave it out (docs/producers.md). */
+const neverStored = z
+  .unknown()
+  .meta({ type: 'string', description: 'Never stored: producers may omit it (lib/producer does), keeping the message small.' })
+  .optional();
 
 /** zod calls an error map with the offending input; `undefined` means the field is absent. */
 type Issue = { input?: unknown };
@@ -32,14 +37,14 @@ const optionalText = (field: string) =>
 export const subagentTaskSchema = z.object(
   {
     description: text,
-    prompt: text,
+    prompt: neverStored,
     subagent_type: text,
     status: text,
     agent_id: text,
     model: text,
     child_session_id: text,
-    result_text: text,
-    output_file: text,
+    result_text: neverStored,
+    output_file: neverStored,
     duration_ms: metric,
     total_tokens: metric,
     tool_use_count: metric,

@@ -1,13 +1,13 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { SendMessageBatchCommand, SQSClient, type BatchResultErrorEntry } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SQSClient, type BatchResultErrorEntry, type SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import { logger as defaultLogger } from '../observability.js';
-import { messageSize, packBatches, SQS_MAX_BATCH_BYTES, SQS_MAX_BATCH_ENTRIES } from '../queue/pack.js';
-import { deduplicationId } from './canonical.js';
+import { SQS_MAX_BATCH_BYTES, SQS_MAX_BATCH_ENTRIES } from '../queue/pack.js';
+import { createDropLog, DROP_REASONS, type DropReason } from './drop-log.js';
+import { watchExit } from './exit.js';
+import { toWireMessage, type WireMessage } from './wire.js';
 
-/** MessageGroupId for frames without a session: they are skipped by the consumer, but must still be sendable. */
-export const NO_SESSION_GROUP = 'no-session';
-
-export type DropReason = 'buffer_full' | 'too_large' | 'unserializable' | 'rejected' | 'send_failed' | 'closed';
+export { NO_SESSION_GROUP } from './wire.js';
+export type { DropReason } from './drop-log.js';
 
 export interface FrameProducerOptions {
   queueUrl: string;
@@ -15,12 +15,20 @@ export interface FrameProducerOptions {
   sqs?: SQSClient;
   /** frames held (buffered or being sent) before new ones are dropped; default 10 000 */
   maxBufferedFrames?: number;
+  /** bytes of message bodies held before new frames are dropped; default 8 MiB */
+  maxBufferedBytes?: number;
   /** a partial batch is sent after this long; default 200 ms */
   flushIntervalMs?: number;
-  /** attempts per batch for throttling / 5xx / network failures; default 5 */
+  /** sends per frame for throttling / 5xx / network failures / timeouts; default 5 */
   maxAttempts?: number;
   /** first backoff; doubles per attempt with full jitter, capped at 5 s; default 100 ms */
   backoffMs?: number;
+  /** each SendMessageBatch call is aborted after this long (and retried); default 3 s */
+  requestTimeoutMs?: number;
+  /** how long the flush on an emptied event loop (beforeExit) may take; default 5 s */
+  exitTimeoutMs?: number;
+  /** drops are WARNed once per reason per interval, with the count; default 60 s */
+  dropLogIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -35,110 +43,180 @@ export interface FrameProducer {
   record(frame: unknown): void;
   /** resolves once every frame recorded so far was sent or dropped; never rejects */
   flush(): Promise<void>;
-  /** flush, then refuse further frames (counted as dropped 'closed'); never rejects */
-  close(): Promise<void>;
+  /**
+   * Sends what is held, then refuses further frames (counted as dropped 'closed'). Always resolves
+   * within `timeoutMs` (default 5 s): what is still unsent then is counted as dropped 'timeout'.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
   readonly stats: ProducerStats;
 }
 
-interface Entry {
-  body: string;
-  group: string;
-  dedup: string;
-  size: number;
+interface Held extends WireMessage {
+  /** failed sends so far */
+  attempts: number;
+  /** not sent again before this time (backoff) */
+  notBefore: number;
+  /** sent or dropped: a late answer for it is ignored */
+  settled: boolean;
 }
 
 const THROTTLING = new Set(['ThrottlingException', 'RequestThrottled', 'RequestThrottledException', 'TooManyRequestsException', 'KmsThrottled']);
+const MAX_BACKOFF_MS = 5_000;
 
 /**
- * The host's side of the pipeline (SPEC §7, AC-27): frames are buffered and sent with
- * SendMessageBatch (≤ 10 entries, ≤ 256 KiB, never reordered), one batch in flight at a time so
- * a session's frames reach the FIFO queue in the order they were recorded. Telemetry must never
- * break the product path: nothing here throws or rejects; what cannot be sent is counted and WARNed.
+ * The host's side of the pipeline (docs/producers.md, AC-27). Frames are held per session
+ * (MessageGroupId) and sent with SendMessageBatch, one call in flight at a time, **at most one
+ * frame per session per call**: when SQS fails some entries of a batch (throttling, partial
+ * failure) or a call times out, nothing later of the same session has been sent yet, so a retried
+ * frame never overtakes a later one of its session and the FIFO queue sees each session in
+ * recorded order. Sessions share a call (up to 10 per call); a session whose next frame is
+ * backing off does not hold up the others.
+ *
+ * Bounded: frames and bytes held (`maxBufferedFrames`, `maxBufferedBytes`), time per call
+ * (`requestTimeoutMs`), close() time, WARN lines (one per drop reason per interval). Nothing here
+ * throws or rejects, and nothing is lost silently: every frame is sent or counted as dropped.
  */
 export function createFrameProducer(options: FrameProducerOptions): FrameProducer {
+  const requestTimeoutMs = options.requestTimeoutMs ?? 3_000;
   // As in functions/ingest.ts: the endpoint comes from the environment, not the queue URL host.
-  const sqs = options.sqs ?? new SQSClient({ useQueueUrlAsEndpoint: false });
-  const log = options.logger ?? defaultLogger;
-  const maxBuffered = options.maxBufferedFrames ?? 10_000;
+  // One attempt per SDK call: the producer retries itself, per frame, in session order.
+  const sqs =
+    options.sqs ??
+    new SQSClient({ useQueueUrlAsEndpoint: false, maxAttempts: 1, requestHandler: { connectionTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs } });
+  const maxFrames = options.maxBufferedFrames ?? 10_000;
+  const maxBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
   const flushIntervalMs = options.flushIntervalMs ?? 200;
   const maxAttempts = options.maxAttempts ?? 5;
   const backoffMs = options.backoffMs ?? 100;
+  const exitTimeoutMs = options.exitTimeoutMs ?? 5_000;
   const stats: ProducerStats = {
     recorded: 0,
     sent: 0,
-    dropped: { buffer_full: 0, too_large: 0, unserializable: 0, rejected: 0, send_failed: 0, closed: 0 },
+    dropped: Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>,
   };
-  const buffer: Entry[] = [];
-  let bufferedBytes = 0;
-  let inFlight = 0;
+  const drops = createDropLog({ logger: options.logger ?? defaultLogger, intervalMs: options.dropLogIntervalMs ?? 60_000, dropped: stats.dropped });
+
+  /** per session, in recorded order; Map order = whose turn it is (a served session moves to the end) */
+  const sessions = new Map<string, Held[]>();
+  let heldFrames = 0;
+  let heldBytes = 0;
   let pumping: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let closed = false;
+  let closing: Promise<void> | undefined;
+  let exitFlush: Promise<void> | undefined;
+  /** aborted when a deadline passes: the call in flight and any backoff wait stop at once */
+  let halt = new AbortController();
+  /** ends the pump's backoff wait early: a new session's frame need not wait for another's backoff */
+  let wake: (() => void) | undefined;
 
-  const drop = (reason: DropReason, count: number, context: Record<string, unknown> = {}) => {
-    stats.dropped[reason] += count;
-    try {
-      log.warn('subagent frames dropped by the producer', { reason, count, ...context });
-    } catch {
-      // a failing logger must not break the product path either
+  const settle = (entry: Held, outcome: 'sent' | DropReason, detail?: Record<string, unknown>) => {
+    if (entry.settled) return;
+    entry.settled = true;
+    heldFrames -= 1;
+    heldBytes -= entry.size;
+    const queue = sessions.get(entry.group);
+    if (queue) {
+      const at = queue.indexOf(entry); // the head, in practice: only heads are sent
+      if (at >= 0) queue.splice(at, 1);
+      if (queue.length === 0) sessions.delete(entry.group);
     }
+    if (outcome === 'sent') stats.sent += 1;
+    else drops.add(outcome, 1, detail);
   };
 
-  const sendBatch = async (batch: Entry[]): Promise<void> => {
-    let entries = batch;
-    for (let attempt = 1; ; attempt += 1) {
-      let retry: Entry[] = [];
-      let lastError: string | undefined;
-      try {
-        const result = await sqs.send(
-          new SendMessageBatchCommand({
-            QueueUrl: options.queueUrl,
-            Entries: entries.map((e, i) => ({ Id: `f${i}`, MessageBody: e.body, MessageGroupId: e.group, MessageDeduplicationId: e.dedup })),
-          }),
-        );
-        const failed = new Map((result.Failed ?? []).map((f) => [f.Id, f]));
-        stats.sent += entries.length - failed.size;
-        entries.forEach((entry, i) => {
-          const failure = failed.get(`f${i}`);
-          if (!failure) return;
-          if (isRetryableEntry(failure)) retry.push(entry);
-          else drop('rejected', 1, { code: failure.Code, error: failure.Message, message_group_id: entry.group });
-        });
-        lastError = [...failed.values()].map((f) => f.Code).join(', ');
-      } catch (err) {
-        if (!isRetryable(err)) {
-          drop('send_failed', entries.length, { error: (err as Error).message, name: (err as Error).name });
-          return;
-        }
-        retry = entries;
-        lastError = (err as Error).message;
-      }
-      if (retry.length === 0) return;
-      if (attempt >= maxAttempts) {
-        drop('send_failed', retry.length, { error: lastError, attempts: attempt });
-        return;
-      }
-      await sleep(Math.random() * Math.min(5000, backoffMs * 2 ** (attempt - 1)));
-      entries = retry;
+  const dropAllHeld = (reason: DropReason, detail?: Record<string, unknown>) => {
+    let count = 0;
+    for (const queue of sessions.values()) {
+      for (const entry of queue) entry.settled = true;
+      count += queue.length;
     }
+    sessions.clear();
+    heldFrames = 0;
+    heldBytes = 0;
+    drops.add(reason, count, detail);
+  };
+
+  const retryLater = (entry: Held, code: string | undefined) => {
+    entry.attempts += 1;
+    if (entry.attempts >= maxAttempts) return settle(entry, 'send_failed', { code, attempts: entry.attempts });
+    entry.notBefore = Date.now() + Math.random() * Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (entry.attempts - 1));
+  };
+
+  /** The next frame of each session that is due, up to 10 sessions and 256 KiB. */
+  const nextBatch = (now: number): { batch: Held[]; waitMs: number } => {
+    const batch: Held[] = [];
+    let bytes = 0;
+    let waitMs = Number.POSITIVE_INFINITY;
+    for (const queue of sessions.values()) {
+      const head = queue[0]!;
+      if (head.notBefore > now) {
+        waitMs = Math.min(waitMs, head.notBefore - now);
+        continue;
+      }
+      if (bytes + head.size > SQS_MAX_BATCH_BYTES) continue;
+      batch.push(head);
+      bytes += head.size;
+      if (batch.length === SQS_MAX_BATCH_ENTRIES) break;
+    }
+    for (const entry of batch) {
+      // fairness: a busy session does not keep quieter ones waiting
+      const queue = sessions.get(entry.group)!;
+      sessions.delete(entry.group);
+      sessions.set(entry.group, queue);
+    }
+    return { batch, waitMs };
+  };
+
+  const sendBatch = async (batch: Held[]): Promise<void> => {
+    const stop = halt.signal;
+    if (stop.aborted) return;
+    const request = new AbortController();
+    const onHalt = () => request.abort();
+    stop.addEventListener('abort', onHalt, { once: true });
+    const deadline = setTimeout(() => request.abort(), requestTimeoutMs);
+    deadline.unref();
+    let result: SendMessageBatchCommandOutput;
+    try {
+      result = await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: batch.map((e, i) => ({ Id: `f${i}`, MessageBody: e.body, MessageGroupId: e.group, MessageDeduplicationId: e.dedup })),
+        }),
+        { abortSignal: request.signal },
+      );
+    } catch (err) {
+      if (stop.aborted) return; // the deadline has counted these frames already
+      // A timed-out call may have reached SQS: sending it again is safe, the deduplication id is
+      // the same and later frames of these sessions have not been sent.
+      if (request.signal.aborted) for (const e of batch) retryLater(e, 'RequestTimeout');
+      else if (isRetryable(err)) for (const e of batch) retryLater(e, errorCode(err));
+      else for (const e of batch) settle(e, 'send_failed', { code: errorCode(err) });
+      return;
+    } finally {
+      clearTimeout(deadline);
+      stop.removeEventListener('abort', onHalt);
+    }
+    const failed = new Map((result.Failed ?? []).map((f) => [f.Id, f]));
+    batch.forEach((entry, i) => {
+      const failure = failed.get(`f${i}`);
+      if (!failure) settle(entry, 'sent');
+      else if (isRetryableEntry(failure)) retryLater(entry, failure.Code);
+      else settle(entry, 'rejected', { code: failure.Code });
+    });
   };
 
   const pump = (): Promise<void> => {
     pumping ??= (async () => {
       try {
-        while (buffer.length > 0) {
-          const batch = packBatches(buffer, (e) => e.size).batches[0]!;
-          buffer.splice(0, batch.length);
-          bufferedBytes -= batch.reduce((sum, e) => sum + e.size, 0);
-          inFlight = batch.length;
-          try {
-            await sendBatch(batch);
-          } catch (err) {
-            drop('send_failed', batch.length, { error: (err as Error).message });
-          } finally {
-            inFlight = 0;
-          }
+        while (heldFrames > 0) {
+          const { batch, waitMs } = nextBatch(Date.now());
+          if (batch.length > 0) await sendBatch(batch);
+          else await new Promise<void>((resolve) => (wake = sleep(waitMs, halt.signal, resolve)));
+          wake = undefined;
         }
+      } catch (err) {
+        // a bug here must not leave frames held forever (flush() would never resolve)
+        dropAllHeld('send_failed', { code: errorCode(err) });
       } finally {
         pumping = undefined;
       }
@@ -146,45 +224,83 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
     return pumping;
   };
 
-  const flush = async (): Promise<void> => {
+  const drain = async (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    // A pump already running also takes frames recorded while it runs; one more covers a race
-    // where it finished between our check and our await.
-    while (pumping || buffer.length > 0) await pump();
+    while (heldFrames > 0) await pump();
   };
+
+  /** Sends what is held until `timeoutMs` passes, then stops the call in flight and counts the rest. */
+  const drainWithin = async (timeoutMs: number): Promise<void> => {
+    let expire: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => {
+      // not unref()'d: on an emptied event loop this timer is what keeps the final flush running
+      expire = setTimeout(resolve, timeoutMs);
+    });
+    try {
+      await Promise.race([drain(), expired]);
+    } finally {
+      clearTimeout(expire);
+    }
+    if (heldFrames > 0) {
+      halt.abort();
+      halt = new AbortController();
+      dropAllHeld('timeout');
+    }
+  };
+
+  const unwatch = watchExit({
+    beforeExit() {
+      if (heldFrames > 0 && !closing && !exitFlush) {
+        exitFlush = drainWithin(exitTimeoutMs)
+          .catch(() => undefined)
+          .finally(() => {
+            exitFlush = undefined;
+            drops.report();
+          });
+      } else if (heldFrames === 0) drops.report();
+    },
+    exit() {
+      if (heldFrames > 0) dropAllHeld('exited');
+      drops.report();
+    },
+  });
 
   const record = (frame: unknown): void => {
     try {
       stats.recorded += 1;
-      if (closed) return drop('closed', 1);
-      let body: string;
-      let dedup: string;
+      if (closing) return drops.add('closed', 1);
+      let message: WireMessage;
       try {
-        body = JSON.stringify(frame);
-        dedup = deduplicationId(frame);
-        if (typeof body !== 'string') throw new Error('frame serialises to nothing');
+        message = toWireMessage(frame);
       } catch (err) {
-        return drop('unserializable', 1, { error: (err as Error).message });
+        return drops.add('unserializable', 1, { code: errorCode(err) });
       }
-      const session = frame !== null && typeof frame === 'object' ? (frame as { task_session_id?: unknown }).task_session_id : undefined;
-      const group = typeof session === 'string' && session !== '' ? session : NO_SESSION_GROUP;
-      const size = messageSize(body);
-      if (size > SQS_MAX_BATCH_BYTES) return drop('too_large', 1, { bytes: size, message_group_id: group });
-      if (buffer.length + inFlight >= maxBuffered) return drop('buffer_full', 1, { message_group_id: group, max_buffered_frames: maxBuffered });
-      buffer.push({ body, group, dedup, size });
-      bufferedBytes += size;
-      if (buffer.length >= SQS_MAX_BATCH_ENTRIES || bufferedBytes >= SQS_MAX_BATCH_BYTES) void pump();
-      else if (!timer && !pumping) {
+      if (message.size > SQS_MAX_BATCH_BYTES) return drops.add('too_large', 1, { bytes: message.size, message_group_id: message.group });
+      if (heldFrames >= maxFrames || heldBytes + message.size > maxBytes) {
+        return drops.add('buffer_full', 1, { max_buffered_frames: maxFrames, max_buffered_bytes: maxBytes });
+      }
+      const entry: Held = { ...message, attempts: 0, notBefore: 0, settled: false };
+      const queue = sessions.get(entry.group);
+      heldFrames += 1;
+      heldBytes += entry.size;
+      if (queue) queue.push(entry);
+      else {
+        sessions.set(entry.group, [entry]);
+        wake?.();
+      }
+      if (pumping) return; // the running pump takes it
+      if (heldFrames >= SQS_MAX_BATCH_ENTRIES || heldBytes >= SQS_MAX_BATCH_BYTES) void pump();
+      else if (!timer) {
         timer = setTimeout(() => {
           timer = undefined;
           void pump();
         }, flushIntervalMs);
-        timer.unref();
+        timer.unref(); // a host that ends without close() is flushed by the beforeExit hook
       }
     } catch (err) {
       try {
-        drop('unserializable', 1, { error: (err as Error).message });
+        drops.add('unserializable', 1, { code: errorCode(err) });
       } catch {
         // never throw into the host
       }
@@ -193,11 +309,20 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
 
   return {
     record,
-    flush: () => flush().catch(() => undefined),
-    async close() {
-      closed = true;
-      await flush().catch(() => undefined);
-      if (!options.sqs) sqs.destroy();
+    flush: () => drain().catch(() => undefined),
+    close({ timeoutMs = 5_000 } = {}) {
+      closing ??= (async () => {
+        try {
+          await drainWithin(timeoutMs);
+        } catch {
+          // never reject
+        } finally {
+          drops.report();
+          unwatch();
+          if (!options.sqs) sqs.destroy();
+        }
+      })();
+      return closing;
     },
     stats,
   };
@@ -216,4 +341,28 @@ function isRetryableEntry(failure: BatchResultErrorEntry): boolean {
   return failure.SenderFault === false || THROTTLING.has(failure.Code ?? '');
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** An error's code or name for a WARN: never its message, which may quote what was sent. */
+function errorCode(err: unknown): string {
+  const e = err as { code?: unknown; name?: unknown } | undefined;
+  return String(e?.code ?? e?.name ?? 'Error');
+}
+
+/**
+ * Calls `resolve` after `ms`, when `signal` aborts, or when the returned function is called,
+ * whichever comes first; never keeps the process alive on its own.
+ */
+function sleep(ms: number, signal: AbortSignal, resolve: () => void): () => void {
+  let done = false;
+  const wake = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(t);
+    signal.removeEventListener('abort', wake);
+    resolve();
+  };
+  const t = setTimeout(wake, Math.min(ms, MAX_BACKOFF_MS));
+  t.unref();
+  if (signal.aborted) wake();
+  else signal.addEventListener('abort', wake, { once: true });
+  return wake;
+}

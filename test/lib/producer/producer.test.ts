@@ -1,119 +1,214 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { ReceiveMessageCommand, SQSServiceException, type SQSClient } from '@aws-sdk/client-sqs';
-import { describe, expect, it } from 'vitest';
-import { deduplicationId } from '../../../lib/producer/canonical.js';
+import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sqsClientFor } from '../../../infra/local/fauxqs.js';
+import { storedPart, toWireMessage } from '../../../lib/producer/wire.js';
 import { createFrameProducer, NO_SESSION_GROUP } from '../../../lib/producer/producer.js';
 import { frame } from '../../support/frames.js';
+import { startSilentEndpoint, startSqsFaultProxy, type BatchCall, type Fault } from '../../support/sqs-fault-proxy.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
 import { captureOutput } from '../ingest/support.js';
 
-/** Makes the next `count` SendMessageBatch calls fail the way SQS does under load. */
-function failNextSends(sqs: SQSClient, count: number, error: () => Error): { calls: () => number } {
-  let calls = 0;
-  sqs.middlewareStack.add(
-    (next) => async (args) => {
-      calls += 1;
-      if (calls <= count) throw error();
-      return next(args);
-    },
-    { step: 'initialize', name: `failNextSends${Math.random()}` },
-  );
-  return { calls: () => calls };
+const quiet = new Logger({ logLevel: 'CRITICAL' });
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A client with no SDK retries (the producer retries itself), closed after the test. */
+function clientFor(endpoint: string): SQSClient {
+  const client = sqsClientFor(endpoint);
+  client.config.maxAttempts = async () => 1;
+  cleanups.push(() => client.destroy());
+  return client;
 }
 
-const throttled = () =>
-  new SQSServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Rate exceeded' });
-const serverError = () => new SQSServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'boom' });
-const accessDenied = () =>
-  new SQSServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'not allowed' });
+const REFUSED_ENDPOINT = 'http://127.0.0.1:9';
+const warnings = (lines: Record<string, unknown>[]) => lines.filter((l) => l.level === 'WARN');
 
 describe('frame producer', () => {
   const q = useSqs();
-  const quiet = new Logger({ logLevel: 'CRITICAL' });
 
-  it('§7: sends frames with MessageGroupId = task_session_id (a fixed group when empty) and the canonical-frame hash as deduplication id', async () => {
+  const proxied = async (plan: (call: BatchCall) => Fault) => {
+    const proxy = await startSqsFaultProxy(q.endpoint, plan);
+    cleanups.push(() => proxy.close());
+    return { proxy, sqs: clientFor(proxy.endpoint) };
+  };
+
+  it('§7: sends frames with MessageGroupId = task_session_id (a fixed group when empty) and the stored frame hash as deduplication id', async () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
     const frames = [frame({ task_session_id: 's1', tool_call_id: 'a' }), frame({ task_session_id: '', tool_call_id: 'b' })];
     for (const f of frames) producer.record(f);
     await producer.flush();
     const messages = await takeAll(q.sqs, q.queueUrl);
     expect(messages.map((m) => [m.Body, m.Attributes?.MessageGroupId, m.Attributes?.MessageDeduplicationId])).toEqual([
-      [JSON.stringify(frames[0]), 's1', deduplicationId(frames[0])],
-      [JSON.stringify(frames[1]), NO_SESSION_GROUP, deduplicationId(frames[1])],
+      [JSON.stringify(frames[0]), 's1', toWireMessage(frames[0]).dedup],
+      [JSON.stringify(frames[1]), NO_SESSION_GROUP, toWireMessage(frames[1]).dedup],
     ]);
   });
 
-  it('§7: the deduplication id ignores key order, so a re-recorded identical frame is delivered once', async () => {
+  it('§7: a re-recorded identical frame (any key order) is delivered once', async () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
     const f = frame();
-    const reordered = Object.fromEntries(Object.entries(f).reverse());
-    expect(deduplicationId(reordered)).toBe(deduplicationId(f));
     producer.record(f);
-    producer.record(reordered);
+    producer.record(Object.fromEntries(Object.entries(f).reverse()));
     await producer.flush();
     expect(await takeAll(q.sqs, q.queueUrl)).toHaveLength(1);
   });
 
-  it('§7: packs at most 10 entries and 256 KiB per SendMessageBatch and keeps the recorded order', async () => {
-    const sqs = q.newClient();
+  it('P1: a 300 KB result_text and U+FFFF/U+FFFE/unpaired surrogates reach the queue (SQS refused them before)', async () => {
+    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
+    const big = frame({ tool_call_id: 'big', subagent_task: { result_text: 'r'.repeat(300 * 1024), prompt: 'p'.repeat(100_000), total_tokens: 7 } });
+    const odd = frame({ tool_call_id: 'odd', subagent_task: { description: 'a\uFFFFb\uFFFEc\uD800d', result_text: '\uFFFF' } });
+    producer.record(big);
+    producer.record(odd);
+    await producer.close();
+    expect(producer.stats).toMatchObject({ sent: 2, dropped: { too_large: 0, rejected: 0 } });
+    const bodies = (await takeAll(q.sqs, q.queueUrl)).map((m) => JSON.parse(m.Body!) as unknown);
+    expect(bodies).toEqual([JSON.parse(JSON.stringify(storedPart(big))), JSON.parse(JSON.stringify(storedPart(odd)))]);
+    expect(bodies[1]).toMatchObject({ subagent_task: { description: 'a\uFFFFb\uFFFEc\uD800d' } });
+  });
+
+  it('§7: at most 10 entries and 256 KiB per SendMessageBatch, one frame per session per call, each session in recorded order', async () => {
+    const { proxy, sqs } = await proxied(() => ({}));
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, flushIntervalMs: 60_000 });
-    const batchSizes: number[] = [];
-    sqs.middlewareStack.add(
-      (next) => async (args) => {
-        const input = args.input as { Entries?: { MessageBody: string }[] };
-        if (input.Entries) {
-          batchSizes.push(input.Entries.length);
-          expect(input.Entries.reduce((sum, e) => sum + Buffer.byteLength(e.MessageBody), 0)).toBeLessThanOrEqual(256 * 1024);
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'observeBatches' },
-    );
     const big = 'x'.repeat(60_000);
-    const frames = Array.from({ length: 25 }, (_, i) => frame({ tool_call_id: `c${i}`, subagent_task: i < 5 ? { description: big } : {} }));
+    const frames = Array.from({ length: 40 }, (_, i) =>
+      frame({ task_session_id: `s${i % 12}`, tool_call_id: `c${i}`, subagent_task: i < 12 ? { description: big } : {} }),
+    );
     for (const f of frames) producer.record(f);
     await producer.flush();
-    expect(batchSizes.every((n) => n <= 10)).toBe(true);
-    expect(batchSizes[0]).toBeLessThan(5); // five 60 KB frames cannot share one batch
-    expect((await takeAll(q.sqs, q.queueUrl)).map((m) => JSON.parse(m.Body!).tool_call_id)).toEqual(frames.map((f) => f.tool_call_id));
+    for (const call of proxy.calls) {
+      expect(call.entries.length).toBeLessThanOrEqual(10);
+      expect(call.entries.reduce((sum, e) => sum + Buffer.byteLength(e.MessageBody), 0)).toBeLessThanOrEqual(256 * 1024);
+      expect(new Set(call.entries.map((e) => e.MessageGroupId)).size).toBe(call.entries.length);
+    }
+    expect(proxy.calls[0]!.entries.length).toBe(4); // four 60 KB frames fill a call
+    const bySession = (list: { group: string; id: string }[]) => {
+      const groups: Record<string, string[]> = {};
+      for (const m of list) (groups[m.group] ??= []).push(m.id);
+      return groups;
+    };
+    const received = (await takeAll(q.sqs, q.queueUrl)).map((m) => ({ group: m.Attributes!.MessageGroupId!, id: JSON.parse(m.Body!).tool_call_id as string }));
+    expect(bySession(received)).toEqual(bySession(frames.map((f) => ({ group: f.task_session_id as string, id: f.tool_call_id as string }))));
   });
 
-  it('§7: retries throttling and 5xx with backoff until the frames are sent', async () => {
-    const sqs = q.newClient();
+  it('§7: retries whole-call throttling and 5xx, and throttled or failed entries, until the frames are sent', async () => {
+    const { proxy, sqs } = await proxied(({ n, entries }) =>
+      n === 1 ? { call: 'throttle' } : n === 2 ? { call: 'server-error' } : n === 3 ? { entries: { [entries[0]!.Id]: 'throttle', [entries.at(-1)!.Id]: 'internal' } } : {},
+    );
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, backoffMs: 1 });
-    const failures = failNextSends(sqs, 2, (() => { let n = 0; return () => (n++ === 0 ? throttled() : serverError()); })());
-    producer.record(frame());
+    for (let i = 0; i < 3; i += 1) producer.record(frame({ task_session_id: `s${i}` }));
     await producer.flush();
-    expect(failures.calls()).toBe(3);
-    expect(producer.stats.sent).toBe(1);
-    expect(await takeAll(q.sqs, q.queueUrl)).toHaveLength(1);
+    expect(proxy.calls.length).toBeGreaterThanOrEqual(4);
+    expect(producer.stats.sent).toBe(3);
+    expect(await takeAll(q.sqs, q.queueUrl)).toHaveLength(3);
+  });
+
+  it('P5: a throttled entry is retried before any later frame of its session is sent', async () => {
+    const throttledOnce = new Set<string>();
+    // the first attempt of every fourth frame (each session in turn) is throttled; the rest of its call goes through
+    const { proxy, sqs } = await proxied(({ entries }) => {
+      const first = entries.filter((e) => Number(JSON.parse(e.MessageBody).tool_call_id.slice(1)) % 4 === 0 && !throttledOnce.has(e.MessageBody));
+      for (const e of first) throttledOnce.add(e.MessageBody);
+      return { entries: Object.fromEntries(first.map((e) => [e.Id, 'throttle' as const])) };
+    });
+    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, backoffMs: 1 });
+    const frames = Array.from({ length: 30 }, (_, i) => frame({ task_session_id: `s${i % 3}`, tool_call_id: `c${i}` }));
+    for (const f of frames) producer.record(f);
+    await producer.flush();
+    expect(proxy.calls.some((c) => c.entries.length > 1)).toBe(true);
+    expect(producer.stats.sent).toBe(30);
+    const order = (await takeAll(q.sqs, q.queueUrl)).map((m) => `${m.Attributes!.MessageGroupId}:${JSON.parse(m.Body!).tool_call_id}`);
+    for (const s of ['s0', 's1', 's2']) {
+      expect(order.filter((o) => o.startsWith(`${s}:`))).toEqual(frames.filter((f) => f.task_session_id === s).map((f) => `${s}:${f.tool_call_id}`));
+    }
   });
 
   it('AC-27: record() never throws, flush() never rejects, and what cannot be sent is counted and WARNed', async () => {
-    const sqs = q.newClient();
-    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, backoffMs: 1, maxAttempts: 2 });
-    failNextSends(sqs, 1, accessDenied);
+    const producer = createFrameProducer({ queueUrl: q.missingQueueUrl, sqs: q.sqs, backoffMs: 1, maxAttempts: 2 });
     const circular: Record<string, unknown> = { version: 1 };
     circular.self = circular;
     const { lines } = await captureOutput(async () => {
-      expect(() => producer.record(frame({ tool_call_id: 'denied' }))).not.toThrow();
+      expect(() => producer.record(frame({ tool_call_id: 'no-queue' }))).not.toThrow();
       expect(() => producer.record(circular)).not.toThrow();
       expect(() => producer.record(frame({ subagent_task: { description: 'x'.repeat(300 * 1024) } }))).not.toThrow();
       await expect(producer.flush()).resolves.toBeUndefined();
+      await producer.close();
     });
     expect(producer.stats.dropped).toMatchObject({ send_failed: 1, unserializable: 1, too_large: 1 });
-    const warnings = lines.filter((l) => l.level === 'WARN').map((l) => l.reason);
-    expect(warnings.sort()).toEqual(['send_failed', 'too_large', 'unserializable']);
+    expect(warnings(lines).map((l) => l.reason).sort()).toEqual(['send_failed', 'too_large', 'unserializable']);
+    expect(JSON.stringify(lines)).not.toContain('xxxxxxxx');
   });
 
-  it('§7: a bounded buffer drops (and counts) frames beyond its capacity while the queue is unreachable', async () => {
-    const producer = createFrameProducer({ queueUrl: q.missingQueueUrl, sqs: q.sqs, logger: quiet, maxBufferedFrames: 3, flushIntervalMs: 60_000 });
-    for (let i = 0; i < 5; i += 1) producer.record(frame({ tool_call_id: `c${i}` }));
-    await producer.close();
-    expect(producer.stats.dropped.buffer_full).toBe(2);
-    expect(producer.stats.recorded).toBe(5);
+  it('P2: frames beyond the frame cap or the byte cap are dropped (buffer_full) while the queue is unreachable', async () => {
+    const silent = await startSilentEndpoint();
+    cleanups.push(() => silent.close());
+    const description = 'd'.repeat(50_000);
+    const size = toWireMessage(frame({ subagent_task: { description } })).size;
+    const byBytes = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent.endpoint), logger: quiet, maxBufferedBytes: 10 * size, flushIntervalMs: 60_000 });
+    const byFrames = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent.endpoint), logger: quiet, maxBufferedFrames: 3, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 100; i += 1) {
+      byBytes.record(frame({ task_session_id: `s${i}`, subagent_task: { description } }));
+      byFrames.record(frame({ task_session_id: `s${i}` }));
+    }
+    expect(byBytes.stats.dropped.buffer_full).toBe(90);
+    expect(byFrames.stats.dropped.buffer_full).toBe(97);
+    await Promise.all([byBytes.close({ timeoutMs: 50 }), byFrames.close({ timeoutMs: 50 })]);
+    expect(byBytes.stats.dropped.timeout).toBe(10);
+    byFrames.record(frame());
+    expect(byFrames.stats.dropped.closed).toBe(1);
+  });
+
+  it('P2: 2,000 dropped frames give one WARN per reason with the count, not one line per frame', async () => {
+    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(REFUSED_ENDPOINT), maxBufferedFrames: 10, flushIntervalMs: 60_000, backoffMs: 1, maxAttempts: 2 });
+    const { lines } = await captureOutput(async () => {
+      for (let i = 0; i < 2_000; i += 1) producer.record(frame({ task_session_id: `s${i % 7}`, tool_call_id: `c${i}` }));
+      await producer.close();
+    });
+    expect(producer.stats.dropped).toMatchObject({ buffer_full: 1_990, send_failed: 10 });
+    expect(warnings(lines).map((l) => [l.reason, l.count])).toEqual([
+      ['buffer_full', 1_990],
+      ['send_failed', 10],
+    ]);
+  });
+
+  it('P3: every SQS call is bounded: a listener that never answers costs requestTimeoutMs per attempt, then the frame is counted', async () => {
+    const silent = await startSilentEndpoint();
+    cleanups.push(() => silent.close());
+    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent.endpoint), logger: quiet, requestTimeoutMs: 100, maxAttempts: 2, backoffMs: 1 });
     producer.record(frame());
-    expect(producer.stats.dropped.closed).toBe(1);
+    const started = Date.now();
+    await producer.flush();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(producer.stats.dropped.send_failed).toBe(1);
+  });
+
+  it.each([
+    ['a listener that never answers', 'silent'],
+    ['a refused connection', 'refused'],
+  ] as const)('P3: close({ timeoutMs }) resolves by its deadline with %s, counting the unsent frames as dropped', async (_name, kind) => {
+    const silent = kind === 'silent' ? await startSilentEndpoint() : undefined;
+    if (silent) cleanups.push(() => silent.close());
+    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent?.endpoint ?? REFUSED_ENDPOINT), logger: quiet, requestTimeoutMs: 60_000, backoffMs: 10_000 });
+    for (let i = 0; i < 50; i += 1) producer.record(frame({ task_session_id: `s${i}` }));
+    const started = Date.now();
+    await producer.close({ timeoutMs: 300 });
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(1_000);
+    expect(producer.stats.sent + producer.stats.dropped.timeout).toBe(50);
+    expect(producer.stats.dropped.timeout).toBe(50);
+  });
+
+  it('P5: a call that timed out after SQS enqueued it is retried without a duplicate or a reordering', async () => {
+    const { sqs } = await proxied(({ n }) => (n === 1 ? { call: 'stall-after-forward' } : n === 2 ? { call: 'stall' } : {}));
+    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, requestTimeoutMs: 150, backoffMs: 1 });
+    const frames = Array.from({ length: 6 }, (_, i) => frame({ tool_call_id: `c${i}` }));
+    for (const f of frames) producer.record(f);
+    await producer.flush();
+    expect(producer.stats.sent).toBe(6);
+    expect((await takeAll(q.sqs, q.queueUrl)).map((m) => JSON.parse(m.Body!).tool_call_id)).toEqual(frames.map((f) => f.tool_call_id));
   });
 
   it('§7: flushes a partial batch on time without an explicit flush()', async () => {
