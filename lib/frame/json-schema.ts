@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { frameSchema } from './schema.js';
 
 /** The JSON Schema published for producers in other languages, generated from the zod schema. */

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { core } from 'zod/mini';
 import { jsonKind } from './describe.js';
 import { frameSchema, type Frame } from './schema.js';
 
@@ -32,7 +32,7 @@ function invalid(reason: string): ParseResult {
 }
 
 /** The schema's own messages name their field and what was expected; zod's defaults get the path. */
-function describeIssues(error: z.ZodError): string {
+function describeIssues(error: core.$ZodError): string {
   return error.issues
     .map((issue) => {
       const path = issue.path.join('.');
