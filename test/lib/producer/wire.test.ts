@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseFrame } from '../../../lib/frame/parse.js';
 import { deduplicationId } from '../../../lib/producer/canonical.js';
+import { DROP_REASONS } from '../../../lib/producer/drop-log.js';
 import { messageGroupId, NEVER_STORED, NO_SESSION_GROUP, sqsSafeJson, storedPart, toWireMessage } from '../../../lib/producer/wire.js';
 import { frame } from '../../support/frames.js';
 
@@ -75,5 +78,24 @@ describe('P1: the producer sends what is stored', () => {
     expect(() => toWireMessage(circular)).toThrow();
     expect(() => toWireMessage(undefined)).toThrow(/serialises to nothing/);
     expect(() => toWireMessage({ n: 1n })).toThrow();
+  });
+});
+
+describe('P6: docs/producers.md', () => {
+  const doc = readFileSync(new URL('../../../docs/producers.md', import.meta.url), 'utf8');
+
+  it('P6: the example message is a valid frame, omits the never-stored fields and carries the producer\'s group', () => {
+    const example = JSON.parse(doc.match(/```json\n([\s\S]*?)```/)![1]!) as { MessageGroupId: string; MessageBody: string };
+    const parsed = parseFrame(example.MessageBody);
+    expect(parsed.ok).toBe(true);
+    const body = JSON.parse(example.MessageBody) as { subagent_task: Record<string, unknown> };
+    for (const field of NEVER_STORED) expect(body.subagent_task).not.toHaveProperty(field);
+    expect(toWireMessage(body).body).toBe(example.MessageBody);
+    expect(example.MessageGroupId).toBe(messageGroupId(body));
+  });
+
+  it('P6: the page links the published JSON Schema and names every drop reason', () => {
+    expect(doc).toContain('(../schema/frame.v1.schema.json)');
+    for (const reason of DROP_REASONS) expect(doc).toContain(`| \`${reason}\` |`);
   });
 });
