@@ -1,5 +1,5 @@
 import { formatRfc3339, parseRfc3339 } from '../lib/time.js';
-import { between, pick, prng, weighted } from '../infra/local/generate-host-store.js';
+import { between, pick, prng, weighted } from '../local/generate-host-store.js';
 
 /** One frame as the queue delivers it: the body a producer sent and its FIFO group. */
 export interface QueuedFrame {

@@ -1,5 +1,5 @@
-import { createHostSchema } from '../infra/local/host-schema.js';
-import { generateHostStore, type HostStoreSummary } from '../infra/local/generate-host-store.js';
+import { createHostSchema } from '../local/host-schema.js';
+import { generateHostStore, type HostStoreSummary } from '../local/generate-host-store.js';
 import { benchBackfill, type BackfillFigures } from './backfill.js';
 import { benchHealth, type HealthFigures } from './health.js';
 import { timed } from './stats.js';

@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Database } from '../lib/db/database.js';
 import { ensureSubagentTable } from '../lib/store/schema.js';
 import { readAll } from '../lib/store/read.js';
-import { createHostSchema } from '../infra/local/host-schema.js';
+import { createHostSchema } from '../local/host-schema.js';
 import { createBaselineWriter } from './baseline-writer.js';
 import { generateFrameStream, type QueuedFrame } from './frames.js';
 import { toSqsEvent } from './sqs-event.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../infra/local/pglite-server.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../local/pglite-server.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
 import { startWsProxy, type WsProxy } from '../lib/db/ws-proxy.js';

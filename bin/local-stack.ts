@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { logger } from '../lib/observability.js';
-import { renderStackSummary } from '../infra/local/stack-summary.js';
-import { runLocalStack } from '../infra/local/stack.js';
+import { renderStackSummary } from '../local/stack-summary.js';
+import { runLocalStack } from '../local/stack.js';
 
 const USAGE = `Usage: npm start -- [options]
 

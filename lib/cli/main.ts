@@ -5,7 +5,7 @@ import { openDatabase } from '../db/open.js';
 import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { healthCommand } from './commands/health.js';
-import { ingestCommand } from './commands/ingest.js';
+import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { EXIT } from './exit-codes.js';
 import { proxyFor, type ProxyChoice } from './local-proxy.js';
@@ -34,8 +34,13 @@ frames on the dead-letter queue).`;
 
 class UsageError extends Error {}
 
+/** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
+export interface CliDeps {
+  startPipeline: StartIngestPipeline;
+}
+
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -83,7 +88,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         }
         case 'ingest':
           expectArguments(rest, 1, command);
-          return ingestCommand((db = await open()), { file: rest[0]!, rejectedFile: values.rejected }, io);
+          return ingestCommand((db = await open()), { file: rest[0]!, rejectedFile: values.rejected }, io, deps.startPipeline);
         case undefined:
           throw new UsageError('no command given');
         default:

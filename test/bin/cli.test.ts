@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCli } from '../../lib/cli/main.js';
+import { startLocalPipeline } from '../../local/pipeline.js';
 import { nowMicros, formatRfc3339 } from '../../lib/time.js';
 import { frame, seedSession } from '../support/frames.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
@@ -24,7 +25,7 @@ async function cli(...argv: string[]): Promise<{ code: number; stdout: string; s
     stderr: { write: (text: string) => (stderr += text), isTTY: false },
     // the test database's own proxy, so tests can cut the connection
     env: process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {},
-  });
+  }, { startPipeline: startLocalPipeline });
   let json: unknown;
   try {
     json = JSON.parse(stdout);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderStackSummary } from '../../infra/local/stack-summary.js';
-import { buildChecks, runLocalStack, type LocalStackResult } from '../../infra/local/stack.js';
+import { renderStackSummary } from '../../local/stack-summary.js';
+import { buildChecks, runLocalStack, type LocalStackResult } from '../../local/stack.js';
 import { TARGETS, useTestDatabase, type TargetName } from '../support/targets.js';
 
 // `npm start` in-process on a small store, so it cannot rot: every figure of its summary must

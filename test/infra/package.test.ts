@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHostSchema } from '../../infra/local/host-schema.js';
-import { startEmbeddedPostgres } from '../../infra/local/pglite-server.js';
+import { createHostSchema } from '../../local/host-schema.js';
+import { startEmbeddedPostgres } from '../../local/pglite-server.js';
 import { openDatabase } from '../../lib/db/open.js';
 
 // Packages the service exactly as CI does (`npm run package` = osls package --stage ci), offline

@@ -1,7 +1,7 @@
 import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { startLocalSqs, type LocalSqs } from '../../infra/local/fauxqs.js';
-import { createIngestQueues, type IngestQueues } from '../../infra/local/queues.js';
+import { startLocalSqs, type LocalSqs } from '../../local/fauxqs.js';
+import { createIngestQueues, type IngestQueues } from '../../local/queues.js';
 
 export interface TestQueues extends IngestQueues {
   readonly sqs: SQSClient;

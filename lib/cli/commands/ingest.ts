@@ -1,12 +1,31 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { startLocalPipeline } from '../../../infra/local/pipeline.js';
 import type { Database } from '../../db/database.js';
 import { TABLE } from '../../columns.js';
 import { DatabaseError } from '../../db/errors.js';
+import type { BatchReport } from '../../ingest/report.js';
+import type { DeadLetter } from '../dead-letters.js';
 import { EXIT } from '../exit-codes.js';
 import type { CliIo, CommandResult } from '../io.js';
+import type { IngestTotals } from '../ingest-totals.js';
 import { createProgress } from '../progress.js';
 import { ingestSummary, renderCounters, renderDeadLetters, type IngestSummary } from '../render-ingest.js';
+
+/**
+ * The queue + event-source poller + ingest handler the command feeds. `lib/` does not start an SQS
+ * emulator itself: the entry point passes one in (`local/pipeline.ts` builds it on fauxqs), which
+ * keeps `lib/` free of imports from `local/`.
+ */
+export interface IngestPipeline {
+  readonly totals: IngestTotals;
+  readonly poller: { drain(options: { timeoutMs: number }): Promise<unknown> };
+  /** sends message bodies in order, as a producer would; returns how many */
+  send(bodies: readonly string[]): Promise<number>;
+  /** takes everything off the dead-letter queue */
+  deadLetters(): Promise<DeadLetter[]>;
+  stop(): Promise<void>;
+}
+
+export type StartIngestPipeline = (options: { db: Database; onReport?: (report: BatchReport) => void }) => Promise<IngestPipeline>;
 
 export interface IngestOptions {
   file: string;
@@ -20,12 +39,17 @@ export interface IngestOptions {
  * the ingest handler, with its dead-letter queue — so ordering, retries and parking behave the
  * same. Exit 0 when every frame was stored or skipped, 3 when some ended on the dead-letter queue.
  */
-export async function ingestCommand(db: Database, options: IngestOptions, io: CliIo): Promise<CommandResult<IngestSummary>> {
+export async function ingestCommand(
+  db: Database,
+  options: IngestOptions,
+  io: CliIo,
+  startPipeline: StartIngestPipeline,
+): Promise<CommandResult<IngestSummary>> {
   await requireTable(db);
   const bodies = (await readFile(options.file, 'utf8')).split('\n').filter((line) => line.trim() !== '');
   const progress = createProgress('ingest', bodies.length, io.stderr);
   let delivered = 0;
-  const pipeline = await startLocalPipeline({
+  const pipeline = await startPipeline({
     db,
     onReport(report) {
       delivered = Math.min(bodies.length, delivered + report.counts.attempted + report.counts.invalid);

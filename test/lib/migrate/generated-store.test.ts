@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateHostStore } from '../../../infra/local/generate-host-store.js';
+import { generateHostStore } from '../../../local/generate-host-store.js';
 import { TABLE } from '../../../lib/columns.js';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { formatKey } from '../../../lib/time.js';

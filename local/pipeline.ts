@@ -1,15 +1,15 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { drainDeadLetters, type DeadLetter } from '../../lib/cli/dead-letters.js';
-import { createIngestTotals, type IngestTotals } from '../../lib/cli/ingest-totals.js';
-import type { Database } from '../../lib/db/database.js';
-import { createIngestHandler } from '../../lib/ingest/handler.js';
-import { deduplicationId } from '../../lib/producer/canonical.js';
-import { NO_SESSION_GROUP } from '../../lib/producer/producer.js';
-import type { BatchReport } from '../../lib/ingest/report.js';
-import { messageSize, packBatches } from '../../lib/queue/pack.js';
-import { createPoller, type Poller } from '../../lib/queue/poller.js';
+import { drainDeadLetters, type DeadLetter } from '../lib/cli/dead-letters.js';
+import { createIngestTotals, type IngestTotals } from '../lib/cli/ingest-totals.js';
+import type { Database } from '../lib/db/database.js';
+import { createIngestHandler } from '../lib/ingest/handler.js';
+import { deduplicationId } from '../lib/producer/canonical.js';
+import { NO_SESSION_GROUP } from '../lib/producer/producer.js';
+import type { BatchReport } from '../lib/ingest/report.js';
+import { messageSize, packBatches } from '../lib/queue/pack.js';
+import { createPoller, type Poller } from '../lib/queue/poller.js';
 import { startLocalSqs, type LocalSqs } from './fauxqs.js';
 import { createIngestQueues, type IngestQueues } from './queues.js';
 

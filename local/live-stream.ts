@@ -1,5 +1,5 @@
-import type { Queryable } from '../../lib/db/database.js';
-import { formatRfc3339, type Micros } from '../../lib/time.js';
+import type { Queryable } from '../lib/db/database.js';
+import { formatRfc3339, type Micros } from '../lib/time.js';
 
 /**
  * The live half of the local stack: what the host does after activation. For each new subagent

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startLocalPipeline } from '../../infra/local/pipeline.js';
+import { startLocalPipeline } from '../../local/pipeline.js';
 import { frame, seedSession } from '../support/frames.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 

@@ -1,7 +1,7 @@
-import { renderCounters, renderDeadLetters } from '../../lib/cli/render-ingest.js';
-import { renderHealth } from '../../lib/cli/commands/health.js';
-import { renderMigration } from '../../lib/cli/commands/migrate.js';
-import { renderFacts, renderTable } from '../../lib/cli/table.js';
+import { renderCounters, renderDeadLetters } from '../lib/cli/render-ingest.js';
+import { renderHealth } from '../lib/cli/commands/health.js';
+import { renderMigration } from '../lib/cli/commands/migrate.js';
+import { renderFacts, renderTable } from '../lib/cli/table.js';
 import type { LocalStackResult } from './stack.js';
 
 /** The closing summary of `npm start`: what ran, what it produced, and expected vs got. */

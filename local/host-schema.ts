@@ -1,4 +1,4 @@
-import type { Queryable } from '../../lib/db/database.js';
+import type { Queryable } from '../lib/db/database.js';
 
 /**
  * The subset of the host's schema this project reads (SPEC appendix). Tests and the local stack

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { startWsProxy, type WsProxy } from '../../lib/db/ws-proxy.js';
+import { startWsProxy, type WsProxy } from '../lib/db/ws-proxy.js';
 
 /**
  * Embedded PostgreSQL reachable by the real Neon driver: PGlite → its TCP socket server (which

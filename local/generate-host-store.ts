@@ -1,6 +1,6 @@
-import type { Column, ColumnType } from '../../lib/columns.js';
-import type { Database } from '../../lib/db/database.js';
-import { parseRfc3339, type Micros } from '../../lib/time.js';
+import type { Column, ColumnType } from '../lib/columns.js';
+import type { Database } from '../lib/db/database.js';
+import { parseRfc3339, type Micros } from '../lib/time.js';
 
 /**
  * A synthetic host store shaped like SPEC §1's real sample, for tests, the local stack and

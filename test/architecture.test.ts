@@ -1,0 +1,87 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { area, areaGraph, findCycles, packageName, readImportGraph, type ImportGraph } from './support/import-graph.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Folders the deployed and library code must never reach into. */
+const OUTSIDE_LIB = ['local', 'bench', 'test', 'functions', 'bin', 'scripts', 'infra'];
+
+/** `lib/` imports only `lib/`; `functions/` only `lib/` (a Lambda package must not pull in local tooling). */
+function layerViolations(graph: ImportGraph): string[] {
+  return graph.edges
+    .filter((e) => e.to !== undefined)
+    .filter((e) => (area(e.from) === 'lib' && area(e.to!) !== 'lib') || (area(e.from) === 'functions' && !['lib', 'functions'].includes(area(e.to!))))
+    .map((e) => `${e.from} imports ${e.to}`);
+}
+
+/** Deployed code (`lib/`, `functions/`) loads at runtime only packages listed in `dependencies`. */
+function devOnlyRuntimeImports(graph: ImportGraph, dependencies: readonly string[]): string[] {
+  return graph.edges
+    .filter((e) => ['lib', 'functions'].includes(area(e.from)) && e.to === undefined && !e.typeOnly)
+    .filter((e) => {
+      const name = packageName(e.specifier);
+      return name !== undefined && !dependencies.includes(name);
+    })
+    .map((e) => `${e.from} imports '${e.specifier}' at runtime, which is not in package.json dependencies`);
+}
+
+describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
+  const graph = readImportGraph(ROOT);
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+
+  it('reads the whole tree (lib, functions, local, test, …)', () => {
+    for (const folder of ['lib', 'functions', 'bin', 'local', 'bench', 'test']) {
+      expect(graph.files.some((f) => area(f) === folder), folder).toBe(true);
+    }
+    expect(graph.edges.length).toBeGreaterThan(100);
+  });
+
+  it(`lib/ imports nothing from ${OUTSIDE_LIB.join('/, ')}/; functions/ only from lib/`, () => {
+    expect(layerViolations(graph)).toEqual([]);
+  });
+
+  it('there is no import cycle among project files (type-only imports included)', () => {
+    expect(findCycles(graph).map((c) => c.join(' → '))).toEqual([]);
+  });
+
+  it('there is no cycle between top-level folders (lib/ → local/ → lib/ through different files counts)', () => {
+    expect(findCycles(areaGraph(graph)).map((c) => c.join(' → '))).toEqual([]);
+  });
+
+  it('deployed code imports no devDependency at runtime', () => {
+    expect(devOnlyRuntimeImports(graph, Object.keys(pkg.dependencies))).toEqual([]);
+  });
+});
+
+describe('architecture: the checks can fail', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'subagent-context-arch-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  // the shape of the cycle this check was written for: a CLI command in lib/ starting the local
+  // pipeline, which imports the CLI's helpers back
+  write('lib/cli/ingest.ts', "import { start } from '../../local/pipeline.js';\nimport type { X } from './x.js';\n// import { no } from '../../bench/commented-out.js';\n");
+  write('lib/cli/x.ts', 'export type X = 1;\n');
+  write('local/pipeline.ts', "import { helper } from '../lib/cli/helper.js';\nexport const start = () => import('./later.js');\n");
+  write('local/later.ts', 'export {};\n');
+  write('lib/cli/helper.ts', "export * from './ingest.js';\nimport 'fauxqs';\nimport type { Y } from 'tsx';\n");
+  const graph = readImportGraph(dir);
+
+  it('finds a lib/ → local/ import and the cycle through it, and ignores commented-out imports', () => {
+    expect(layerViolations(graph)).toEqual(['lib/cli/ingest.ts imports local/pipeline.ts']);
+    expect(findCycles(graph).map((c) => c.join(' → '))).toEqual(['lib/cli/helper.ts → lib/cli/ingest.ts → local/pipeline.ts → lib/cli/helper.ts']);
+    expect(findCycles(areaGraph(graph)).map((c) => c.join(' → '))).toEqual(['lib → local → lib']);
+    expect(graph.edges.some((e) => e.specifier.includes('bench'))).toBe(false);
+    expect(graph.edges.find((e) => e.to === 'local/later.ts')?.typeOnly).toBe(false);
+  });
+
+  it('finds a runtime import of a package that is not a dependency (a type-only one is fine)', () => {
+    expect(devOnlyRuntimeImports(graph, [])).toEqual(["lib/cli/helper.ts imports 'fauxqs' at runtime, which is not in package.json dependencies"]);
+  });
+});
