@@ -16,9 +16,9 @@ export interface FrameStream {
   keys: number;
 }
 
-// SPEC §1: subagents per fanned-out turn (1 → 65 turns, 2 → 12, 3 → 42, 4 → 5, 5 → 2, 8 → 1).
+// docs/README.md#real-traffic: subagents per fanned-out turn (1 → 65 turns, 2 → 12, 3 → 42, 4 → 5, 5 → 2, 8 → 1).
 const FAN_OUT: readonly (readonly [number, number])[] = [[1, 65], [2, 12], [3, 42], [4, 5], [5, 2], [8, 1]];
-// SPEC §1: agent status mix (async_launched 190, completed 57, started 5, absent 1).
+// docs/README.md#real-traffic: agent status mix (async_launched 190, completed 57, started 5, absent 1).
 type Kind = 'async_launched' | 'completed' | 'started' | 'absent';
 const KINDS: readonly (readonly [Kind, number])[] = [['async_launched', 190], ['completed', 57], ['started', 5], ['absent', 1]];
 // "each subagent seen on ~3 frames": 2, 3 or 4 (a 4th is a duplicate delivery), mean 3.
@@ -35,7 +35,7 @@ interface Pending {
 }
 
 /**
- * A deterministic stream shaped like SPEC §1's sample: turns of concurrently active sessions fan
+ * A deterministic stream shaped like the real sample (docs/README.md#real-traffic): turns of concurrently active sessions fan
  * out to 1–8 subagents, each seen on ~3 frames (launch, progress, result) spread over seconds to
  * minutes, so a large batch holds several frames of one subagent and a FIFO batch of 10 rarely
  * does. Delivery jitter reorders nearby frames; a 4th frame is a duplicate delivery.
@@ -134,7 +134,7 @@ function result(random: Random, kind: Kind): Record<string, unknown> {
   return {
     status: 'completed',
     agent_id: hex(random, 8),
-    // SPEC §1: a model on 49 of 57 completed subagents.
+    // docs/README.md#real-traffic: a model on 49 of 57 completed subagents.
     ...(chance(random, 49 / 57) ? { model: pick(random, MODELS) } : {}),
     duration_ms: between(random, 2_000, 600_000),
     total_tokens: between(random, 1_000, 275_717),

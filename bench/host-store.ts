@@ -15,7 +15,7 @@ export interface HostStoreFigures {
 }
 
 /**
- * One generated host store per target (SPEC §1 shapes, 10% subagent messages, malformed
+ * One generated host store per target (docs/README.md#real-traffic shapes, 10% subagent messages, malformed
  * documents and values included), then the backfill and the health check on it.
  */
 export async function benchHostStore(target: BenchTarget, plan: { messages: number; runs: number }): Promise<HostStoreFigures> {

@@ -12,7 +12,7 @@ export type { HealthReport } from '../lib/health/report.js';
 
 const metrics = createMetrics();
 
-/** Scheduled (EventBridge) divergence check, SPEC §9: metrics and one log line, then the report. */
+/** Scheduled (EventBridge) divergence check, docs/health.md: metrics and one log line, then the report. */
 export async function handler(_event?: ScheduledEvent): Promise<HealthReport> {
   try {
     await loadDatabaseUrl(); // deployed: from the SSM SecureString named in serverless.yml

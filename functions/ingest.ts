@@ -10,7 +10,7 @@ const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
 const ingest = createIngestHandler({ db: databaseFromEnv, sqs, dlqUrl: process.env.DLQ_URL });
 
 /**
- * SQS FIFO → task_session_subagents (SPEC §7). Env: DATABASE_URL (deployed: read once from the
+ * SQS FIFO → task_session_subagents (docs/ingest.md). Env: DATABASE_URL (deployed: read once from the
  * SSM SecureString named by DATABASE_URL_SSM_PARAMETER), DLQ_URL.
  */
 export const handler: IngestHandler = async (event, context) => {

@@ -5,7 +5,7 @@ import { runMigration, type MigrationReport } from '../lib/migrate/run-migration
 export type { MigrationReport } from '../lib/migrate/run-migration.js';
 
 /**
- * Operator-invoked (SPEC §8): schema plus the one transactional backfill on DATABASE_URL.
+ * Operator-invoked (docs/migrate.md): schema plus the one transactional backfill on DATABASE_URL.
  * Rejects with a message naming the failed step; invoking again retries.
  */
 export async function handler(_event?: unknown): Promise<MigrationReport> {

@@ -1,5 +1,5 @@
 /**
- * The table, column by column: storage type and what happens on conflict (SPEC §4, §6).
+ * The table, column by column: storage type and what happens on conflict (docs/table.md, docs/merge.md#merging-onto-an-existing-row).
  * The DDL, the upsert's conflict clause and the in-memory fold are all generated from this one list.
  */
 export type ColumnType = 'text' | 'integer' | 'bigint' | 'timestamp';

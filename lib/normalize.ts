@@ -8,7 +8,7 @@ export type Normalized =
   | { kind: 'skip'; reason: 'no_identity' }
   | { kind: 'write'; row: SubagentWrite; anomalous: boolean; unknownExecution: boolean };
 
-/** Empty text is NULL for every nullable TEXT column, so `COUNT(model)` counts models (SPEC §5). */
+/** Empty text is NULL for every nullable TEXT column, so `COUNT(model)` counts models (docs/merge.md#recording-one-frame). */
 export function textOrNull(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
@@ -31,7 +31,7 @@ export function normalizeMetric(value: unknown, zeroMeansUnreported: boolean): M
   return { value, anomalous: false };
 }
 
-/** Frame → row write, every rule of SPEC §5. Pure: the writer adds `id` and `updated_at`. */
+/** Frame → row write, every rule of docs/merge.md#recording-one-frame. Pure: the writer adds `id` and `updated_at`. */
 export function normalizeFrame(frame: Frame): Normalized {
   const taskSessionId = textOrNull(frame.task_session_id);
   const taskId = textOrNull(frame.task_id);

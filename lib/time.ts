@@ -1,6 +1,6 @@
 /**
  * Instants are carried as bigint microseconds since the Unix epoch, UTC.
- * JavaScript `Date` is millisecond-true only, so it never carries a stored value (SPEC §10).
+ * JavaScript `Date` is millisecond-true only, so it never carries a stored value (docs/time.md).
  */
 export type Micros = bigint;
 
@@ -76,7 +76,7 @@ export function formatRfc3339(us: Micros): string {
   return `${p.date}T${p.time}.${p.fraction}Z`;
 }
 
-/** `2026-08-12T13:24:58.123456000Z`: the `kandev_meta` key form (SPEC §8.6). */
+/** `2026-08-12T13:24:58.123456000Z`: the `kandev_meta` key form (docs/migrate.md#6-the-keys). */
 export function formatKey(us: Micros): string {
   const p = parts(us);
   return `${p.date}T${p.time}.${p.fraction}000Z`;

@@ -3,9 +3,9 @@ import type { Database } from '../lib/db/database.js';
 import { parseRfc3339, type Micros } from '../lib/time.js';
 
 /**
- * A synthetic host store shaped like SPEC §1's real sample, for tests, the local stack and
+ * A synthetic host store shaped like the real sample (docs/README.md#real-traffic), for tests, the local stack and
  * benchmarks: sessions, turns and `task_session_messages` whose subagent messages follow the
- * sample's status mix and fan-out, plus the malformed metadata real stores hold (SPEC §8.5).
+ * sample's status mix and fan-out, plus the malformed metadata real stores hold (docs/migrate.md#5-malformed-metadata).
  * Deterministic for a seed; inserted in multi-row batches so a million messages is feasible.
  */
 export interface GenerateOptions {
@@ -49,7 +49,7 @@ export interface HostStoreSummary {
   messages: number;
   /** messages whose metadata says kind = subagent_task (qualifying or not) */
   subagentMessages: number;
-  /** subagent messages passing the identity filter (SPEC §8.3b) */
+  /** subagent messages passing the identity filter (docs/migrate.md#3-the-backfill-transaction) */
   qualifyingMessages: number;
   /** distinct (task_session_id, tool_call_id) among them: the rows a backfill inserts */
   qualifyingKeys: number;
@@ -73,11 +73,11 @@ export interface HostStoreSummary {
   newestQualifyingCreatedAt: Micros | null;
 }
 
-/** SPEC §1: turns fanned out to n subagents in the real sample. */
+/** docs/README.md#real-traffic: turns fanned out to n subagents in the real sample. */
 const FAN_OUT_WEIGHTS: ReadonlyArray<readonly [number, number]> = [
   [1, 65], [2, 12], [3, 42], [4, 5], [5, 2], [8, 1],
 ];
-/** SPEC §1: agent status shares (the one absent status is placed explicitly). */
+/** docs/README.md#real-traffic: agent status shares (the one absent status is placed explicitly). */
 const STATUS_WEIGHTS: ReadonlyArray<readonly [Status, number]> = [
   ['async_launched', 190], ['completed', 57], ['started', 5],
 ];
@@ -377,7 +377,7 @@ function documentText(kind: MalformedKind): string | null {
   }
 }
 
-/** A subagent message's metadata as the host writes it (SPEC appendix), optionally with one bad value. */
+/** A subagent message's metadata as the host writes it (docs/table.md#host-tables-this-project-reads), optionally with one bad value. */
 function subagentMetadata(random: () => number, inv: Invocation, status: Status): string {
   const task: Record<string, unknown> = {
     description: pick(random, DESCRIPTIONS),

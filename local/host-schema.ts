@@ -1,7 +1,7 @@
 import type { Queryable } from '../lib/db/database.js';
 
 /**
- * The subset of the host's schema this project reads (SPEC appendix). Tests and the local stack
+ * The subset of the host's schema this project reads (docs/table.md#host-tables-this-project-reads). Tests and the local stack
  * create it; in production the host owns these tables. Valid on PostgreSQL and SQLite alike.
  */
 export const HOST_SCHEMA: readonly string[] = [

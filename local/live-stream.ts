@@ -4,7 +4,7 @@ import { formatRfc3339, type Micros } from '../lib/time.js';
 /**
  * The live half of the local stack: what the host does after activation. For each new subagent
  * invocation it stores a `task_session_messages` row and records frames through the producer,
- * with the traffic's real blemishes (SPEC §1): exact duplicates (the FIFO queue drops them),
+ * with the traffic's real blemishes (docs/README.md#real-traffic): exact duplicates (the FIFO queue drops them),
  * re-observed duplicates (the merge absorbs them), completions recorded before launches,
  * identity-less frames, an unreported execution, a malformed metric, a nested subagent, a
  * tool_call_id reused by another execution, late completions of backfilled invocations, and
@@ -72,7 +72,7 @@ export interface LivePlanOptions {
 
 type LiveStatus = 'async_launched' | 'completed' | 'started';
 
-/** SPEC §1 shares: 75% async_launched, 20% completed, 5% started (OpenCode). */
+/** docs/README.md#real-traffic shares: 75% async_launched, 20% completed, 5% started (OpenCode). */
 const statusOf = (i: number): LiveStatus => (i % 20 < 15 ? 'async_launched' : i % 20 < 19 ? 'completed' : 'started');
 /** fan-outs per turn seen in the real sample */
 const FAN_OUTS = [3, 1, 2, 3, 1, 4, 3, 5, 1, 8] as const;

@@ -191,7 +191,7 @@ async function rowsBySourceAndStatus(db: Database): Promise<RowsBy[]> {
     .sort((a, b) => a.source.localeCompare(b.source) || b.rows - a.rows || a.agent_status.localeCompare(b.agent_status));
 }
 
-/** SPEC §5: the one shape that must never go wrong — an async launch stores NULL, not 0. */
+/** docs/merge.md#recording-one-frame: the one shape that must never go wrong — an async launch stores NULL, not 0. */
 async function asyncLaunchedWithMetrics(db: Database): Promise<number> {
   const [row] = await db.query<{ n: number | string }>(
     `SELECT COUNT(*) AS n FROM ${TABLE} WHERE agent_status = 'async_launched' AND (total_tokens IS NOT NULL OR duration_ms IS NOT NULL OR tool_use_count IS NOT NULL)`,

@@ -3,7 +3,7 @@ import { groupDeadLetters, type DeadLetter } from './dead-letters.js';
 import type { IngestTotals, LagPercentiles } from './ingest-totals.js';
 import { renderFacts, renderTable } from './table.js';
 
-/** The ingest counters (SPEC §7) summed over a run, plus the lag percentiles. */
+/** The ingest counters (docs/ingest.md) summed over a run, plus the lag percentiles. */
 export function renderCounters(totals: IngestTotals): string {
   const lag = totals.lag();
   const ms = (value: number | null) => (value === null ? null : `${Math.round(value)} ms`);

@@ -10,7 +10,7 @@ export const MAX_METRIC = Number.MAX_SAFE_INTEGER;
 
 /**
  * Metrics and booleans are declared loosely at runtime on purpose: a malformed metric must not
- * make the frame invalid (SPEC §3, AC-9); normalization classifies it. The `meta` is what the
+ * make the frame invalid (docs/frame.md, AC-9); normalization classifies it. The `meta` is what the
  * published JSON Schema tells producers to send.
  */
 const metric = z.optional(

@@ -35,7 +35,7 @@ interface Shortfall {
 }
 
 /**
- * SPEC §9: compares the host's subagent messages since activation with our rows. Never nets the
+ * docs/health.md: compares the host's subagent messages since activation with our rows. Never nets the
  * two directions into one number: shortfall alarms, excess and collisions are only reported.
  */
 export async function runHealthCheck(db: Queryable, options: HealthCheckOptions): Promise<HealthReport> {

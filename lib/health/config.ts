@@ -1,10 +1,10 @@
-/** SPEC §9: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
+/** docs/health.md: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
 export const DEFAULT_GRACE_SECONDS = 900;
 
 /** Pause before a non-zero shortfall is re-evaluated (AC-28b), so in-flight batches can land. */
 export const DEFAULT_CONFIRM_DELAY_SECONDS = 5;
 
-/** HEALTH_GRACE_SECONDS (SPEC §9 grace period). */
+/** HEALTH_GRACE_SECONDS (docs/health.md grace period). */
 export function graceSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return secondsFromEnv(env, 'HEALTH_GRACE_SECONDS', DEFAULT_GRACE_SECONDS);
 }

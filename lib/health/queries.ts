@@ -4,7 +4,7 @@ import { QUALIFYING, subagentMessages } from '../store/messages.js';
 import { MISSING_SAMPLE_SIZE } from './report.js';
 
 /*
- * The health statements (SPEC §9). Each anti-join is one EXCEPT over distinct
+ * The health statements (docs/health.md). Each anti-join is one EXCEPT over distinct
  * (task_session_id, tool_call_id) keys: EXCEPT is directed and distinct by definition, and both
  * dialects run it as one hash/sort pass instead of a correlated probe per key (the host has no
  * index on the metadata's tool_call_id).

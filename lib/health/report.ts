@@ -1,4 +1,4 @@
-/** What one health check found (SPEC §9). Timestamps are RFC 3339 UTC with microseconds. */
+/** What one health check found (docs/health.md). Timestamps are RFC 3339 UTC with microseconds. */
 export type HealthStatus = 'not_activated' | 'shortfall' | 'silent' | 'healthy';
 
 /** A subagent message key with no row since activation, named for triage. */

@@ -26,7 +26,7 @@ export interface IngestHandlerDeps {
 export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
 /**
- * The ingest Lambda (SQS FIFO event source with ReportBatchItemFailures), SPEC §7. Also what
+ * The ingest Lambda (SQS FIFO event source with ReportBatchItemFailures), docs/ingest.md. Also what
  * the local poller, the CLI and the benchmarks drive. Throws only when it cannot work at all
  * (no DLQ_URL, no database configuration): then the whole batch is redelivered.
  */

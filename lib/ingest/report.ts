@@ -1,5 +1,5 @@
 /**
- * Per-invocation counts (SPEC §7). Every valid frame delivered is exactly one of
+ * Per-invocation counts (docs/ingest.md). Every valid frame delivered is exactly one of
  * skipped_no_identity, persisted or failed, so attempted = skipped_no_identity + persisted + failed.
  * `failed` covers every valid frame not persisted this time: redelivered (transient, or behind an
  * earlier failure in its group), orphaned (deleted session) or parked (rejected write).

@@ -5,17 +5,17 @@ import { QUALIFYING, subagentMessages } from '../store/messages.js';
 import { TERMINAL_TOOL_STATUSES } from '../terminal.js';
 
 /*
- * The backfill's two statements (SPEC §8.3), built from the guarded message reader
+ * The backfill's two statements (docs/migrate.md#3-the-backfill-transaction), built from the guarded message reader
  * (lib/store/messages.ts) and the column list (lib/columns.ts). Every metadata read goes through
  * the dialect's JSON guards, so no document (NULL, '', 'null', '{bad', "123", 1.5) can abort them.
  */
 
 const payload = (field: string) => `$.normalized.subagent_task.${field}`;
 
-/** Non-empty JSON string or NULL (SPEC §5: empty text is NULL). */
+/** Non-empty JSON string or NULL (docs/merge.md#recording-one-frame: empty text is NULL). */
 const text = (d: Dialect, path: string) => `NULLIF(${d.jsonString('q.doc', path)}, '')`;
 
-/** SPEC §5: 0 is "not reported" for these two; tool_use_count keeps a real 0 (AC-7, AC-7a). */
+/** docs/merge.md#recording-one-frame: 0 is "not reported" for these two; tool_use_count keeps a real 0 (AC-7, AC-7a). */
 const metric = (d: Dialect, field: string, zeroIsUnreported: boolean) => {
   const value = d.jsonSafeInteger('q.doc', payload(field));
   return zeroIsUnreported ? `NULLIF(${value}, 0)` : value;
@@ -23,7 +23,7 @@ const metric = (d: Dialect, field: string, zeroIsUnreported: boolean) => {
 
 const TERMINAL_LIST = TERMINAL_TOOL_STATUSES.map((s) => `'${s}'`).join(', ');
 
-/** SPEC §8.4, one entry per column of the table; `$1` is the write's updated_at. */
+/** docs/migrate.md#4-column-sources, one entry per column of the table; `$1` is the write's updated_at. */
 const SOURCES: Record<string, (d: Dialect) => string> = {
   id: (d) => d.uuid(),
   task_session_id: () => 'q.task_session_id',

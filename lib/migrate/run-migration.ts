@@ -9,7 +9,7 @@ import { CREATE_META_TABLE, writeKeyOnce } from './keys.js';
 /** The migration's name in logs and errors. */
 export const MIGRATION_NAME = 'task_session_subagents.backfill';
 
-/** The steps of SPEC §8, in order; a failure names the one that failed. */
+/** The steps of docs/migrate.md, in order; a failure names the one that failed. */
 export type MigrationStep = 'schema' | 'guard' | 'high_water' | 'insert' | 'capture_since_key' | 'backfill_through_key' | 'commit';
 
 export interface MigrationReport {
@@ -48,7 +48,7 @@ export class MigrationError extends Error {
 }
 
 /**
- * SPEC §8: schema (idempotent), then — unless both keys exist — one transaction that reads the
+ * docs/migrate.md: schema (idempotent), then — unless both keys exist — one transaction that reads the
  * high-water mark, inserts every qualifying message's row, samples capture_since after the insert
  * and writes both keys once. Safe to run any number of times.
  */
@@ -114,7 +114,7 @@ async function backfill(
     if (rows[0]) inserted = Number(rows[0].inserted);
   }
 
-  // Sampled only now, after the insert (never at transaction start, SPEC §8.3c).
+  // Sampled only now, after the insert (never at transaction start, docs/migrate.md#3-the-backfill-transaction, step c).
   await enter('capture_since_key');
   await writeKeyOnce(tx, CAPTURE_SINCE_KEY, formatKey(nowMicros()));
   await enter('backfill_through_key');

@@ -1,7 +1,7 @@
 import type { Dialect } from '../db/dialect/dialect.js';
 
 /**
- * The host's subagent messages, read through the malformed-document guard (SPEC §8.5, §9): a
+ * The host's subagent messages, read through the malformed-document guard (docs/migrate.md#5-malformed-metadata, docs/health.md): a
  * derived table `m` with every message column plus `doc` (parsed metadata or NULL), `kind` and
  * `meta_tool_call_id`. Both the backfill and the health check read messages only through this.
  */
@@ -28,7 +28,7 @@ export function subagentMessages(dialect: Dialect): string {
 }
 
 /**
- * The identity filter of SPEC §8.3b / AC-21, AC-21a, applied to `subagentMessages` rows (alias
+ * The identity filter of docs/migrate.md#3-the-backfill-transaction / AC-21, AC-21a, applied to `subagentMessages` rows (alias
  * `sm_all`): kind is subagent_task and session, task and tool call id are all non-empty.
  */
 export const QUALIFYING =

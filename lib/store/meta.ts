@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 
-/** The two `kandev_meta` keys this project owns (SPEC §8). */
+/** The two `kandev_meta` keys this project owns (docs/migrate.md). */
 export const CAPTURE_SINCE_KEY = 'subagent_context_capture_since';
 export const BACKFILL_THROUGH_KEY = 'subagent_context_backfill_through';
 

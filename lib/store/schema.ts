@@ -3,7 +3,7 @@ import type { Queryable } from '../db/database.js';
 
 const SQL_TYPE = { text: 'TEXT', integer: 'INTEGER', bigint: 'BIGINT', timestamp: 'TIMESTAMP' } as const;
 
-/** The table's DDL (SPEC §4). The same text is valid on PostgreSQL and SQLite. */
+/** The table's DDL (docs/table.md). The same text is valid on PostgreSQL and SQLite. */
 export const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (
 ${COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE[c.type]}${c.nullable ? '' : ' NOT NULL'}${c.ddl ? ` ${c.ddl}` : ''}`).join(',\n')},
   UNIQUE (${CONFLICT_KEY.join(', ')})

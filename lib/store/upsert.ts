@@ -21,7 +21,7 @@ const conflictClause = `ON CONFLICT (${CONFLICT_KEY.join(', ')}) DO UPDATE SET\n
   .join(',\n  ')}`;
 
 /**
- * The one atomic upsert (SPEC §6): every row of a batch in one statement, the merge rules in the
+ * The one atomic upsert (docs/merge.md#merging-onto-an-existing-row): every row of a batch in one statement, the merge rules in the
  * conflict clause, never a read-then-write. Rows must have distinct conflict keys (fold first).
  */
 export function upsertSql(dialect: Dialect): string {

@@ -33,7 +33,7 @@ describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %
   };
   const allFrames = () => SESSIONS.flatMap(sessionFrames);
 
-  it('§7: a fault-free run leaves the table one-at-a-time ingest leaves', async () => {
+  it('docs/ingest.md: a fault-free run leaves the table one-at-a-time ingest leaves', async () => {
     const { producer, poller, total } = await pipeline();
     for (const f of allFrames()) producer.record(f);
     await producer.close();
@@ -45,7 +45,7 @@ describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %
     expect(table).toEqual(await faultFreeTable(t.db, allFrames()));
   });
 
-  it('§3/§7: invalid frames land on the DLQ with a readable reason, never reach the table and never block their group', async () => {
+  it('docs/frame.md, docs/ingest.md: invalid frames land on the DLQ with a readable reason, never reach the table and never block their group', async () => {
     const { producer, poller, total } = await pipeline();
     const invalid: Record<string, string> = {
       'not JSON': '{"version":1,',
@@ -77,7 +77,7 @@ describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %
     expect(total('invalid')).toBe(5);
   });
 
-  it('§7: the database unreachable for part of the run loses nothing: the table equals a fault-free run', async () => {
+  it('docs/ingest.md: the database unreachable for part of the run loses nothing: the table equals a fault-free run', async () => {
     let restore: (() => Promise<void>) | undefined;
     let invocations = 0;
     const { producer, poller, total } = await pipeline((handler) => async (event) => {
@@ -94,7 +94,7 @@ describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %
     expect(await tableContent(t.db)).toEqual(await faultFreeTable(t.db, allFrames()));
   });
 
-  it('§7: duplicate deliveries of the same frames give the same table', async () => {
+  it('docs/ingest.md: duplicate deliveries of the same frames give the same table', async () => {
     const { poller } = await pipeline();
     const frames = sessionFrames('s1');
     // every frame twice in a row, then the whole stream again (distinct deduplication ids defeat SQS's own dedup)
@@ -104,7 +104,7 @@ describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %
     expect(await tableContent(t.db)).toEqual(await faultFreeTable(t.db, frames));
   });
 
-  it('AC-16/§7: a session deleted while its frames are queued yields no row and no endless retry', async () => {
+  it('AC-16, docs/ingest.md: a session deleted while its frames are queued yields no row and no endless retry', async () => {
     const { producer, poller, total } = await pipeline();
     for (const f of [...sessionFrames('s1'), ...sessionFrames('s2')]) producer.record(f);
     await producer.close();
@@ -117,7 +117,7 @@ describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %
     expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
   });
 
-  it('§7: frames of one session are applied in order when a transient failure hits in the middle of its group', async () => {
+  it('docs/ingest.md: frames of one session are applied in order when a transient failure hits in the middle of its group', async () => {
     const frames = sessionFrames('s1');
     const sent = frames.map((f) => toWireMessage(f).body); // the producer sends the stored part (docs/producers.md)
     const middle = sent[3];

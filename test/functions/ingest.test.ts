@@ -20,7 +20,7 @@ describe.each(TARGETS)('functions/ingest handler on %s', (name) => {
     else process.env[k] = saved[k];
   });
 
-  it('§7: the deployed handler is configured from DATABASE_URL and DLQ_URL alone', async () => {
+  it('docs/ingest.md: the deployed handler is configured from DATABASE_URL and DLQ_URL alone', async () => {
     await seedSession(t.db);
     Object.assign(process.env, {
       DATABASE_URL: t.url,

@@ -22,7 +22,7 @@ describe.each(TARGETS)('migrate function on %s', (name) => {
     }
   });
 
-  it('SPEC §8.7, AC-17: runs on DATABASE_URL and resolves to the report, then skips on the next invocation', async () => {
+  it('docs/migrate.md#7-the-report, AC-17: runs on DATABASE_URL and resolves to the report, then skips on the next invocation', async () => {
     await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc(), createdAt: '2026-08-12T13:24:58.123456Z' });
     const first = await handler({});
     expect(first).toMatchObject({ backfill: 'completed', inserted: 1, matched: 1, backfillThrough: '2026-08-12T13:24:58.123456000Z' });

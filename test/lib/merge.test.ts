@@ -16,7 +16,7 @@ function byKeySequentially(list: readonly SubagentWrite[]): Map<string, Subagent
   return rows;
 }
 
-describe('mergeWrite: SPEC §6 merge rules in memory', () => {
+describe('mergeWrite: docs/merge.md#merging-onto-an-existing-row merge rules in memory', () => {
   it.each(MERGE_CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
     const merged = sequential(undefined, c.writes)!;
     expect(viewOfWrite(merged)).toMatchObject(c.expected);

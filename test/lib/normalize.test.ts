@@ -60,7 +60,7 @@ describe('AC-30, AC-31: execution', () => {
   });
 });
 
-describe('empty text is NULL (SPEC §5)', () => {
+describe('empty text is NULL (docs/merge.md#recording-one-frame)', () => {
   it.each(['turn_id', 'parent_tool_call_id', 'tool_status'] as const)('top-level %s "" → NULL', (field) => {
     expect(row({ [field]: '' })[field]).toBeNull();
   });
@@ -184,7 +184,7 @@ describe('terminality (AC-10a, AC-11)', () => {
   });
 });
 
-describe('the rest of the row (SPEC §5)', () => {
+describe('the rest of the row (docs/merge.md#recording-one-frame)', () => {
   it('is a live row observed at the frame instant converted to UTC', () => {
     const r = row({ observed_at: '2026-08-12T15:24:58.1234567+02:00' });
     expect(r.source).toBe('live');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TERMINAL_TOOL_STATUSES, isTerminalToolStatus } from '../../lib/terminal.js';
 
 describe('terminal tool statuses (AC-11)', () => {
-  it('are exactly the six of SPEC §5', () => {
+  it('are exactly the six of docs/merge.md#recording-one-frame', () => {
     expect([...TERMINAL_TOOL_STATUSES].sort()).toEqual(['cancelled', 'complete', 'completed', 'error', 'failed', 'success']);
   });
 

@@ -3,7 +3,7 @@ import { formatRfc3339, parseRfc3339 } from '../../lib/time.js';
 import { write } from './frames.js';
 
 /**
- * SPEC §6 as a table: writes of one key in arrival order, and what the row must hold afterwards.
+ * docs/merge.md#merging-onto-an-existing-row as a table: writes of one key in arrival order, and what the row must hold afterwards.
  * test/lib/merge.test.ts proves it in memory, test/lib/store/upsert.test.ts on every database.
  */
 export interface MergeCase {

@@ -15,7 +15,7 @@ export function renderMigration(report: MigrationReport): string {
   ]);
 }
 
-/** `subagent-context migrate`: schema + the one backfill (SPEC §8); a failure throws (exit 1). */
+/** `subagent-context migrate`: schema + the one backfill (docs/migrate.md); a failure throws (exit 1). */
 export async function migrateCommand(db: Database): Promise<CommandResult<MigrationReport>> {
   const report = await runMigration(db);
   return { exitCode: EXIT.ok, result: report, text: renderMigration(report) };

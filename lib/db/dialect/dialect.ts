@@ -16,7 +16,7 @@ export interface Dialect {
   /**
    * An expression over a stored timestamp column that compares microsecond-exactly with
    * `timestampParam` bound to `formatCanonical(us)` and with other `comparable` expressions
-   * (SPEC §10: never raw strings of different forms, never julianday).
+   * (docs/time.md: never raw strings of different forms, never julianday).
    */
   comparable(expr: string): string;
   /**
@@ -36,7 +36,7 @@ export interface Dialect {
   jsonString(document: string, path: string): string;
   /**
    * The value at `path` as an integer when it is a JSON number that is a non-negative safe
-   * integer (≤ 2^53-1), else NULL: strings, fractions, negatives never abort (SPEC §5, §8.5).
+   * integer (≤ 2^53-1), else NULL: strings, fractions, negatives never abort (docs/merge.md#recording-one-frame, docs/migrate.md#5-malformed-metadata).
    */
   jsonSafeInteger(document: string, path: string): string;
   /** A boolean condition: the value at `path` is JSON `true` (not "true", not 1). */

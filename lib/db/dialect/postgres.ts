@@ -12,7 +12,7 @@ const ARRAY_TYPE: Record<ColumnType, string> = {
 export const postgresDialect: Dialect = {
   name: 'postgres',
   // A failed ::jsonb cast aborts the whole statement; this guard turns a malformed metadata
-  // document into NULL instead (SPEC §8.5). PostgreSQL 16+ (Neon) validates with
+  // document into NULL instead (docs/migrate.md#5-malformed-metadata). PostgreSQL 16+ (Neon) validates with
   // pg_input_is_valid in an inlinable SQL function. PostgreSQL 15 has no such test, so there it is
   // an EXCEPTION block — a subtransaction per call, several times slower, and PARALLEL UNSAFE
   // because PostgreSQL refuses subtransactions inside a parallel plan (SQLSTATE 25000).
@@ -36,7 +36,7 @@ $b$$f$;
 END
 $do$`,
   ],
-  // UTC wall time without a zone: a suffix cast to `timestamp` would be silently dropped (SPEC §10).
+  // UTC wall time without a zone: a suffix cast to `timestamp` would be silently dropped (docs/time.md).
   encodeTimestamp: formatCanonical,
   timestampParam: (index) => `$${index}::timestamp`,
   comparable: (expr) => expr,

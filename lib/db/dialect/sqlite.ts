@@ -5,7 +5,7 @@ import type { Dialect } from './dialect.js';
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   extraDdl: [],
-  // The host's own text form, so rows written here read like the host's (SPEC §10).
+  // The host's own text form, so rows written here read like the host's (docs/time.md).
   encodeTimestamp: formatHostSqlite,
   timestampParam: (index) => `$${index}`,
   // Any stored width or separator → fixed-width `YYYY-MM-DD HH:MM:SS.ffffff`, which orders and

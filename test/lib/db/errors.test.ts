@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DatabaseError, classifySqlstate, hintFor, isSqlstate, type FailureKind } from '../../../lib/db/errors.js';
 import { sqlstateOfSqliteCode } from '../../../lib/db/sqlite.js';
 
-describe('classifySqlstate: retry only what can succeed later (SPEC §7)', () => {
+describe('classifySqlstate: retry only what can succeed later (docs/ingest.md)', () => {
   it.each<[string | undefined, FailureKind, string]>([
     [undefined, 'transient', 'no SQLSTATE: the connection failed before the server answered'],
     ['08000', 'transient', 'connection_exception'],

@@ -14,7 +14,7 @@ const without = (field: string) => {
   return JSON.stringify(f);
 };
 
-describe('parseFrame: invalid frames are rejected with a reason that names the field (SPEC §3)', () => {
+describe('parseFrame: invalid frames are rejected with a reason that names the field (docs/frame.md)', () => {
   it.each([
     ['a body that is not JSON', '{"version": 1,', [/not JSON/, /one JSON object per message/]],
     ['an array', JSON.stringify([frame()]), [/an array/, /one JSON object per message/]],

@@ -12,7 +12,7 @@ describe('health configuration', () => {
     expect(graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: value })).toBe(expected);
   });
 
-  it('the grace period defaults to 15 minutes (SPEC §9)', () => {
+  it('the grace period defaults to 15 minutes (docs/health.md)', () => {
     expect(DEFAULT_GRACE_SECONDS).toBe(900);
   });
 

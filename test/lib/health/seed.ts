@@ -15,7 +15,7 @@ export function at(rfc3339: string): Micros {
   return us;
 }
 
-/** A host subagent message's metadata (SPEC appendix shape). */
+/** A host subagent message's metadata (docs/table.md#host-tables-this-project-reads). */
 export function subagentMetadata(toolCallId: string | undefined, kind = 'subagent_task'): string {
   return JSON.stringify({
     ...(toolCallId === undefined ? {} : { tool_call_id: toolCallId }),

@@ -12,7 +12,7 @@ const item = (id: string, group: string, fails = false): Item => ({ id, group, f
 const ids = (items: Iterable<Item>) => [...items].map((i) => i.id);
 
 describe('fifo.ts: the FIFO group rule (docs/ingest.md)', () => {
-  it('§7 FIFO rule: a failed record fails every later record of its group, and no earlier one', () => {
+  it('docs/ingest.md FIFO rule: a failed record fails every later record of its group, and no earlier one', () => {
     // Prepare
     const items = [item('a1', 'a'), item('a2', 'a', true), item('b1', 'b'), item('a3', 'a'), item('b2', 'b')];
     // Act
@@ -21,13 +21,13 @@ describe('fifo.ts: the FIFO group rule (docs/ingest.md)', () => {
     expect(ids(failed)).toEqual(['a2', 'a3']);
   });
 
-  it('§7 FIFO rule: a failure in one group never fails another group', () => {
+  it('docs/ingest.md FIFO rule: a failure in one group never fails another group', () => {
     const items = [item('a1', 'a', true), item('b1', 'b'), item('c1', 'c', true), item('b2', 'b')];
     const failed = failedUnderFifo(items, (i) => i.group, (i) => i.fails);
     expect(ids(failed)).toEqual(['a1', 'c1']);
   });
 
-  it('§7 FIFO rule: for any batch, the failed records of a group are exactly a suffix starting at its first own failure', () => {
+  it('docs/ingest.md FIFO rule: for any batch, the failed records of a group are exactly a suffix starting at its first own failure', () => {
     const batch = fc.array(fc.record({ group: fc.constantFrom('a', 'b', 'c'), fails: fc.boolean() }), { maxLength: 20 });
     fc.assert(
       fc.property(batch, (raw) => {

@@ -25,7 +25,7 @@ const skipped = (group: string) => judged(group, { kind: 'skipped' });
 const idsOf = (items: readonly Judged[]) => items.map((j) => j.record.messageId);
 
 describe('outcome.ts: one outcome per record', () => {
-  it('§7: invalid frames and rejected rows are parked, except behind a retry in their group', () => {
+  it('docs/ingest.md: invalid frames and rejected rows are parked, except behind a retry in their group', () => {
     // Prepare
     const a = [invalid('a'), retry('a'), invalid('a'), rejected('a')];
     const b = [rejected('b'), invalid('b')];
@@ -35,14 +35,14 @@ describe('outcome.ts: one outcome per record', () => {
     expect(idsOf(parked)).toEqual(idsOf([a[0]!, b[0]!, b[1]!]));
   });
 
-  it('§7 FIFO rule: settle redelivers a retry and the rest of its group, whatever their own verdict', () => {
+  it('docs/ingest.md FIFO rule: settle redelivers a retry and the rest of its group, whatever their own verdict', () => {
     const batch = [persisted('a'), retry('a'), persisted('a'), invalid('a'), persisted('b'), invalid('b')];
     const outcomes = settle(batch, new Map());
     expect(outcomes.map((o) => o.fate)).toEqual(['acknowledged', 'redelivered', 'redelivered', 'redelivered', 'acknowledged', 'parked']);
     expect(batchItemFailures(outcomes).map((f) => f.itemIdentifier)).toEqual(idsOf(batch.slice(1, 4)));
   });
 
-  it('§7: a record that could not be parked is redelivered with the rest of its group, and says why', () => {
+  it('docs/ingest.md: a record that could not be parked is redelivered with the rest of its group, and says why', () => {
     const batch = [invalid('a'), persisted('a'), persisted('b')];
     const outcomes = settle(batch, new Map([[batch[0]!.record.messageId, 'queue does not exist']]));
     expect(outcomes.map((o) => o.fate)).toEqual(['redelivered', 'redelivered', 'acknowledged']);
@@ -56,7 +56,7 @@ describe('outcome.ts: one outcome per record', () => {
     expect(outcomes.map((o) => o.fate)).toEqual(['redelivered', 'acknowledged', 'parked']);
   });
 
-  it('§7 metrics: counting is a pure function of the outcomes: attempted = skipped_no_identity + persisted + failed', () => {
+  it('docs/ingest.md metrics: counting is a pure function of the outcomes: attempted = skipped_no_identity + persisted + failed', () => {
     // Prepare
     const batch = [
       persisted('a', { anomalous: true }),

@@ -45,7 +45,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
   };
   const failedIds = (response: { batchItemFailures: { itemIdentifier: string }[] }) => response.batchItemFailures.map((f) => f.itemIdentifier);
 
-  it('§7: writes a batch of 10 frames of 3 sessions in one database round trip', async () => {
+  it('docs/ingest.md: writes a batch of 10 frames of 3 sessions in one database round trip', async () => {
     for (const s of ['s1', 's2', 's3']) await seedSession(t.db, s);
     const { db, handler } = await handlerFor();
     const records = Array.from({ length: 10 }, (_, i) => sqsRecord(frame({ task_session_id: `s${(i % 3) + 1}`, tool_call_id: `c${i % 4}` }), `s${(i % 3) + 1}`));
@@ -56,7 +56,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     expect(await readAll(t.db)).toHaveLength(10);
   });
 
-  it('§7: parks an invalid frame on the DLQ with its reason, body and group, and the rest of its group still lands', async () => {
+  it('docs/ingest.md: parks an invalid frame on the DLQ with its reason, body and group, and the rest of its group still lands', async () => {
     await seedSession(t.db);
     const { handler } = await handlerFor();
     const bad = sqsRecord({ ...frame(), version: 2 }, 's1');
@@ -72,7 +72,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     expect(parked?.MessageAttributes?.failure?.StringValue).toBe('invalid_frame');
   });
 
-  it('§7 FIFO rule: a record that could not be parked fails with every later record of its group; other groups are acknowledged', async () => {
+  it('docs/ingest.md FIFO rule: a record that could not be parked fails with every later record of its group; other groups are acknowledged', async () => {
     for (const s of ['s1', 's2']) await seedSession(t.db, s);
     const { handler } = await handlerFor({ dlqUrl: q.missingQueueUrl });
     const a1 = sqsRecord(frame({ tool_call_id: 'a1' }), 's1');
@@ -84,7 +84,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     expect((await readAll(t.db)).map((r) => r.tool_call_id).sort()).toEqual(['a1', 'a3', 'b1']);
   });
 
-  it('§7: a deleted session in a multi-group batch is acknowledged as orphaned and the healthy group commits', async () => {
+  it('docs/ingest.md: a deleted session in a multi-group batch is acknowledged as orphaned and the healthy group commits', async () => {
     await seedSession(t.db, 's2');
     const { handler } = await handlerFor();
     const orphan = sqsRecord(frame({ task_session_id: 'gone', tool_call_id: 'x1' }), 'gone');
@@ -98,7 +98,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     expect(lines.find((l) => l.level === 'WARN')).toMatchObject({ task_session_id: 'gone', tool_call_id: 'x1', sqlstate: '23503' });
   });
 
-  it('§7: a permanently rejected write is parked on the DLQ with the error and acknowledged; the rest of its group lands', async () => {
+  it('docs/ingest.md: a permanently rejected write is parked on the DLQ with the error and acknowledged; the rest of its group lands', async () => {
     await seedSession(t.db);
     await rejectToolCall(t, 'poison');
     const { handler } = await handlerFor();
@@ -113,7 +113,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     expect(parked[0]?.MessageAttributes?.reason?.StringValue).toMatch(/row rejected/);
   });
 
-  it('§7: the database unavailable fails every valid record for redelivery and parks nothing', async () => {
+  it('docs/ingest.md: the database unavailable fails every valid record for redelivery and parks nothing', async () => {
     await seedSession(t.db);
     const { handler } = await handlerFor();
     const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), sqsRecord(frame({ tool_call_id: 'c2' }), 's1'), sqsRecord(frame({ task_session_id: 's9' }), 's9')];
@@ -129,7 +129,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
   });
 
-  it('§7 metrics: attempted = skipped_no_identity + persisted + failed, with qualifiers, invalid, lag and the namespace', async () => {
+  it('docs/ingest.md metrics: attempted = skipped_no_identity + persisted + failed, with qualifiers, invalid, lag and the namespace', async () => {
     await seedSession(t.db);
     const { handler } = await handlerFor();
     const records = [
@@ -212,7 +212,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))('ingest handler connections
   const t = useTestDatabase(name);
   const q = useSqs();
 
-  it('§7: a pooled connection that died between invocations is detected and the batch succeeds on a fresh one', async () => {
+  it('docs/ingest.md: a pooled connection that died between invocations is detected and the batch succeeds on a fresh one', async () => {
     await seedSession(t.db);
     const db = t.connect();
     const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl });
@@ -232,7 +232,7 @@ describe.each(TARGETS.filter((n) => n === 'postgres'))('ingest handler group iso
   const t = useTestDatabase(name);
   const q = useSqs();
 
-  it('§7: a lock timeout on one session fails that group from its first frame on while the other group commits', async () => {
+  it('docs/ingest.md: a lock timeout on one session fails that group from its first frame on while the other group commits', async () => {
     for (const s of ['s1', 's2']) await seedSession(t.db, s);
     await t.db.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = %L', current_database(), '200ms'); END $$`);
     const db = t.connect();

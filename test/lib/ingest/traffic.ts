@@ -7,7 +7,7 @@ import { writeBatch } from '../../../lib/store/write.js';
 import { frame } from '../../support/frames.js';
 
 /**
- * A session's frames whose result depends on their order (SPEC §6): turn_id is filled once, the
+ * A session's frames whose result depends on their order (docs/merge.md#merging-onto-an-existing-row): turn_id is filled once, the
  * creating frame's observed_at stays, tool_status freezes at settlement, the last model wins.
  */
 export function sessionFrames(session: string): Record<string, unknown>[] {

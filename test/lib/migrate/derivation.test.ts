@@ -6,7 +6,7 @@ import { TARGETS, useTestDatabase } from '../../support/targets.js';
 import { insertHostMessage, subagentDoc } from './host-messages.js';
 
 
-/** SPEC §5's metric and boolean rules, applied to one payload field each (AC-7, AC-7a, AC-8, AC-9, AC-23). */
+/** The metric and boolean rules of docs/merge.md#recording-one-frame, applied to one payload field each (AC-7, AC-7a, AC-8, AC-9, AC-23). */
 const FIELD_CASES: ReadonlyArray<{ name: string; task: Record<string, unknown>; expected: Record<string, unknown> }> = [
   { name: 'AC-7: total_tokens 0 is not reported → NULL', task: { total_tokens: 0 }, expected: { total_tokens: null } },
   { name: 'AC-7: duration_ms 0 is not reported → NULL', task: { duration_ms: 0 }, expected: { duration_ms: null } },

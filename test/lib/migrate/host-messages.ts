@@ -1,7 +1,7 @@
 import type { Queryable } from '../../../lib/db/database.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 
-/** The SPEC appendix's subagent metadata, with overrides at the top level and in the payload. */
+/** The subagent metadata of docs/table.md#host-tables-this-project-reads, with overrides at the top level and in the payload. */
 export function subagentDoc(
   options: { top?: Record<string, unknown>; task?: Record<string, unknown>; kind?: unknown } = {},
 ): Record<string, unknown> {

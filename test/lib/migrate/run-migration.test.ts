@@ -65,7 +65,7 @@ describe.each(TARGETS)('migration on %s (fresh host database)', (name) => {
     expect(report.backfillThrough).toMatch(KEY_FORM);
   });
 
-  it('SPEC §8.3c: capture_since is sampled after the insert, not at transaction start', async () => {
+  it('docs/migrate.md#3-the-backfill-transaction (c): capture_since is sampled after the insert, not at transaction start', async () => {
     await seedMessages(t, 2);
     let insertEnded: Micros | undefined;
     const report = await runMigration(t.db, {
@@ -77,7 +77,7 @@ describe.each(TARGETS)('migration on %s (fresh host database)', (name) => {
     expect(parseStoredTimestamp(report.captureSince!)! >= insertEnded!).toBe(true);
   });
 
-  it('SPEC §8.6: legacy second-precision keys already present are never rewritten and the backfill is skipped', async () => {
+  it('docs/migrate.md#6-the-keys: legacy second-precision keys already present are never rewritten and the backfill is skipped', async () => {
     await setKey(t, CAPTURE_SINCE_KEY, '2026-07-01T00:00:00Z');
     await setKey(t, BACKFILL_THROUGH_KEY, '2026-06-30T23:59:59Z');
     await seedMessages(t, 2);

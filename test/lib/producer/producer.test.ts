@@ -35,7 +35,7 @@ describe('frame producer', () => {
     return { proxy, sqs: clientFor(proxy.endpoint) };
   };
 
-  it('§7: sends frames with MessageGroupId = task_session_id (a fixed group when empty) and the stored frame hash as deduplication id', async () => {
+  it('docs/ingest.md: sends frames with MessageGroupId = task_session_id (a fixed group when empty) and the stored frame hash as deduplication id', async () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
     const frames = [frame({ task_session_id: 's1', tool_call_id: 'a' }), frame({ task_session_id: '', tool_call_id: 'b' })];
     for (const f of frames) producer.record(f);
@@ -47,7 +47,7 @@ describe('frame producer', () => {
     ]);
   });
 
-  it('§7: a re-recorded identical frame (any key order) is delivered once', async () => {
+  it('docs/ingest.md: a re-recorded identical frame (any key order) is delivered once', async () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
     const f = frame();
     producer.record(f);
@@ -69,7 +69,7 @@ describe('frame producer', () => {
     expect(bodies[1]).toMatchObject({ subagent_task: { description: 'a\uFFFFb\uFFFEc\uD800d' } });
   });
 
-  it('§7: at most 10 entries and 256 KiB per SendMessageBatch, one frame per session per call, each session in recorded order', async () => {
+  it('docs/ingest.md: at most 10 entries and 256 KiB per SendMessageBatch, one frame per session per call, each session in recorded order', async () => {
     const { proxy, sqs } = await proxied(() => ({}));
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, flushIntervalMs: 60_000 });
     const big = 'x'.repeat(60_000);
@@ -93,7 +93,7 @@ describe('frame producer', () => {
     expect(bySession(received)).toEqual(bySession(frames.map((f) => ({ group: f.task_session_id as string, id: f.tool_call_id as string }))));
   });
 
-  it('§7: retries whole-call throttling and 5xx, and throttled or failed entries, until the frames are sent', async () => {
+  it('docs/ingest.md: retries whole-call throttling and 5xx, and throttled or failed entries, until the frames are sent', async () => {
     const { proxy, sqs } = await proxied(({ n, entries }) =>
       n === 1 ? { call: 'throttle' } : n === 2 ? { call: 'server-error' } : n === 3 ? { entries: { [entries[0]!.Id]: 'throttle', [entries.at(-1)!.Id]: 'internal' } } : {},
     );
@@ -211,7 +211,7 @@ describe('frame producer', () => {
     expect((await takeAll(q.sqs, q.queueUrl)).map((m) => JSON.parse(m.Body!).tool_call_id)).toEqual(frames.map((f) => f.tool_call_id));
   });
 
-  it('§7: flushes a partial batch on time without an explicit flush()', async () => {
+  it('docs/ingest.md: flushes a partial batch on time without an explicit flush()', async () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet, flushIntervalMs: 10 });
     producer.record(frame());
     const { Messages = [] } = await q.sqs.send(new ReceiveMessageCommand({ QueueUrl: q.queueUrl, WaitTimeSeconds: 5 }));

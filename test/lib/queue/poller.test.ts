@@ -23,7 +23,7 @@ describe('local SQS event source (poller)', () => {
     return { seen, handler };
   };
 
-  it('§7: invokes the handler with Lambda-shaped records and deletes what it acknowledged', async () => {
+  it('docs/ingest.md: invokes the handler with Lambda-shaped records and deletes what it acknowledged', async () => {
     const { seen, handler } = recording(() => false);
     await sendRaw(q.sqs, q.queueUrl, 'a', 'g1', 'a');
     await sendRaw(q.sqs, q.queueUrl, 'b', 'g2', 'b');
@@ -35,14 +35,14 @@ describe('local SQS event source (poller)', () => {
     expect(await queueDepth(q.sqs, q.queueUrl)).toBe(0);
   });
 
-  it('§7: a reported failure reappears after the visibility timeout, before the later messages of its group', async () => {
+  it('docs/ingest.md: a reported failure reappears after the visibility timeout, before the later messages of its group', async () => {
     const { seen, handler } = recording((body, receiveCount) => body === 'm1' && receiveCount === 1);
     for (const body of ['m1', 'm2', 'm3']) await sendRaw(q.sqs, q.queueUrl, body, 'g', body);
     await createPoller({ sqs: q.sqs, queueUrl: q.queueUrl, handler }).drain();
     expect(seen.map((s) => `${s.body}#${s.receiveCount}`)).toEqual(['m1#1', 'm1#2', 'm2#1', 'm3#1']);
   });
 
-  it('§7: a handler that throws leaves the whole batch for redelivery', async () => {
+  it('docs/ingest.md: a handler that throws leaves the whole batch for redelivery', async () => {
     let crashes = 1;
     const { seen, handler } = recording(() => (crashes-- > 0 ? 'throw' : false));
     const errors: unknown[] = [];
@@ -52,7 +52,7 @@ describe('local SQS event source (poller)', () => {
     expect(errors).toHaveLength(1);
   });
 
-  it('§7: a record failing maxReceiveCount times is moved to the DLQ by the queue, and its group moves on', async () => {
+  it('docs/ingest.md: a record failing maxReceiveCount times is moved to the DLQ by the queue, and its group moves on', async () => {
     const { seen, handler } = recording((body) => body === 'poison');
     await sendRaw(q.sqs, q.queueUrl, 'poison', 'g', 'p');
     await sendRaw(q.sqs, q.queueUrl, 'next', 'g', 'n');

@@ -27,7 +27,7 @@ const expectedRows = (writes: readonly SubagentWrite[]): RowView[] =>
     .map(viewOfWrite)
     .sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
 
-describe.each(TARGETS)('batched ingest equals one-at-a-time ingest on %s (SPEC §7, §11)', (name) => {
+describe.each(TARGETS)('batched ingest equals one-at-a-time ingest on %s (docs/ingest.md, docs/dialects.md)', (name) => {
   const t = useTestDatabase(name);
 
   it(`gives identical rows whether a frame sequence is written as one batch, in chunks or one write at a time (${NUM_RUNS} random runs)`, async () => {

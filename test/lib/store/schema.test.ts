@@ -18,14 +18,14 @@ const INDEX_NAMES: Record<TargetName, string> = {
   postgres: `SELECT indexname AS name FROM pg_indexes WHERE tablename = $1 AND indexdef NOT LIKE '%UNIQUE%' ORDER BY indexname`,
 };
 
-describe('the table DDL (SPEC §4)', () => {
+describe('the table DDL (docs/table.md)', () => {
   it('declares the metrics nullable without a DEFAULT', () => {
     for (const metric of ['total_tokens', 'tool_use_count', 'duration_ms']) {
       expect(CREATE_TABLE).toMatch(new RegExp(`\\n  ${metric} BIGINT,`));
     }
   });
 
-  it('declares the conflict key in the SPEC\'s column order', () => {
+  it('declares the conflict key in the contract\'s column order (docs/table.md)', () => {
     expect(CREATE_TABLE).toContain('UNIQUE (task_session_id, agent_execution_id, tool_call_id)');
   });
 });

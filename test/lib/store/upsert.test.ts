@@ -9,7 +9,7 @@ import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 const inSession = (writes: readonly SubagentWrite[], session: string) => writes.map((w) => ({ ...w, task_session_id: session }));
 
-describe.each(TARGETS)('SPEC §6 merge rules in the upsert on %s', (name) => {
+describe.each(TARGETS)('docs/merge.md#merging-onto-an-existing-row merge rules in the upsert on %s', (name) => {
   const t = useTestDatabase(name);
 
   // Each case lands twice: one upsert per write (session s1) and as one batch (session s2).
