@@ -1,5 +1,5 @@
 /**
- * The FIFO group rule, in one place (docs/ingest.md, §7): records of one SQS message group must be
+ * The FIFO group rule, in one place (docs/ingest.md): records of one SQS message group must be
  * applied in order, so a record that stays on the queue keeps every LATER record of its group on
  * the queue with it; other groups are unaffected. Parking, write isolation and the batch response
  * all ask this module. Pure: no SQS, no database.

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sqsClientFor } from '../../infra/local/fauxqs.js';
+import { sqsClientFor } from '../../local/fauxqs.js';
 import { createIngestHandler } from '../../lib/ingest/handler.js';
 import { createFrameProducer } from '../../lib/producer/producer.js';
 import { createPoller } from '../../lib/queue/poller.js';

@@ -3,7 +3,7 @@
  * never calls close(). EXIT=natural lets the event loop empty; EXIT=process-exit calls
  * process.exit(0) right away. Prints the producer's stats as the last line on exit.
  */
-import { sqsClientFor } from '../../../infra/local/fauxqs.js';
+import { sqsClientFor } from '../../../local/fauxqs.js';
 import { createFrameProducer } from '../../../lib/producer/producer.js';
 
 const sqs = sqsClientFor(process.env.SQS_ENDPOINT!);

@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sqsClientFor } from '../../../infra/local/fauxqs.js';
+import { sqsClientFor } from '../../../local/fauxqs.js';
 import { storedPart, toWireMessage } from '../../../lib/producer/wire.js';
 import { createFrameProducer, NO_SESSION_GROUP } from '../../../lib/producer/producer.js';
 import { frame } from '../../support/frames.js';
