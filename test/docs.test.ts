@@ -24,7 +24,7 @@ function filesUnder(path: string): string[] {
 }
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
-export function anchorOf(heading: string): string {
+function anchorOf(heading: string): string {
   return heading
     .trim()
     .toLowerCase()
