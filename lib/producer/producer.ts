@@ -4,7 +4,7 @@ import { logger as defaultLogger } from '../observability.js';
 import { SQS_MAX_BATCH_BYTES, SQS_MAX_BATCH_ENTRIES } from '../queue/pack.js';
 import { createDropLog, DROP_REASONS, type DropReason } from './drop-log.js';
 import { watchExit } from './exit.js';
-import { toWireMessage, type WireMessage } from './wire.js';
+import { sizeLowerBound, toWireMessage, type WireMessage } from './wire.js';
 
 export { NO_SESSION_GROUP } from './wire.js';
 export type { DropReason } from './drop-log.js';
@@ -266,10 +266,17 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
     },
   });
 
+  const dropFull = () => drops.add('buffer_full', 1, { max_buffered_frames: maxFrames, max_buffered_bytes: maxBytes });
+
   const record = (frame: unknown): void => {
     try {
       stats.recorded += 1;
       if (closing) return drops.add('closed', 1);
+      // Refuse cheaply while the buffer is full: serialising a frame only to drop it would make a
+      // dead endpoint cost the host a full JSON pass per frame.
+      const atLeast = sizeLowerBound(frame);
+      if (atLeast > SQS_MAX_BATCH_BYTES) return drops.add('too_large', 1, { bytes_at_least: atLeast });
+      if (heldFrames >= maxFrames || heldBytes + atLeast > maxBytes) return dropFull();
       let message: WireMessage;
       try {
         message = toWireMessage(frame);
@@ -277,9 +284,7 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
         return drops.add('unserializable', 1, { code: errorCode(err) });
       }
       if (message.size > SQS_MAX_BATCH_BYTES) return drops.add('too_large', 1, { bytes: message.size, message_group_id: message.group });
-      if (heldFrames >= maxFrames || heldBytes + message.size > maxBytes) {
-        return drops.add('buffer_full', 1, { max_buffered_frames: maxFrames, max_buffered_bytes: maxBytes });
-      }
+      if (heldBytes + message.size > maxBytes) return dropFull();
       const entry: Held = { ...message, attempts: 0, notBefore: 0, settled: false };
       const queue = sessions.get(entry.group);
       heldFrames += 1;

@@ -7,7 +7,7 @@ import { createIngestHandler } from '../../lib/ingest/handler.js';
 import { createFrameProducer } from '../../lib/producer/producer.js';
 import { createPoller } from '../../lib/queue/poller.js';
 import { seedSession } from '../support/frames.js';
-import { startSqsFaultProxy, type BatchCall, type Fault, type SqsFaultProxy } from '../support/sqs-fault-proxy.js';
+import { startSqsFaultProxy, type BatchCall, type Fault, type SqsFaultProxy } from '../../local/sqs-faults.js';
 import { takeAll, useSqs } from '../support/sqs.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 import { handlerDatabase } from '../lib/ingest/support.js';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { startSilentEndpoint } from '../../support/sqs-fault-proxy.js';
+import { startSilentEndpoint } from '../../../local/sqs-faults.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@ import { sqsClientFor } from '../../../local/fauxqs.js';
 import { storedPart, toWireMessage } from '../../../lib/producer/wire.js';
 import { createFrameProducer, NO_SESSION_GROUP } from '../../../lib/producer/producer.js';
 import { frame } from '../../support/frames.js';
-import { startSilentEndpoint, startSqsFaultProxy, type BatchCall, type Fault } from '../../support/sqs-fault-proxy.js';
+import { startSilentEndpoint, startSqsFaultProxy, type BatchCall, type Fault } from '../../../local/sqs-faults.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
 import { captureOutput } from '../ingest/support.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseFrame } from '../../../lib/frame/parse.js';
 import { deduplicationId } from '../../../lib/producer/canonical.js';
 import { DROP_REASONS } from '../../../lib/producer/drop-log.js';
-import { messageGroupId, NEVER_STORED, NO_SESSION_GROUP, sqsSafeJson, storedPart, toWireMessage } from '../../../lib/producer/wire.js';
+import { messageGroupId, NEVER_STORED, NO_SESSION_GROUP, sizeLowerBound, sqsSafeJson, storedPart, toWireMessage } from '../../../lib/producer/wire.js';
 import { frame } from '../../support/frames.js';
 
 /** SQS's rule for a message body (docs/producers.md). */
@@ -97,5 +97,17 @@ describe('P6: docs/producers.md', () => {
   it('P6: the page links the published JSON Schema and names every drop reason', () => {
     expect(doc).toContain('(../schema/frame.v1.schema.json)');
     for (const reason of DROP_REASONS) expect(doc).toContain(`| \`${reason}\` |`);
+  });
+});
+
+describe('P2: the size check before serialising', () => {
+  it('P2: sizeLowerBound never exceeds the real message size, whatever the text', () => {
+    fc.assert(
+      fc.property(hostileText, hostileText, fc.string(), (description, model, prompt) => {
+        const f = frame({ task_session_id: model, subagent_task: { description, model, prompt } });
+        expect(sizeLowerBound(f)).toBeLessThanOrEqual(toWireMessage(f).size);
+      }),
+    );
+    expect(sizeLowerBound(frame({ subagent_task: { result_text: 'r'.repeat(1000) } }))).toBeLessThan(200);
   });
 });

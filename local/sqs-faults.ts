@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 
 export interface BatchEntry {
   Id: string;
@@ -123,9 +123,8 @@ export async function startSqsFaultProxy(target: string, plan: (call: BatchCall)
   };
 }
 
-/** A TCP listener that accepts connections and never answers (a hung endpoint). */
+/** A TCP listener that accepts connections and never answers (a hung endpoint): tests and bench/producer.ts. */
 export async function startSilentEndpoint(): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const { createServer: createTcpServer } = await import('node:net');
   const sockets = new Set<Socket>();
   const server = createTcpServer((socket) => {
     sockets.add(socket);
