@@ -1,4 +1,4 @@
-import { loadDatabaseUrl } from '../lib/config/database-url.js';
+import { loadDatabaseUrl, refreshingCredentials } from '../lib/config/database-url.js';
 import { databaseFromEnv } from '../lib/db/from-env.js';
 import { runMigration, type MigrationReport } from '../lib/migrate/run-migration.js';
 
@@ -10,5 +10,5 @@ export type { MigrationReport } from '../lib/migrate/run-migration.js';
  */
 export async function handler(_event?: unknown): Promise<MigrationReport> {
   await loadDatabaseUrl(); // deployed: from the SSM SecureString named in serverless.yml
-  return runMigration(databaseFromEnv());
+  return refreshingCredentials(() => runMigration(databaseFromEnv()));
 }

@@ -1,4 +1,5 @@
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { failureFields, urlMayBeStale } from '../db/errors.js';
 
 /** Reads one SecureString (decrypted). Injectable so the fetch can be pointed elsewhere. */
 export type ParameterReader = (name: string) => Promise<string>;
@@ -30,8 +31,10 @@ export const readSsmParameter: ParameterReader = async (name) => {
   }
 };
 
-/** one fetch per environment (in Lambda: per cold start) */
+/** one fetch per environment (in Lambda: per cold start, or after an authentication failure) */
 const loading = new WeakMap<NodeJS.ProcessEnv, Promise<void>>();
+/** the value this module put in DATABASE_URL, per environment: only that one is ever forgotten */
+const fetchedUrl = new WeakMap<NodeJS.ProcessEnv, string>();
 
 /**
  * Makes DATABASE_URL available to `databaseFromEnv()`. The deployed functions get only the NAME
@@ -52,7 +55,10 @@ export function loadDatabaseUrl(
   if (pending) return pending;
   const fetched = read(name).then(
     (url) => {
-      env.DATABASE_URL ||= url;
+      loading.delete(env); // only in-flight fetches are shared; a forgotten URL is fetched again
+      if (env.DATABASE_URL) return;
+      env.DATABASE_URL = url;
+      fetchedUrl.set(env, url);
     },
     (err: unknown) => {
       loading.delete(env);
@@ -66,4 +72,32 @@ export function loadDatabaseUrl(
   );
   loading.set(env, fetched);
   return fetched;
+}
+
+/**
+ * After the database rejected the credentials (SQLSTATE 28xxx) or did not know the database (3D000),
+ * R2-4: forget the URL read from SSM, so the next `loadDatabaseUrl()` reads the parameter again and
+ * picks up a rotated or corrected secret.
+ * A DATABASE_URL set explicitly (not read from SSM) is left alone. Returns whether it forgot.
+ */
+export function forgetDatabaseUrl(env: NodeJS.ProcessEnv = process.env): boolean {
+  const url = fetchedUrl.get(env);
+  fetchedUrl.delete(env);
+  loading.delete(env);
+  if (url === undefined || env.DATABASE_URL !== url) return false;
+  delete env.DATABASE_URL;
+  return true;
+}
+
+/**
+ * Runs `fn` (a migrate or health invocation); when it fails because the URL may be stale (errors.ts `urlMayBeStale`),
+ * forgets the SSM-read URL before rethrowing, so the next invocation reads the secret again.
+ */
+export async function refreshingCredentials<T>(fn: () => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (urlMayBeStale(failureFields(err))) forgetDatabaseUrl(env);
+    throw err;
+  }
 }

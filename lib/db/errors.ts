@@ -1,8 +1,14 @@
 /**
- * A database failure with the context an operator needs. `transient` is decided by SQLSTATE or by
- * the absence of one (the connection failed before the server answered), never by message text.
+ * Database failures and their classes (docs/ingest.md, R2-4), decided by SQLSTATE or by the
+ * driver's own code, never by message text:
+ * - `row`: this row was rejected (data exception 22xxx, integrity 23xxx, 54000): park it;
+ * - `foreign_key`: the row's session was deleted (23503 on task_session_id): acknowledge it;
+ * - `transient`: contention that clears by itself (40001, 40P01, 55P03): redeliver, WARN;
+ * - `system`: the database, its configuration or the connection is broken (28xxx, 3D000, 42xxx,
+ *   53xxx, 57xxx, 58xxx, XX000, 08xxx, socket and driver codes, no code at all): never park;
+ *   redeliver, log at ERROR and count, so the alarm fires.
  */
-export type FailureKind = 'transient' | 'foreign_key' | 'permanent';
+export type FailureKind = 'row' | 'foreign_key' | 'transient' | 'system';
 
 export class DatabaseError extends Error {
   override readonly name = 'DatabaseError';
@@ -11,7 +17,7 @@ export class DatabaseError extends Error {
     readonly kind: FailureKind,
     /** SQLSTATE from PostgreSQL, or the equivalent of a SQLite result code */
     readonly sqlstate: string | undefined,
-    /** the driver's own code (e.g. SQLITE_BUSY, ECONNRESET) */
+    /** the driver's or the socket's own code (e.g. SQLITE_BUSY, ECONNRESET, EPIPE); never a SQLSTATE */
     readonly driverCode: string | undefined,
     options?: { cause?: unknown },
   ) {
@@ -19,43 +25,80 @@ export class DatabaseError extends Error {
   }
 }
 
-/** SQLSTATE classes and codes worth retrying: the same statement can succeed later. */
+/** Contention: the same statement succeeds once the other transaction is done. */
 const TRANSIENT_SQLSTATES = new Set([
   '40001', // serialization_failure
   '40P01', // deadlock_detected
-  '53000', // insufficient_resources
-  '53300', // too_many_connections
-  '55P03', // lock_not_available
-  '57014', // query_canceled (statement timeout)
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '58000', // system_error
+  '55P03', // lock_not_available (lock_timeout; SQLite's busy)
+]);
+
+/** Row errors outside classes 22 and 23. */
+const ROW_SQLSTATES = new Set([
+  '54000', // program_limit_exceeded (e.g. an index row too big for one value)
 ]);
 
 export function classifySqlstate(sqlstate: string | undefined): FailureKind {
-  if (sqlstate === undefined) return 'transient';
+  if (sqlstate === undefined) return 'system'; // the connection failed before the server answered
   if (sqlstate === '23503') return 'foreign_key';
-  if (sqlstate.startsWith('08') || TRANSIENT_SQLSTATES.has(sqlstate)) return 'transient';
-  return 'permanent';
+  if (TRANSIENT_SQLSTATES.has(sqlstate)) return 'transient';
+  if (sqlstate.startsWith('22') || sqlstate.startsWith('23') || ROW_SQLSTATES.has(sqlstate)) return 'row';
+  return 'system';
 }
 
+/** Classes that do not start with a digit; a Node error code (EPIPE, ENOENT…) never starts like these. */
+const LETTER_CLASSES = new Set(['HV', 'XX', 'P0', 'F0']);
+
+/**
+ * A SQLSTATE as PostgreSQL sends it: five characters whose class (the first two) is a digit class
+ * or one of PostgreSQL's letter classes. `EPIPE` has the shape of a SQLSTATE and is not one.
+ */
 export function isSqlstate(code: unknown): code is string {
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && (/^[0-9]/.test(code) || LETTER_CLASSES.has(code.slice(0, 2)));
+}
+
+/** The SQLSTATE an error carries, if the server sent one: a socket error (it has a syscall) never does. */
+export function sqlstateOf(err: unknown): string | undefined {
+  const e = err as { code?: unknown; syscall?: unknown } | null;
+  if (!e || typeof e !== 'object' || typeof e.syscall === 'string') return undefined;
+  return isSqlstate(e.code) ? e.code : undefined;
+}
+
+/**
+ * True when the connection URL itself may be out of date: the credentials were rejected (28xxx, a
+ * rotated secret) or the database it names does not exist (3D000, a corrected parameter). The
+ * functions then read the secret from SSM again before the next attempt.
+ */
+export function urlMayBeStale(error: { sqlstate?: string } | undefined): boolean {
+  const sqlstate = error?.sqlstate;
+  return sqlstate !== undefined && (sqlstate.startsWith('28') || sqlstate === '3D000');
 }
 
 /** How to fix it, for the common cases an operator meets. */
 export function hintFor(sqlstate: string | undefined): string {
+  if (sqlstate === undefined) {
+    return 'the connection failed before the server answered; check DATABASE_URL and that the database is reachable — the frames stay on the queue';
+  }
+  if (sqlstate.startsWith('28')) return 'the database rejected the credentials; check the DATABASE_URL secret (rotation?) — the frames stay on the queue';
+  if (sqlstate === '3D000') return 'the database named in DATABASE_URL does not exist; fix DATABASE_URL — the frames stay on the queue';
+  if (sqlstate === '42P01' || sqlstate === '42703') return 'a table or column is missing; run the migrate function first — the frames stay on the queue';
+  if (sqlstate === '42501') return "the database user lacks a privilege on the table; GRANT it (README 'Deploying') — the frames stay on the queue";
   switch (classifySqlstate(sqlstate)) {
     case 'transient':
-      return sqlstate === undefined
-        ? 'the connection failed before the server answered; check DATABASE_URL and that the database is reachable — the write will be retried'
-        : 'a transient server condition; the write will be retried';
+      return 'a transient server condition; the write will be retried';
     case 'foreign_key':
       return 'the referenced task session does not exist (deleted, or never created by the host)';
-    case 'permanent':
-      return sqlstate === '42P01'
-        ? 'a table is missing; run the migrate function first'
-        : 'the statement was rejected; it will not succeed on retry';
+    case 'row':
+      return 'the database rejected this row; it will not succeed on retry';
+    case 'system':
+      return 'the database or its schema is not in a usable state; fix it — the frames stay on the queue';
   }
+}
+
+/** The fields every report and log line carries for a failure (ingest, migrate, health). */
+export function failureFields(err: unknown): { failure_class: FailureKind; sqlstate?: string; driver_code?: string } {
+  if (err instanceof DatabaseError) {
+    return { failure_class: err.kind, ...(err.sqlstate ? { sqlstate: err.sqlstate } : {}), ...(err.driverCode ? { driver_code: err.driverCode } : {}) };
+  }
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== err ? failureFields(cause) : { failure_class: 'system' };
 }

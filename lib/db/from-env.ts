@@ -14,7 +14,11 @@ export function databaseFromEnv(): Database {
       'DATABASE_URL is not set: give postgres://… (Neon/PostgreSQL) or sqlite:<path>; in AWS it comes from the SSM parameter named in serverless.yml',
     );
   }
-  if (cached?.url !== url) cached = { url, db: openDatabase(url) };
+  if (cached?.url !== url) {
+    // A new URL (a rotated secret): the old pool's connections are useless; close them quietly.
+    void cached?.db.close().catch(() => undefined);
+    cached = { url, db: openDatabase(url) };
+  }
   return cached.db;
 }
 

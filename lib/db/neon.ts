@@ -1,7 +1,7 @@
 import { Client, Pool, neonConfig, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { postgresDialect } from './dialect/postgres.js';
-import { DatabaseError, classifySqlstate, hintFor, isSqlstate } from './errors.js';
+import { DatabaseError, classifySqlstate, hintFor, sqlstateOf } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
 
 neonConfig.webSocketConstructor = ws;
@@ -121,7 +121,7 @@ function ignore(): void {}
 export function toDatabaseError(err: unknown): DatabaseError {
   if (err instanceof DatabaseError) return err;
   const e = err as { code?: unknown; message?: string; constraint?: string; detail?: string };
-  const sqlstate = isSqlstate(e.code) ? e.code : undefined;
+  const sqlstate = sqlstateOf(err);
   const driverCode = typeof e.code === 'string' && !sqlstate ? e.code : undefined;
   const message = `${e.message ?? String(err)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}: ${hintFor(sqlstate)}`;
   return new DatabaseError(message, classifySqlstate(sqlstate), sqlstate, driverCode, { cause: err });

@@ -3,18 +3,36 @@ import { sqliteDialect } from './dialect/sqlite.js';
 import { DatabaseError, classifySqlstate, hintFor } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
 
-/** SQLite result codes that have a SQLSTATE equivalent, so one classifier serves both dialects. */
+/**
+ * SQLite result codes → the SQLSTATE they stand for, so one classifier (errors.ts) serves both
+ * dialects. Extended codes not listed fall back to their primary code (SQLITE_IOERR_WRITE →
+ * SQLITE_IOERR); a primary code not listed is a system error (XX000), never a row error.
+ */
 const SQLSTATE_OF: Record<string, string> = {
   SQLITE_CONSTRAINT_FOREIGNKEY: '23503',
   SQLITE_CONSTRAINT_UNIQUE: '23505',
   SQLITE_CONSTRAINT_PRIMARYKEY: '23505',
   SQLITE_CONSTRAINT_NOTNULL: '23502',
   SQLITE_CONSTRAINT_CHECK: '23514',
+  SQLITE_CONSTRAINT_TRIGGER: '23514', // RAISE(ABORT, …) in a trigger: the row was refused
+  SQLITE_CONSTRAINT: '23000',
+  SQLITE_TOOBIG: '54000',
+  SQLITE_MISMATCH: '22000',
   SQLITE_BUSY: '55P03',
   SQLITE_BUSY_SNAPSHOT: '40001',
   SQLITE_BUSY_TIMEOUT: '55P03',
   SQLITE_LOCKED: '55P03',
   SQLITE_LOCKED_SHAREDCACHE: '55P03',
+  SQLITE_ERROR: '42000', // no such table / column, syntax: the schema is not what the code expects
+  SQLITE_PERM: '42501',
+  SQLITE_AUTH: '42501',
+  SQLITE_READONLY: '25006',
+  SQLITE_CANTOPEN: '58030',
+  SQLITE_IOERR: '58030',
+  SQLITE_FULL: '53100',
+  SQLITE_NOMEM: '53200',
+  SQLITE_CORRUPT: 'XX001',
+  SQLITE_NOTADB: 'XX001',
 };
 
 /** `$n` placeholders (the shared SQL's) → positional `?` with the parameters reordered to match. */
@@ -87,18 +105,17 @@ export function openSqlite(path: string): Database {
   };
 }
 
-/**
- * The SQLSTATE a SQLite result code stands for. A code with no equivalent is a permanent failure
- * (HV000), and an error without a SQLite code is a programming error (XX000), never transient.
- */
+/** The SQLSTATE a SQLite result code stands for; an error without a SQLite code is a bug (XX000). */
 export function sqlstateOfSqliteCode(driverCode: string | undefined): string {
-  return driverCode ? (SQLSTATE_OF[driverCode] ?? 'HV000') : 'XX000';
+  if (!driverCode) return 'XX000';
+  const primary = driverCode.split('_').slice(0, 2).join('_');
+  return SQLSTATE_OF[driverCode] ?? SQLSTATE_OF[primary] ?? 'XX000';
 }
 
 function toDatabaseError(err: unknown): DatabaseError {
   const e = err as { code?: unknown; message?: string };
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
   const sqlstate = sqlstateOfSqliteCode(driverCode);
-  const message = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}): ${hintFor(sqlstate)}`;
+  const message = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate}): ${hintFor(sqlstate)}`;
   return new DatabaseError(message, classifySqlstate(sqlstate), sqlstate, driverCode, { cause: err });
 }

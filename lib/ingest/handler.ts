@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { forgetDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import type { Micros } from '../time.js';
@@ -21,6 +22,11 @@ export interface IngestHandlerDeps {
   clock?: () => Micros;
   /** called with each batch's counts, lag and round trips (CLI summaries, benchmarks) */
   onReport?: (report: BatchReport) => void;
+  /**
+   * called when the database rejected the credentials or the database name (28xxx, 3D000: R2-4); by default forgets the URL
+   * read from SSM so the next invocation reads the (rotated) secret again
+   */
+  onCredentialsRejected?: () => void;
 }
 
 export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
@@ -36,7 +42,8 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
   return async (event, context) => {
     if (!deps.dlqUrl) throw new Error('DLQ_URL is not set: give the URL of the FIFO dead-letter queue invalid frames are parked on');
     if (context) log.addContext(context);
-    const { response, report } = await processBatch(event, { db: deps.db(), sqs: deps.sqs, dlqUrl: deps.dlqUrl, logger: log, clock: deps.clock });
+    const { response, report, credentialsRejected } = await processBatch(event, { db: deps.db(), sqs: deps.sqs, dlqUrl: deps.dlqUrl, logger: log, clock: deps.clock });
+    if (credentialsRejected) (deps.onCredentialsRejected ?? forgetDatabaseUrl)();
     publishBatchMetrics(metrics, report);
     deps.onReport?.(report);
     return response;

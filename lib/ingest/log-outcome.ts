@@ -1,7 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { RecordOutcome } from './outcome.js';
 
-/** WARN for everything that did not simply land; never the body (it may carry prompt or result text). */
+/**
+ * WARN for everything that did not simply land, ERROR for a system error (R2-4: the database is
+ * unusable and an operator must act); never the body (it may carry prompt or result text).
+ */
 export function logOutcome(logger: Logger, outcome: RecordOutcome): void {
   const { record, verdict, fate, parkError } = outcome;
   const base = { message_id: record.messageId, message_group_id: record.attributes?.MessageGroupId };
@@ -28,6 +31,10 @@ export function logOutcome(logger: Logger, outcome: RecordOutcome): void {
     failure_kind: error.kind,
     error: error.message,
   };
+  if (verdict.kind === 'retry' && error.kind === 'system') {
+    logger.error('database unusable (system error); the frame and the rest of its message group stay on the queue', context);
+    return;
+  }
   const what = {
     retry: 'write failed transiently; the frame and the rest of its message group will be redelivered',
     orphaned: 'session no longer exists (deleted); frame acknowledged as orphaned',

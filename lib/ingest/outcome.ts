@@ -12,7 +12,8 @@ import { emptyCounts, type BatchReport } from './report.js';
  * - `persisted`: written;
  * - `orphaned`: its session was deleted (FK on task_session_id) → acknowledged, counted;
  * - `rejected`: the database rejected this row → parked with the error;
- * - `retry`: the write failed for a reason that is not the row's → stays on the queue.
+ * - `retry`: the write failed for a reason that is not the row's (contention, or a system error:
+ *   R2-4) → stays on the queue.
  */
 export type Verdict =
   | { kind: 'invalid'; reason: string }
@@ -84,6 +85,7 @@ export function countOutcomes(outcomes: readonly RecordOutcome[], now: Micros): 
     counts.attempted += 1;
     if (fate === 'redelivered') {
       counts.failed += 1;
+      if (verdict.kind === 'retry' && verdict.error.kind === 'system') counts.system_error += 1;
       continue;
     }
     switch (verdict.kind) {

@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Database } from '../db/database.js';
+import { urlMayBeStale } from '../db/errors.js';
 import { parseFrame } from '../frame/parse.js';
 import { normalizeFrame } from '../normalize.js';
 import { nowMicros, type Micros } from '../time.js';
@@ -28,7 +29,10 @@ export interface ProcessDeps {
  * writes on the DLQ, and answer with the FIFO partial-batch response (fifo.ts: a failed record
  * fails every later record of its message group; other groups are acknowledged).
  */
-export async function processBatch(event: SQSEvent, deps: ProcessDeps): Promise<{ response: SQSBatchResponse; report: BatchReport }> {
+export async function processBatch(
+  event: SQSEvent,
+  deps: ProcessDeps,
+): Promise<{ response: SQSBatchResponse; report: BatchReport; credentialsRejected: boolean }> {
   const { db, logger } = deps;
   const roundTripsBefore = db.stats.roundTrips;
   const now = (deps.clock ?? nowMicros)();
@@ -44,7 +48,8 @@ export async function processBatch(event: SQSEvent, deps: ProcessDeps): Promise<
   const outcomes = settle(judged, await parkOnDeadLetter(deps.sqs, deps.dlqUrl, parcels));
   for (const outcome of outcomes) logOutcome(logger, outcome);
   const report: BatchReport = { ...countOutcomes(outcomes, now), roundTrips: db.stats.roundTrips - roundTripsBefore };
-  return { response: { batchItemFailures: batchItemFailures(outcomes) }, report };
+  const credentialsRejected = judged.some((j) => j.verdict.kind === 'retry' && urlMayBeStale(j.verdict.error));
+  return { response: { batchItemFailures: batchItemFailures(outcomes) }, report, credentialsRejected };
 }
 
 type Prepared = { kind: 'invalid'; reason: string } | ReturnType<typeof normalizeFrame>;
@@ -64,7 +69,7 @@ function verdictOf(pre: Prepared, result: WriteResult | undefined): Verdict {
   switch (result.status) {
     case 'foreign_key':
       return { kind: 'orphaned', write, error };
-    case 'permanent':
+    case 'row':
       return { kind: 'rejected', write, error };
     default:
       return { kind: 'retry', write, error };

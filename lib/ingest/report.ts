@@ -3,7 +3,8 @@
  * skipped_no_identity, persisted or failed, so attempted = skipped_no_identity + persisted + failed.
  * `failed` covers every valid frame not persisted this time: redelivered (transient, or behind an
  * earlier failure in its group), orphaned (deleted session) or parked (rejected write).
- * Qualifiers: orphaned ⊆ failed; anomalous_value and unknown_execution count persisted frames;
+ * Qualifiers: orphaned ⊆ failed; system_error ⊆ failed counts frames kept on the queue because
+ * the database is unusable (R2-4: the alarm's input); anomalous_value and unknown_execution count persisted frames;
  * invalid frames are not attempted.
  */
 export const COUNTERS = [
@@ -15,6 +16,7 @@ export const COUNTERS = [
   'unknown_execution',
   'invalid',
   'orphaned',
+  'system_error',
 ] as const;
 
 export type CounterName = (typeof COUNTERS)[number];

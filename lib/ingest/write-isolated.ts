@@ -17,8 +17,9 @@ export type WriteResult = { status: 'persisted' } | { status: FailureKind; error
  * Writes a batch in one statement and, only if that statement fails, finds out which writes were
  * to blame so healthy message groups still commit (docs/ingest.md):
  * 1. the whole batch, one statement (the normal case: one round trip);
- * 2. on failure, each message group on its own (groups are independent sessions: a lock held on
- *    one session must not hold back the others);
+ * 2. on a row or contention failure, each message group on its own (groups are independent
+ *    sessions: a lock held on one session must not hold back the others); a system failure
+ *    (R2-4: the database is unusable) fails every write at once;
  * 3. a group that failed for a row's reason, one write at a time in arrival order, so a deleted
  *    session or a rejected row is pinned to its frame and the rest of the group lands. A write
  *    that fails transiently there fails the rest of its group (the FIFO rule, fifo.ts).
@@ -28,6 +29,11 @@ export async function writeIsolated<T extends GroupedWrite>(db: Queryable, items
   const results = new Map<T, WriteResult>();
   if (items.length === 0) return results;
   const error = await tryWrite(db, items, now);
+  if (error?.kind === 'system') {
+    // The database itself is unusable (R2-4): no group can succeed, and trying each costs time.
+    for (const item of items) results.set(item, { status: 'system', error });
+    return results;
+  }
   const groups = byGroup(items, (item) => item.group);
   await Promise.all(
     groups.map(async (members) => {
@@ -63,7 +69,7 @@ async function writeOneByOne<T extends GroupedWrite>(db: Queryable, members: rea
 
 /** A failure one row can cause (a rejected row, a deleted session): worth finding which row. */
 function isolatable(error: DatabaseError): boolean {
-  return error.kind === 'permanent' || error.kind === 'foreign_key';
+  return error.kind === 'row' || error.kind === 'foreign_key';
 }
 
 async function tryWrite(db: Queryable, items: readonly GroupedWrite[], now: Micros): Promise<DatabaseError | undefined> {
@@ -76,12 +82,11 @@ async function tryWrite(db: Queryable, items: readonly GroupedWrite[], now: Micr
 }
 
 /**
- * Anything that is not a classified database error (a bug, an unexpected driver failure) is
- * treated as transient: the frames are redelivered and, if it persists, SQS moves them to the
- * DLQ after maxReceiveCount — never acknowledged and lost.
+ * Anything that is not a classified database error (a bug, an unexpected driver failure) is a
+ * system error: the frames stay on the queue and the alarm fires — never acknowledged and lost.
  */
 function asDatabaseError(err: unknown): DatabaseError {
   if (err instanceof DatabaseError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return new DatabaseError(`unexpected write failure: ${message}`, 'transient', undefined, undefined, { cause: err });
+  return new DatabaseError(`unexpected write failure: ${message}`, 'system', undefined, undefined, { cause: err });
 }

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
+import { failureFields, type FailureKind } from '../db/errors.js';
 import { logger } from '../observability.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { ensureSubagentTable } from '../store/schema.js';
@@ -34,16 +35,22 @@ export interface MigrationOptions {
 
 export class MigrationError extends Error {
   override readonly name = 'MigrationError';
+  /** R2-4's class of the cause (system: the database or its configuration; row: a host row) */
+  readonly failureClass: FailureKind;
+  readonly sqlstate: string | undefined;
   constructor(
     readonly migration: string,
     readonly step: MigrationStep,
     cause: unknown,
   ) {
+    const fields = failureFields(cause);
     super(
       `${migration} failed at step "${step}": ${cause instanceof Error ? cause.message : String(cause)}. ` +
         'The transaction was rolled back and no kandev_meta key was written; fix the cause and invoke migrate again to retry.',
       { cause },
     );
+    this.failureClass = fields.failure_class;
+    this.sqlstate = fields.sqlstate;
   }
 }
 
@@ -88,6 +95,7 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
     logger.warn('migration failed; nothing was committed, invoke migrate again to retry', {
       migration: MIGRATION_NAME,
       step: error.step,
+      ...failureFields(err),
       error: err as Error,
     });
     throw error;

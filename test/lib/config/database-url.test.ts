@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DatabaseUrlConfigError, loadDatabaseUrl } from '../../../lib/config/database-url.js';
+import { DatabaseUrlConfigError, forgetDatabaseUrl, loadDatabaseUrl, refreshingCredentials } from '../../../lib/config/database-url.js';
+import { DatabaseError } from '../../../lib/db/errors.js';
 
 // The deployed functions hold only the SSM parameter's name (serverless.yml); these tests drive
 // the real SSM client against a local endpoint speaking the SSM JSON protocol.
@@ -85,5 +86,35 @@ describe('loadDatabaseUrl', () => {
     await loadDatabaseUrl({ env });
     expect(env.DATABASE_URL).toBe('postgres://late@db.example/neondb');
     expect(requests).toHaveLength(2);
+  });
+});
+
+describe('R2-4: a stale secret is read again', () => {
+  it('R2-4: after forgetDatabaseUrl the next load reads the rotated secret from SSM', async () => {
+    const env: NodeJS.ProcessEnv = { DATABASE_URL_SSM_PARAMETER: '/subagent-context/test/database-url' };
+    await loadDatabaseUrl({ env });
+    parameters['/subagent-context/test/database-url'] = 'postgres://app:rotated@db.example/neondb';
+    await loadDatabaseUrl({ env });
+    expect(env.DATABASE_URL).toBe('postgres://app:secret@db.example/neondb'); // warm: no fetch
+    expect(forgetDatabaseUrl(env)).toBe(true);
+    await loadDatabaseUrl({ env });
+    expect(env.DATABASE_URL).toBe('postgres://app:rotated@db.example/neondb');
+    expect(requests).toHaveLength(2);
+  });
+
+  it('R2-4: an explicitly set DATABASE_URL is never forgotten', () => {
+    const env: NodeJS.ProcessEnv = { DATABASE_URL: 'sqlite:./local.db' };
+    expect(forgetDatabaseUrl(env)).toBe(false);
+    expect(env.DATABASE_URL).toBe('sqlite:./local.db');
+  });
+
+  it('R2-4: refreshingCredentials forgets the URL on 28xxx and 3D000 only, and rethrows', async () => {
+    for (const [sqlstate, forgets] of [['28P01', true], ['3D000', true], ['42P01', false]] as const) {
+      const env: NodeJS.ProcessEnv = { DATABASE_URL_SSM_PARAMETER: '/subagent-context/test/database-url' };
+      await loadDatabaseUrl({ env });
+      const failure = new DatabaseError('rejected', 'system', sqlstate, undefined);
+      await expect(refreshingCredentials(() => Promise.reject(new Error('wrapped', { cause: failure })), env)).rejects.toThrow('wrapped');
+      expect(env.DATABASE_URL === undefined).toBe(forgets);
+    }
   });
 });

@@ -29,19 +29,19 @@ describe.each(TARGETS)('the Database adapter on %s', (name) => {
     expect(error.message).toMatch(/task session does not exist/);
   });
 
-  it('classifies a unique violation as permanent (SQLSTATE 23505)', async () => {
+  it('classifies a unique violation as a row error (SQLSTATE 23505)', async () => {
     await seedSession(t.db);
     const insert = `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, agent_execution_id, observed_at, updated_at)
       VALUES ($1, 's1', 't1', 'c1', 'e1', '2026-08-12 13:24:58', '2026-08-12 13:24:58')`;
     await t.db.query(insert, ['row-1']);
     const error = await failure(t.db.query(insert, ['row-2']));
-    expect(error).toMatchObject({ kind: 'permanent', sqlstate: '23505' });
+    expect(error).toMatchObject({ kind: 'row', sqlstate: '23505' });
   });
 
-  it('classifies a malformed statement as permanent', async () => {
+  it('R2-4: classifies a malformed statement as a system error', async () => {
     const error = await failure(t.db.query('SELEC 1'));
-    expect(error.kind).toBe('permanent');
-    expect(error.message).toMatch(/will not succeed on retry/);
+    expect(error.kind).toBe('system');
+    expect(error.message).toMatch(/not in a usable state/);
   });
 
   it('commits a transaction', async () => {

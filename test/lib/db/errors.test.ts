@@ -1,86 +1,140 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseError, classifySqlstate, hintFor, isSqlstate, type FailureKind } from '../../../lib/db/errors.js';
+import { DatabaseError, classifySqlstate, failureFields, hintFor, isSqlstate, sqlstateOf, type FailureKind } from '../../../lib/db/errors.js';
+import { toDatabaseError } from '../../../lib/db/neon.js';
 import { sqlstateOfSqliteCode } from '../../../lib/db/sqlite.js';
 
-describe('classifySqlstate: retry only what can succeed later (docs/ingest.md)', () => {
+describe('classifySqlstate: R2-4 failure classes (docs/ingest.md)', () => {
   it.each<[string | undefined, FailureKind, string]>([
-    [undefined, 'transient', 'no SQLSTATE: the connection failed before the server answered'],
-    ['08000', 'transient', 'connection_exception'],
-    ['08003', 'transient', 'connection_does_not_exist'],
-    ['08006', 'transient', 'connection_failure'],
-    ['08001', 'transient', 'sqlclient_unable_to_establish_sqlconnection'],
-    ['08P01', 'transient', 'protocol_violation (class 08)'],
+    // row errors: this row is refused, park it with its SQLSTATE
+    ['22001', 'row', 'string_data_right_truncation'],
+    ['22003', 'row', 'numeric_value_out_of_range'],
+    ['22021', 'row', 'character_not_in_repertoire (U+0000)'],
+    ['22P02', 'row', 'invalid_text_representation'],
+    ['23502', 'row', 'not_null_violation'],
+    ['23505', 'row', 'unique_violation'],
+    ['23514', 'row', 'check_violation'],
+    ['54000', 'row', 'program_limit_exceeded (index row too big)'],
+    // the deleted session
+    ['23503', 'foreign_key', 'foreign_key_violation'],
+    // contention: redeliver
     ['40001', 'transient', 'serialization_failure'],
     ['40P01', 'transient', 'deadlock_detected'],
-    ['53000', 'transient', 'insufficient_resources'],
-    ['53300', 'transient', 'too_many_connections'],
     ['55P03', 'transient', 'lock_not_available'],
-    ['57014', 'transient', 'query_canceled (statement timeout)'],
-    ['57P01', 'transient', 'admin_shutdown'],
-    ['57P02', 'transient', 'crash_shutdown'],
-    ['57P03', 'transient', 'cannot_connect_now'],
-    ['58000', 'transient', 'system_error'],
-    ['23503', 'foreign_key', 'foreign_key_violation'],
-    ['23505', 'permanent', 'unique_violation'],
-    ['23502', 'permanent', 'not_null_violation'],
-    ['23514', 'permanent', 'check_violation'],
-    ['22P02', 'permanent', 'invalid_text_representation'],
-    ['22003', 'permanent', 'numeric_value_out_of_range'],
-    ['42P01', 'permanent', 'undefined_table'],
-    ['42601', 'permanent', 'syntax_error'],
-    ['42501', 'permanent', 'insufficient_privilege'],
-    ['28P01', 'permanent', 'invalid_password'],
-    ['XX000', 'permanent', 'internal_error'],
-    ['HV000', 'permanent', 'fdw_error (an unmapped SQLite code)'],
-  ])('%s → %s (%s)', (sqlstate, kind) => {
+    // system: never parked, alarm
+    [undefined, 'system', 'no SQLSTATE: the connection failed before the server answered'],
+    ['28000', 'system', 'invalid_authorization_specification'],
+    ['28P01', 'system', 'invalid_password'],
+    ['3D000', 'system', 'invalid_catalog_name (missing database)'],
+    ['42P01', 'system', 'undefined_table'],
+    ['42703', 'system', 'undefined_column'],
+    ['42501', 'system', 'insufficient_privilege'],
+    ['42601', 'system', 'syntax_error'],
+    ['53000', 'system', 'insufficient_resources'],
+    ['53100', 'system', 'disk_full'],
+    ['53300', 'system', 'too_many_connections'],
+    ['57014', 'system', 'query_canceled (statement timeout)'],
+    ['57P01', 'system', 'admin_shutdown'],
+    ['57P03', 'system', 'cannot_connect_now'],
+    ['58000', 'system', 'system_error'],
+    ['58030', 'system', 'io_error'],
+    ['XX000', 'system', 'internal_error'],
+    ['08000', 'system', 'connection_exception'],
+    ['08006', 'system', 'connection_failure'],
+    ['08P01', 'system', 'protocol_violation'],
+    ['54001', 'system', 'statement_too_complex'],
+    ['25006', 'system', 'read_only_sql_transaction'],
+  ])('R2-4: %s → %s (%s)', (sqlstate, kind) => {
     expect(classifySqlstate(sqlstate)).toBe(kind);
+  });
+});
+
+describe('R2-4: codes that are not SQLSTATEs are never read as SQLSTATEs', () => {
+  it.each([
+    ['23503', true],
+    ['40P01', true],
+    ['XX000', true],
+    ['HV000', true],
+    ['P0001', true],
+    ['EPIPE', false],
+    ['EPERM', false],
+    ['EBADF', false],
+    ['ECONNRESET', false],
+    ['ETIMEDOUT', false],
+    ['ENOTFOUND', false],
+    ['SQLITE_BUSY', false],
+    ['2350', false],
+    [23503, false],
+    [undefined, false],
+  ])('isSqlstate(%j) → %s', (code, expected) => {
+    expect(isSqlstate(code)).toBe(expected);
+  });
+
+  it.each(['EPIPE', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'ECONNREFUSED', 'EAI_AGAIN'])(
+    'R2-4: a socket error %s is a system error with a driver code and no SQLSTATE',
+    (code) => {
+      const socketError = Object.assign(new Error(`write ${code}`), { code, errno: -32, syscall: 'write' });
+      expect(sqlstateOf(socketError)).toBeUndefined();
+      const error = toDatabaseError(socketError);
+      expect(error).toMatchObject({ kind: 'system', sqlstate: undefined, driverCode: code });
+    },
+  );
+
+  it('R2-4: a server error keeps its SQLSTATE', () => {
+    const serverError = Object.assign(new Error('password authentication failed for user "x"'), { code: '28P01', severity: 'FATAL' });
+    expect(toDatabaseError(serverError)).toMatchObject({ kind: 'system', sqlstate: '28P01', driverCode: undefined });
   });
 });
 
 describe('sqlstateOfSqliteCode: one classifier serves SQLite too', () => {
   it.each<[string | undefined, string, FailureKind]>([
     ['SQLITE_CONSTRAINT_FOREIGNKEY', '23503', 'foreign_key'],
-    ['SQLITE_CONSTRAINT_UNIQUE', '23505', 'permanent'],
-    ['SQLITE_CONSTRAINT_PRIMARYKEY', '23505', 'permanent'],
-    ['SQLITE_CONSTRAINT_NOTNULL', '23502', 'permanent'],
-    ['SQLITE_CONSTRAINT_CHECK', '23514', 'permanent'],
+    ['SQLITE_CONSTRAINT_UNIQUE', '23505', 'row'],
+    ['SQLITE_CONSTRAINT_PRIMARYKEY', '23505', 'row'],
+    ['SQLITE_CONSTRAINT_NOTNULL', '23502', 'row'],
+    ['SQLITE_CONSTRAINT_CHECK', '23514', 'row'],
+    ['SQLITE_CONSTRAINT_TRIGGER', '23514', 'row'],
+    ['SQLITE_CONSTRAINT_DATATYPE', '23000', 'row'],
+    ['SQLITE_TOOBIG', '54000', 'row'],
+    ['SQLITE_MISMATCH', '22000', 'row'],
     ['SQLITE_BUSY', '55P03', 'transient'],
     ['SQLITE_BUSY_SNAPSHOT', '40001', 'transient'],
     ['SQLITE_BUSY_TIMEOUT', '55P03', 'transient'],
     ['SQLITE_LOCKED', '55P03', 'transient'],
     ['SQLITE_LOCKED_SHAREDCACHE', '55P03', 'transient'],
-    ['SQLITE_ERROR', 'HV000', 'permanent'],
-    ['SQLITE_MISMATCH', 'HV000', 'permanent'],
-    [undefined, 'XX000', 'permanent'],
-  ])('%s → SQLSTATE %s → %s', (code, sqlstate, kind) => {
+    ['SQLITE_ERROR', '42000', 'system'],
+    ['SQLITE_READONLY_DBMOVED', '25006', 'system'],
+    ['SQLITE_IOERR_WRITE', '58030', 'system'],
+    ['SQLITE_CANTOPEN', '58030', 'system'],
+    ['SQLITE_CORRUPT', 'XX001', 'system'],
+    ['SQLITE_SOMETHING_NEW', 'XX000', 'system'],
+    [undefined, 'XX000', 'system'],
+  ])('R2-4: %s → SQLSTATE %s → %s', (code, sqlstate, kind) => {
     expect(sqlstateOfSqliteCode(code)).toBe(sqlstate);
     expect(classifySqlstate(sqlstateOfSqliteCode(code))).toBe(kind);
   });
 });
 
-describe('isSqlstate', () => {
-  it.each([
-    ['23503', true],
-    ['40P01', true],
-    ['ECONNRESET', false],
-    ['SQLITE_BUSY', false],
-    ['2350', false],
-    [23503, false],
-    [undefined, false],
-  ])('%j → %s', (code, expected) => {
-    expect(isSqlstate(code)).toBe(expected);
-  });
-});
-
 describe('hintFor: messages say how to fix', () => {
   it.each<[string | undefined, RegExp]>([
-    [undefined, /DATABASE_URL.*retried/],
+    [undefined, /DATABASE_URL.*stay on the queue/],
+    ['28P01', /credentials.*rotation/],
+    ['3D000', /does not exist; fix DATABASE_URL/],
     ['40001', /retried/],
     ['23503', /task session does not exist/],
     ['42P01', /run the migrate function/],
+    ['42501', /GRANT/],
     ['23505', /will not succeed on retry/],
   ])('%s → %s', (sqlstate, hint) => {
     expect(hintFor(sqlstate)).toMatch(hint);
+  });
+});
+
+describe('failureFields: the same class in every report', () => {
+  it('reads a DatabaseError, through causes, and defaults to system', () => {
+    const error = new DatabaseError('m', 'row', '23505', undefined);
+    expect(failureFields(error)).toEqual({ failure_class: 'row', sqlstate: '23505' });
+    expect(failureFields(new Error('wrapped', { cause: error }))).toEqual({ failure_class: 'row', sqlstate: '23505' });
+    expect(failureFields(new Error('bug'))).toEqual({ failure_class: 'system' });
   });
 });
 

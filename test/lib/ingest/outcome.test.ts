@@ -14,12 +14,12 @@ const judged = (group: string | undefined, verdict: Verdict): Judged => {
   const r = record(group);
   return { record: r, group: groupOf(r), verdict };
 };
-const dbError = (kind: 'transient' | 'foreign_key' | 'permanent') => new DatabaseError(kind, kind, undefined, undefined);
+const dbError = (kind: 'transient' | 'foreign_key' | 'row' | 'system') => new DatabaseError(kind, kind, undefined, undefined);
 const persisted = (group: string, extra: { anomalous?: boolean; unknownExecution?: boolean } = {}) =>
   judged(group, { kind: 'persisted', write: write(), anomalous: extra.anomalous ?? false, unknownExecution: extra.unknownExecution ?? false });
 const invalid = (group: string | undefined) => judged(group, { kind: 'invalid', reason: 'version must be 1' });
 const retry = (group: string) => judged(group, { kind: 'retry', write: write(), error: dbError('transient') });
-const rejected = (group: string) => judged(group, { kind: 'rejected', write: write(), error: dbError('permanent') });
+const rejected = (group: string) => judged(group, { kind: 'rejected', write: write(), error: dbError('row') });
 const orphaned = (group: string) => judged(group, { kind: 'orphaned', write: write(), error: dbError('foreign_key') });
 const skipped = (group: string) => judged(group, { kind: 'skipped' });
 const idsOf = (items: readonly Judged[]) => items.map((j) => j.record.messageId);
@@ -56,6 +56,15 @@ describe('outcome.ts: one outcome per record', () => {
     expect(outcomes.map((o) => o.fate)).toEqual(['redelivered', 'acknowledged', 'parked']);
   });
 
+  it('R2-4: a system error keeps the record on the queue and is counted as system_error, not parked', () => {
+    const down = judged('a', { kind: 'retry', write: write(), error: dbError('system') });
+    const batch = [down, invalid('a'), retry('b')];
+    const outcomes = settle(batch, new Map());
+    expect(toPark(batch)).toEqual([]);
+    expect(outcomes.map((o) => o.fate)).toEqual(['redelivered', 'redelivered', 'redelivered']);
+    expect(countOutcomes(outcomes, NOW).counts).toMatchObject({ attempted: 2, failed: 2, system_error: 1, invalid: 1 });
+  });
+
   it('docs/ingest.md metrics: counting is a pure function of the outcomes: attempted = skipped_no_identity + persisted + failed', () => {
     // Prepare
     const batch = [
@@ -80,6 +89,7 @@ describe('outcome.ts: one outcome per record', () => {
       unknown_execution: 1,
       invalid: 1,
       orphaned: 1,
+      system_error: 0,
     });
     expect(counts.attempted).toBe(counts.skipped_no_identity + counts.persisted + counts.failed);
     expect(lagMs).toEqual([1876.544, 1876.544]);

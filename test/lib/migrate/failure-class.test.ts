@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { MigrationError, runMigration } from '../../../lib/migrate/run-migration.js';
+import { captureOutput } from '../ingest/support.js';
+import { TARGETS, useTestDatabase } from '../../support/targets.js';
+
+describe.each(TARGETS)('R2-4 classes in the migrate report on %s', (name) => {
+  const t = useTestDatabase(name, { subagentTable: false });
+
+  it('R2-4: a missing host table fails migrate with the step, the system class and the SQLSTATE, logged (AC-20: WARN)', async () => {
+    await t.db.query('DROP TABLE task_session_messages');
+    const { result: failure, lines } = await captureOutput(() => runMigration(t.db).catch((err: unknown) => err));
+    expect(failure).toBeInstanceOf(MigrationError);
+    expect(failure).toMatchObject({ step: 'high_water', failureClass: 'system', sqlstate: name === 'sqlite' ? '42000' : '42P01' });
+    expect(lines.find((l) => l.level === 'WARN')).toMatchObject({ step: 'high_water', failure_class: 'system' });
+  });
+});
