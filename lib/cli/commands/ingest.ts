@@ -74,7 +74,9 @@ async function requireTable(db: Database): Promise<void> {
   try {
     await db.query(`SELECT 1 FROM ${TABLE} WHERE 1 = 0`);
   } catch (err) {
-    if (err instanceof DatabaseError && err.kind === 'transient') throw err; // unreachable, not unmigrated
+    // Only a missing table means "not migrated" (42P01; SQLite's "no such table" is SQLITE_ERROR → 42000);
+    // anything else (unreachable, credentials) is reported as it is.
+    if (!(err instanceof DatabaseError) || (err.sqlstate !== '42P01' && err.sqlstate !== '42000')) throw err;
     throw new Error(`${TABLE} is not readable (${(err as Error).message}): run \`subagent-context migrate\` on this database first`, { cause: err });
   }
 }

@@ -22,7 +22,7 @@ describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on 
     expect(rows).toEqual([{ n: 3 }]);
   });
 
-  it('reports an unreachable database as a transient failure without SQLSTATE, with a hint', async () => {
+  it('R2-4: reports an unreachable database as a system failure without SQLSTATE (kept on the queue), with a hint', async () => {
     await t.db.query('SELECT 1');
     t.proxy!.setAvailable(false);
     const error = await t.db.query('SELECT 1').then(
@@ -30,7 +30,7 @@ describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on 
       (err: unknown) => err,
     );
     expect(error).toBeInstanceOf(DatabaseError);
-    expect(error).toMatchObject({ kind: 'transient', sqlstate: undefined });
+    expect(error).toMatchObject({ kind: 'system', sqlstate: undefined });
     expect((error as DatabaseError).message).toMatch(/DATABASE_URL/);
   });
 
@@ -41,7 +41,7 @@ describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on 
     expect(await t.db.query<{ n: number }>('SELECT 4 AS n')).toEqual([{ n: 4 }]);
   });
 
-  it('reports a connection lost inside a transaction as transient and does not commit', async () => {
+  it('R2-4: reports a connection lost inside a transaction as a system failure (never parked) and does not commit', async () => {
     await t.db.query('SELECT 1');
     const error = await t.db
       .transaction(async (tx) => {
@@ -53,7 +53,7 @@ describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on 
         () => undefined,
         (err: unknown) => err,
       );
-    expect(error).toMatchObject({ kind: 'transient' });
+    expect(error).toMatchObject({ kind: 'system' });
     expect(await t.db.query('SELECT key FROM kandev_meta')).toEqual([]);
   });
 });
