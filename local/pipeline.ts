@@ -6,7 +6,7 @@ import { createIngestTotals, type IngestTotals } from '../lib/cli/ingest-totals.
 import type { Database } from '../lib/db/database.js';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import { deduplicationId } from '../lib/producer/canonical.js';
-import { NO_SESSION_GROUP } from '../lib/producer/producer.js';
+import { messageGroupId } from '../lib/producer/wire.js';
 import type { BatchReport } from '../lib/ingest/report.js';
 import { messageSize, packBatches } from '../lib/queue/pack.js';
 import { createPoller, type Poller } from '../lib/queue/poller.js';
@@ -61,8 +61,8 @@ export function messageFor(body: string): { group: string; dedup: string } {
   } catch {
     // not JSON
   }
-  const session = (value as { task_session_id?: unknown } | null)?.task_session_id;
-  return { group: typeof session === 'string' && session !== '' ? session : NO_SESSION_GROUP, dedup: deduplicationId(value) };
+  // the producer's group rule (docs/producers.md): a session id SQS refuses as a group is hashed
+  return { group: messageGroupId(value), dedup: deduplicationId(value) };
 }
 
 export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {

@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { startLocalPipeline } from '../../local/pipeline.js';
+import { messageFor, startLocalPipeline } from '../../local/pipeline.js';
 import { frame, seedSession } from '../support/frames.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+it("P6: the local pipeline groups raw bodies by the producer's rule (a session id SQS refuses as a group is hashed)", () => {
+  expect(messageFor(JSON.stringify(frame({ task_session_id: 's1' }))).group).toBe('s1');
+  expect(messageFor(JSON.stringify(frame({ task_session_id: 'sessión 1' }))).group).toMatch(/^sha256-[0-9a-f]{64}$/);
+  expect(messageFor('not JSON').group).toBe('no-session');
+});
 
 // The local stand-in for the deployed queue pair: what the CLI and `npm start` report as "on the
 // dead-letter queue, and why" must hold for every way a frame gets there.
