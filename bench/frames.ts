@@ -87,7 +87,8 @@ function subagentFrames(
   const toolCallId = `toolu_01${hex(random, 22)}`;
   const type = pick(random, TYPES);
   const description = `${pick(random, ['Review', 'Explore', 'Test', 'Refactor', 'Document'])} ${hex(random, 6)} module`;
-  const prompt = 'Investigate the change and report findings. '.repeat(between(random, 5, 40));
+  // SPEC §1-sized texts: a prompt of ~2 KB and (below) a result of ~4 KB on average.
+  const prompt = 'Investigate the change and report findings. '.repeat(between(random, 30, 60));
   const base = {
     version: 1,
     task_session_id: spawn.session.id,
@@ -139,7 +140,7 @@ function result(random: Random, kind: Kind): Record<string, unknown> {
     duration_ms: between(random, 2_000, 600_000),
     total_tokens: between(random, 1_000, 275_717),
     tool_use_count: between(random, 0, 60),
-    result_text: 'Findings: the module is consistent with the contract. '.repeat(between(random, 5, 60)),
+    result_text: 'Findings: the module is consistent with the contract. '.repeat(between(random, 50, 100)),
     output_file: `/tmp/${hex(random, 12)}.md`,
   };
 }

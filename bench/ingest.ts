@@ -6,6 +6,7 @@ import { readAll } from '../lib/store/read.js';
 import { createHostSchema } from '../local/host-schema.js';
 import { createBaselineWriter } from './baseline-writer.js';
 import { generateFrameStream, type QueuedFrame } from './frames.js';
+import { limitSql, prepareLimitBatch } from './limit-writer.js';
 import { toSqsEvent } from './sqs-event.js';
 import { median, percentile } from './stats.js';
 import type { BenchTarget } from './targets.js';
@@ -31,8 +32,12 @@ export interface IngestFigures {
   batchSize: number;
   handler: DesignFigures;
   baseline: DesignFigures;
+  /** the same rows' statement alone, pre-folded and pre-bound (bench/limit-writer.ts) */
+  limit: DesignFigures;
   /** handler frames/s ÷ baseline frames/s */
   ratio: number;
+  /** handler frames/s ÷ limit frames/s: the share of the database's own limit the handler reaches */
+  limitRatio: number;
   /** distinct rows the stream produces, and frames per row */
   rows: number;
   framesPerRow: number;
@@ -63,21 +68,35 @@ export async function benchIngest(target: BenchTarget, plan: IngestPlan, createH
     await createHostSchema(db);
     await ensureSubagentTable(db);
     await seedSessions(db, stream.sessions);
-    const designs = {
-      handler: { run: createHandler(() => db), frames: plan.handlerFrames },
-      baseline: { run: createBaselineWriter(() => db), frames: plan.baselineFrames },
+    const handler = createHandler(() => db);
+    const baselineWriter = createBaselineWriter(() => db);
+    const sql = limitSql(db);
+    const designs: Record<DesignName, { call: Caller; frames: number }> = {
+      handler: { call: (event) => () => handler(event), frames: plan.handlerFrames },
+      baseline: { call: (event) => () => baselineWriter(event), frames: plan.baselineFrames },
+      limit: {
+        call: (event) => {
+          const prepared = prepareLimitBatch(db, event);
+          return async () => {
+            if (prepared) await db.query(sql, prepared.params);
+            return { batchItemFailures: [] };
+          };
+        },
+        frames: plan.handlerFrames,
+      },
     };
-    const samples = { handler: [] as RunSample[], baseline: [] as RunSample[] };
+    const samples: Record<DesignName, RunSample[]> = { handler: [], baseline: [], limit: [] };
     // Warm-up (JIT, prepared plans, pooled connection), not measured.
     for (const design of Object.values(designs)) {
-      await runEvents(db, design.run, stream.frames.slice(0, plan.batchSize * 5), plan.batchSize);
+      await runEvents(db, design.call, stream.frames.slice(0, plan.batchSize * 5), plan.batchSize);
     }
     for (let run = 0; run < plan.runs; run++) {
-      const order = run % 2 === 0 ? (['handler', 'baseline'] as const) : (['baseline', 'handler'] as const);
+      // rotate which design goes first
+      const order = DESIGNS.map((_, i) => DESIGNS[(i + run) % DESIGNS.length]!);
       for (const name of order) {
         const design = designs[name];
         await clearTable(db);
-        samples[name].push(await runEvents(db, design.run, stream.frames.slice(0, design.frames), plan.batchSize));
+        samples[name].push(await runEvents(db, design.call, stream.frames.slice(0, design.frames), plan.batchSize));
       }
     }
     // Both designs must leave the same table from the same frames (unmeasured).
@@ -85,27 +104,35 @@ export async function benchIngest(target: BenchTarget, plan: IngestPlan, createH
     const fingerprints: string[] = [];
     for (const design of Object.values(designs)) {
       await clearTable(db);
-      await runEvents(db, design.run, stream.frames.slice(0, common), plan.batchSize);
+      await runEvents(db, design.call, stream.frames.slice(0, common), plan.batchSize);
       fingerprints.push(await tableFingerprint(db));
     }
     const rows = (await readAll(db)).length;
-    const handler = summarize(samples.handler, plan.handlerFrames);
+    const handlerFigures = summarize(samples.handler, plan.handlerFrames);
     const baseline = summarize(samples.baseline, plan.baselineFrames);
+    const limit = summarize(samples.limit, plan.handlerFrames);
     return {
       target: target.name,
       batchSize: plan.batchSize,
-      handler,
+      handler: handlerFigures,
       baseline,
-      ratio: handler.framesPerSecond / baseline.framesPerSecond,
+      limit,
+      ratio: handlerFigures.framesPerSecond / baseline.framesPerSecond,
+      limitRatio: handlerFigures.framesPerSecond / limit.framesPerSecond,
       rows,
       framesPerRow: common / rows,
-      sameTable: fingerprints[0] === fingerprints[1],
+      sameTable: fingerprints.every((f) => f === fingerprints[0]),
       meanBodyBytes: stream.frames.reduce((sum, f) => sum + Buffer.byteLength(f.body), 0) / stream.frames.length,
     };
   } finally {
     await bench.dispose();
   }
 }
+
+const DESIGNS = ['handler', 'baseline', 'limit'] as const;
+type DesignName = (typeof DESIGNS)[number];
+/** Prepares one event's call (untimed) and returns the call to time. */
+type Caller = (event: SQSEvent) => () => Promise<SQSBatchResponse>;
 
 interface RunSample {
   /** time spent inside the calls (event construction between calls excluded) */
@@ -115,14 +142,14 @@ interface RunSample {
   batches: number;
 }
 
-/** Calls `handler` with each batch in turn, as the event source would; each event is built just before its call. */
-async function runEvents(db: Database, handler: Handler, frames: readonly QueuedFrame[], batchSize: number): Promise<RunSample> {
+/** Calls the design with each batch in turn, as the event source would; each event is built (and prepared) just before its call. */
+async function runEvents(db: Database, design: Caller, frames: readonly QueuedFrame[], batchSize: number): Promise<RunSample> {
   const latenciesMs: number[] = [];
   const roundTripsBefore = db.stats.roundTrips;
   for (let start = 0; start < frames.length; start += batchSize) {
-    const event = toSqsEvent(frames.slice(start, start + batchSize), start);
+    const call = design(toSqsEvent(frames.slice(start, start + batchSize), start));
     const callStart = performance.now();
-    const response = await handler(event);
+    const response = await call();
     latenciesMs.push(performance.now() - callStart);
     if (response.batchItemFailures.length > 0) {
       throw new Error(

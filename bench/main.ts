@@ -10,6 +10,7 @@ import { silentMetrics } from './quiet.js';
 import { renderReport } from './report.js';
 import { readServerlessConfig } from './serverless-config.js';
 import { startTargets } from './targets.js';
+import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 
 const plan = planFromEnv();
 const wants = (section: string) => !plan.only || plan.only.has(section);
@@ -20,7 +21,7 @@ const log = (message: string) => process.stderr.write(`[bench ${new Date().toISO
 const sqs = new SQSClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' }, maxAttempts: 1 });
 const metrics = silentMetrics();
 const realHandler: HandlerFactory = (db) =>
-  createIngestHandler({ db, sqs, dlqUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-dlq.fifo', metrics });
+  createIngestHandler({ db, sqs: sqsViaSdk(sqs), dlqUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-dlq.fifo', metrics });
 
 const started = performance.now();
 const machineBefore = machineFacts();
@@ -35,7 +36,7 @@ try {
       for (const step of plan.ingest) {
         log(`ingest ${target.name} batch ${step.batchSize}: ${step.runs} runs of ${step.handlerFrames} (handler) / ${step.baselineFrames} (baseline) frames`);
         const figures = await benchIngest(target, step, realHandler);
-        log(`  handler ${Math.round(figures.handler.framesPerSecond)} frames/s, baseline ${Math.round(figures.baseline.framesPerSecond)} frames/s, ratio ${figures.ratio.toFixed(1)}×`);
+        log(`  handler ${Math.round(figures.handler.framesPerSecond)} frames/s, baseline ${Math.round(figures.baseline.framesPerSecond)} frames/s, ratio ${figures.ratio.toFixed(1)}×; limit ${Math.round(figures.limit.framesPerSecond)} frames/s, handler ÷ limit ${figures.limitRatio.toFixed(2)}`);
         ingest.push(figures);
       }
     }
