@@ -1,13 +1,13 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { signedSqs } from '../lib/aws/sqs.js';
 import { loadDatabaseUrl } from '../lib/config/database-url.js';
 import { databaseFromEnv } from '../lib/db/from-env.js';
 import { createIngestHandler, type IngestHandler } from '../lib/ingest/handler.js';
 
-// Module scope: created once per container and reused by warm invocations. The endpoint comes
-// from the region (or AWS_ENDPOINT_URL_SQS locally), never from DLQ_URL's host: an emulator's
-// queue URLs name hosts that need not resolve.
-const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
-const ingest = createIngestHandler({ db: databaseFromEnv, sqs, dlqUrl: process.env.DLQ_URL });
+// Module scope: created once per container and reused by warm invocations. The DLQ is reached
+// through a signed fetch (lib/aws/sqs.ts, not the ~450 KiB SDK client); its endpoint comes from the
+// region (or AWS_ENDPOINT_URL_SQS locally), never from DLQ_URL's host: an emulator's queue URLs
+// name hosts that need not resolve.
+const ingest = createIngestHandler({ db: databaseFromEnv, sqs: signedSqs, dlqUrl: process.env.DLQ_URL });
 
 /**
  * SQS FIFO → task_session_subagents (docs/ingest.md). Env: DATABASE_URL (deployed: read once from the

@@ -12,6 +12,7 @@ import { messageSize, packBatches } from '../lib/queue/pack.js';
 import { createPoller, type Poller } from '../lib/queue/poller.js';
 import { startLocalSqs, type LocalSqs } from './fauxqs.js';
 import { createIngestQueues, type IngestQueues } from './queues.js';
+import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 
 export interface LocalPipelineOptions {
   db: Database;
@@ -75,7 +76,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const totals = createIngestTotals();
   const handler = createIngestHandler({
     db: () => options.db,
-    sqs,
+    sqs: sqsViaSdk(sqs),
     dlqUrl: queues.dlqUrl,
     metrics: options.metrics,
     logger: options.logger,

@@ -1,4 +1,4 @@
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { callAwsJson } from '../aws/json-protocol.js';
 import { failureFields, urlMayBeStale } from '../db/errors.js';
 
 /** Reads one SecureString (decrypted). Injectable so the fetch can be pointed elsewhere. */
@@ -18,17 +18,21 @@ export class DatabaseUrlConfigError extends Error {
   }
 }
 
-/** SSM GetParameter WithDecryption; honours AWS_REGION and AWS_ENDPOINT_URL_SSM like every SDK client. */
+/**
+ * SSM GetParameter WithDecryption through a signed fetch (lib/aws/json-protocol.ts) instead of
+ * @aws-sdk/client-ssm, whose ~560 KiB (with @smithy/core) every cold start paid even when
+ * DATABASE_URL was set. Honours AWS_REGION and AWS_ENDPOINT_URL_SSM like the SDK.
+ */
 export const readSsmParameter: ParameterReader = async (name) => {
-  const client = new SSMClient({});
-  try {
-    const out = await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-    const value = out.Parameter?.Value;
-    if (!value) throw new Error('the parameter has no value');
-    return value;
-  } finally {
-    client.destroy();
-  }
+  const out = await callAwsJson<{ Parameter?: { Value?: string } }>({
+    service: 'ssm',
+    target: 'AmazonSSM.GetParameter',
+    jsonVersion: '1.1',
+    body: { Name: name, WithDecryption: true },
+  });
+  const value = out.Parameter?.Value;
+  if (!value) throw new Error('the parameter has no value');
+  return value;
 };
 
 /** one fetch per environment (in Lambda: per cold start, or after an authentication failure) */

@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { SendMessageBatchClient } from '../aws/sqs.js';
 import { forgetDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
@@ -13,7 +13,8 @@ import type { BatchReport } from './report.js';
 export interface IngestHandlerDeps {
   /** the database, resolved per invocation; return a module-scope instance so warm invocations reuse it */
   db: () => Database;
-  sqs: SQSClient;
+  /** SendMessageBatch on the DLQ: lib/aws/sqs.ts `signedSqs` deployed, `sqsViaSdk(client)` elsewhere */
+  sqs: SendMessageBatchClient;
   /** URL of the FIFO dead-letter queue (DLQ_URL) */
   dlqUrl: string | undefined;
   metrics?: Metrics;

@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SendMessageBatchClient } from '../aws/sqs.js';
 import type { Database } from '../db/database.js';
 import { urlMayBeStale } from '../db/errors.js';
 import { parseFrame } from '../frame/parse.js';
@@ -15,7 +15,8 @@ import { writeIsolated, type GroupedWrite, type WriteResult } from './write-isol
 
 export interface ProcessDeps {
   db: Database;
-  sqs: SQSClient;
+  /** SendMessageBatch on the DLQ: lib/aws/sqs.ts `signedSqs` deployed, `sqsViaSdk(client)` elsewhere */
+  sqs: SendMessageBatchClient;
   /** the FIFO dead-letter queue invalid frames and permanently rejected writes are parked on */
   dlqUrl: string;
   logger: Logger;

@@ -12,6 +12,7 @@ import { queueDepth, sendRaw, takeAll, useSqs } from '../support/sqs.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 import { handlerDatabase, makeUnavailable } from '../lib/ingest/support.js';
 import { faultFreeTable, sessionFrames, tableContent } from '../lib/ingest/traffic.js';
+import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
 
 const SESSIONS = ['s1', 's2', 's3'];
 
@@ -24,7 +25,7 @@ describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %
     for (const s of SESSIONS) await seedSession(t.db, s, `task-${s}`);
     const db = await handlerDatabase(t);
     const reports: BatchReport[] = [];
-    const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }), onReport: (r) => reports.push(r) });
+    const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }), onReport: (r) => reports.push(r) });
     const invoke = wrap ? wrap(handler) : handler;
     const poller = createPoller({ sqs: q.sqs, queueUrl: q.queueUrl, handler: invoke as typeof handler, waitTimeSeconds: 1 });
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, flushIntervalMs: 5 });

@@ -12,6 +12,7 @@ import { takeAll, useSqs } from '../support/sqs.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 import { handlerDatabase } from '../lib/ingest/support.js';
 import { faultFreeTable, sessionFrames, tableContent } from '../lib/ingest/traffic.js';
+import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
 
 const SESSIONS = ['s1', 's2', 's3', 's4'];
 const quiet = new Logger({ logLevel: 'CRITICAL' });
@@ -75,7 +76,7 @@ describe.each(TARGETS)('P5: producer → fault proxy → fauxqs → poller → i
 
     const db = await handlerDatabase(t);
     const delivered: string[] = [];
-    const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl, logger: quiet });
+    const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: quiet });
     const observed = async (event: SQSEvent) => {
       for (const r of event.Records) delivered.push(`${r.attributes.MessageGroupId}:${JSON.parse(r.body).tool_call_id}@${JSON.parse(r.body).observed_at}`);
       return handler(event);

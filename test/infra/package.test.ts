@@ -177,11 +177,16 @@ describe('the packaged function bundles', () => {
       await run('unzip', ['-oq', join(outDir, 'migrate.zip'), '-d', dir]);
       // exit once answered: like a frozen Lambda, the process does not wait for idle pooled connections
       const invoke = `require('./functions/migrate.js').handler({}).then((r) => { process.stdout.write(JSON.stringify(r)); process.exit(0); })`;
-      const { stdout } = await run(process.execPath, ['-e', invoke], {
+      // The bundle uses Node 22's global WebSocket (ws is not bundled); Node 20 has it behind a flag.
+      const websocket = 'WebSocket' in globalThis ? [] : ['--experimental-websocket'];
+      const { stdout } = await run(process.execPath, [...websocket, '-e', invoke], {
         cwd: dir,
         env: { PATH: process.env.PATH, DATABASE_URL: pg.url, DATABASE_WS_PROXY: pg.wsProxy, POWERTOOLS_LOG_LEVEL: 'ERROR', POWERTOOLS_METRICS_DISABLED: 'true' },
       });
       expect(JSON.parse(stdout)).toMatchObject({ backfill: 'completed', inserted: 0 });
+      // minified, with the source map beside the bundle for NODE_OPTIONS=--enable-source-maps (issue 14)
+      const { stdout: listing } = await run('unzip', ['-l', join(outDir, 'migrate.zip')]);
+      expect(listing).toMatch(/functions\/migrate\.js\.map/);
     } finally {
       await pg.stop();
     }

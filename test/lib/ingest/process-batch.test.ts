@@ -8,6 +8,7 @@ import { frame, seedSession } from '../../support/frames.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
 import { TARGETS, useTestDatabase, type TestDatabase } from '../../support/targets.js';
 import { captureOutput, handlerDatabase, makeUnavailable, sqsEvent, sqsRecord } from './support.js';
+import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 
 const NOW = 1_786_541_100_000_000n; // 2026-08-12T13:25:00Z
 const OBSERVED_AT = '2026-08-12T13:24:58.123456Z'; // frame()'s default: 1876.544 ms before NOW
@@ -36,7 +37,7 @@ describe.each(TARGETS)('ingest handler on %s', (name) => {
     const db = await handlerDatabase(t);
     const handler = createIngestHandler({
       db: () => db,
-      sqs: q.sqs,
+      sqs: sqsViaSdk(q.sqs),
       dlqUrl: options.dlqUrl ?? q.dlqUrl,
       clock: () => NOW,
       logger: new Logger({ serviceName: 'subagent-context' }),
@@ -215,7 +216,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))('ingest handler connections
   it('docs/ingest.md: a pooled connection that died between invocations is detected and the batch succeeds on a fresh one', async () => {
     await seedSession(t.db);
     const db = t.connect();
-    const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl });
+    const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl });
     await handler(sqsEvent([sqsRecord(frame({ tool_call_id: 'c1' }), 's1')]));
     t.proxy!.interrupt(); // the sockets die as they do while a Lambda is frozen; the pool has not noticed
     const before = db.stats.roundTrips;
@@ -236,7 +237,7 @@ describe.each(TARGETS.filter((n) => n === 'postgres'))('ingest handler group iso
     for (const s of ['s1', 's2']) await seedSession(t.db, s);
     await t.db.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = %L', current_database(), '200ms'); END $$`);
     const db = t.connect();
-    const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }) });
+    const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }) });
     const locker = t.connect({ max: 1 });
     let release!: () => void;
     let held!: Promise<void>;

@@ -5,6 +5,7 @@ import type { Database } from '../../../lib/db/database.js';
 import { closeDatabaseFromEnv, databaseFromEnv } from '../../../lib/db/from-env.js';
 import { openDatabase } from '../../../lib/db/open.js';
 import { createIngestHandler } from '../../../lib/ingest/handler.js';
+import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 import { readAll } from '../../../lib/store/read.js';
 import { frame, seedSession } from '../../support/frames.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
@@ -67,7 +68,7 @@ describe.each(TARGETS)('R2-4 system errors on %s', (name) => {
   const t = useTestDatabase(name);
   const q = useSqs();
   const handlerFor = (db: Database, onCredentialsRejected?: () => void) =>
-    createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl, logger: new Logger({ serviceName: 'subagent-context' }), onCredentialsRejected });
+    createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ serviceName: 'subagent-context' }), onCredentialsRejected });
 
   it('R2-4: a dropped table keeps every valid record on the queue, parks only the invalid frame, counts system_error and logs ERROR', async () => {
     for (const s of ['s1', 's3']) await seedSession(t.db, s);
@@ -112,7 +113,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))('R2-4 privileges on %s', (n
     const { db, restore } = await withoutInsertGrant(t);
     const { valid, invalid, records } = mixedBatch();
     try {
-      const handler = createIngestHandler({ db: () => db, sqs: q.sqs, dlqUrl: q.dlqUrl, logger: new Logger({ serviceName: 'subagent-context' }) });
+      const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ serviceName: 'subagent-context' }) });
       const { result: response, lines } = await captureOutput(() => handler(sqsEvent(records)));
       expect(failedIds(response)).toEqual(valid.map((r) => r.messageId));
       expect(emfOf(lines)).toMatchObject({ failed: 3, system_error: 3 });
@@ -164,7 +165,7 @@ describe.each(TARGETS.filter((n) => n === 'postgres'))('R2-4 authentication on %
     delete process.env.DATABASE_URL;
     process.env[DATABASE_URL_PARAMETER_ENV] = '/subagent-context/test/database-url';
     process.env.DATABASE_WS_PROXY = t.proxy!.address;
-    const handler = createIngestHandler({ db: databaseFromEnv, sqs: q.sqs, dlqUrl: q.dlqUrl, logger: new Logger({ serviceName: 'subagent-context' }) });
+    const handler = createIngestHandler({ db: databaseFromEnv, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ serviceName: 'subagent-context' }) });
 
     await loadDatabaseUrl({ readParameter });
     const first = sqsRecord(frame({ tool_call_id: 'c1' }), 's1');
