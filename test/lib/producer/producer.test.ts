@@ -180,7 +180,7 @@ describe('frame producer', () => {
     producer.record(frame());
     const started = Date.now();
     await producer.flush();
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(5_000); // the SDK has no timeout of its own: unbounded without ours
     expect(producer.stats.dropped.send_failed).toBe(1);
   });
 
@@ -196,7 +196,7 @@ describe('frame producer', () => {
     await producer.close({ timeoutMs: 300 });
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(250);
-    expect(elapsed).toBeLessThan(1_000);
+    expect(elapsed).toBeLessThan(3_000); // calls of 60 s and backoffs of up to 5 s: only the deadline ends it this soon
     expect(producer.stats.sent + producer.stats.dropped.timeout).toBe(50);
     expect(producer.stats.dropped.timeout).toBe(50);
   });
