@@ -1,6 +1,8 @@
 /**
  * The table, column by column: storage type and what happens on conflict (docs/table.md, docs/merge.md#merging-onto-an-existing-row).
  * The DDL, the upsert's conflict clause and the in-memory fold are all generated from this one list.
+ * Types, NULLs and DEFAULTs are exactly the host's own DDL for the table (docs/table.md, R2-10):
+ * whichever side creates it first, the other finds the shape it would have made.
  */
 export type ColumnType = 'text' | 'integer' | 'bigint' | 'timestamp';
 
@@ -27,15 +29,22 @@ export interface Column {
 }
 
 export const TABLE = 'task_session_subagents';
+
+/**
+ * The largest metric the table stores: the host declares the metrics `INTEGER`, which is 32-bit
+ * on PostgreSQL (docs/table.md, R2-10). A larger value is malformed: NULL and `anomalous_value`
+ * in ingest and in the backfill alike, so no value can fail a row or the backfill.
+ */
+export const MAX_METRIC = 2_147_483_647;
 export const CONFLICT_KEY = ['task_session_id', 'agent_execution_id', 'tool_call_id'] as const;
 
 export const COLUMNS: readonly Column[] = [
   { name: 'id', type: 'text', nullable: false, merge: 'keep', ddl: 'PRIMARY KEY' },
-  { name: 'task_session_id', type: 'text', nullable: false, merge: 'keep', ddl: 'REFERENCES task_sessions(id) ON DELETE CASCADE' },
+  { name: 'task_session_id', type: 'text', nullable: false, merge: 'keep' },
   { name: 'task_id', type: 'text', nullable: false, merge: 'keep' },
   { name: 'turn_id', type: 'text', nullable: true, merge: 'fill' },
   { name: 'tool_call_id', type: 'text', nullable: false, merge: 'keep' },
-  { name: 'agent_execution_id', type: 'text', nullable: false, merge: 'keep' },
+  { name: 'agent_execution_id', type: 'text', nullable: false, merge: 'keep', ddl: "DEFAULT 'unknown'" },
   { name: 'parent_tool_call_id', type: 'text', nullable: true, merge: 'replace' },
   { name: 'subagent_type', type: 'text', nullable: true, merge: 'replace' },
   { name: 'description', type: 'text', nullable: true, merge: 'replace' },
@@ -45,10 +54,10 @@ export const COLUMNS: readonly Column[] = [
   { name: 'agent_status', type: 'text', nullable: true, merge: 'replace' },
   { name: 'tool_status', type: 'text', nullable: true, merge: 'replaceUntilSettled' },
   { name: 'is_async', type: 'integer', nullable: false, merge: 'sticky', ddl: 'DEFAULT 0' },
-  { name: 'total_tokens', type: 'bigint', nullable: true, merge: 'replace' },
-  { name: 'tool_use_count', type: 'bigint', nullable: true, merge: 'replace' },
-  { name: 'duration_ms', type: 'bigint', nullable: true, merge: 'replace' },
-  { name: 'source', type: 'text', nullable: false, merge: 'keep', ddl: "DEFAULT 'live' CHECK (source IN ('live', 'backfill'))" },
+  { name: 'total_tokens', type: 'integer', nullable: true, merge: 'replace' },
+  { name: 'tool_use_count', type: 'integer', nullable: true, merge: 'replace' },
+  { name: 'duration_ms', type: 'integer', nullable: true, merge: 'replace' },
+  { name: 'source', type: 'text', nullable: false, merge: 'keep', ddl: "DEFAULT 'live'" },
   { name: 'observed_at', type: 'timestamp', nullable: false, merge: 'keep' },
   { name: 'settled_at', type: 'timestamp', nullable: true, merge: 'fill' },
   { name: 'updated_at', type: 'timestamp', nullable: false, merge: 'overwrite' },

@@ -1,5 +1,5 @@
+import { MAX_METRIC } from './columns.js';
 import type { Frame } from './frame/schema.js';
-import { MAX_METRIC } from './frame/schema.js';
 import { UNKNOWN_EXECUTION, type SubagentWrite } from './row.js';
 import { isTerminalToolStatus } from './terminal.js';
 import { parseRfc3339 } from './time.js';
@@ -21,8 +21,9 @@ function isMetric(value: unknown): value is number {
 
 /**
  * `total_tokens` and `duration_ms`: the host cannot tell a reported 0 from none, so 0 is NULL (AC-7).
- * `tool_use_count`: 0 is a real, distinguishable zero (AC-7a). Anything malformed is NULL and
- * flags the frame (AC-9).
+ * `tool_use_count`: 0 is a real, distinguishable zero (AC-7a). Anything malformed — including a
+ * value above MAX_METRIC, which the host's 32-bit column cannot hold (R2-10) — is NULL and flags
+ * the frame (AC-9).
  */
 export function normalizeMetric(value: unknown, zeroMeansUnreported: boolean): MetricResult {
   if (value === undefined || value === null) return { value: null, anomalous: false };

@@ -1,12 +1,11 @@
 import * as z from 'zod/mini';
 import { parseRfc3339 } from '../time.js';
+import { MAX_METRIC } from '../columns.js';
 import { jsonKind, quote } from './describe.js';
 
 // zod/mini: the same schema language as the classic `z` API, functions instead of methods, so a
 // bundle keeps only what the frame uses (~30 KiB minified instead of 445 KiB; docs/frame.md).
 // This file stays the one source of the published JSON Schema (json-schema.ts, `npm run schema`).
-
-export const MAX_METRIC = Number.MAX_SAFE_INTEGER;
 
 /**
  * Metrics and booleans are declared loosely at runtime on purpose: a malformed metric must not
@@ -14,7 +13,14 @@ export const MAX_METRIC = Number.MAX_SAFE_INTEGER;
  * published JSON Schema tells producers to send.
  */
 const metric = z.optional(
-  z.unknown().check(z.meta({ type: 'integer', minimum: 0, maximum: MAX_METRIC, description: 'non-negative safe integer' })),
+  z.unknown().check(
+    z.meta({
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_METRIC,
+      description: "non-negative integer; a larger value (the host's INTEGER column is 32-bit) is stored as NULL and counted as anomalous_value",
+    }),
+  ),
 );
 const flag = z.optional(z.unknown().check(z.meta({ type: 'boolean' })));
 const text = z.optional(z.unknown().check(z.meta({ type: 'string' })));

@@ -1,4 +1,4 @@
-import { COLUMNS, CONFLICT_KEY, TABLE } from '../columns.js';
+import { COLUMNS, MAX_METRIC, TABLE } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { UNKNOWN_EXECUTION } from '../row.js';
 import { QUALIFYING, subagentMessages } from '../store/messages.js';
@@ -15,17 +15,23 @@ const payload = (field: string) => `$.normalized.subagent_task.${field}`;
 /** Non-empty JSON string or NULL (docs/merge.md#recording-one-frame: empty text is NULL). */
 const text = (d: Dialect, path: string) => `NULLIF(${d.jsonString('q.doc', path)}, '')`;
 
-/** docs/merge.md#recording-one-frame: 0 is "not reported" for these two; tool_use_count keeps a real 0 (AC-7, AC-7a). */
+/**
+ * docs/merge.md#recording-one-frame: 0 is "not reported" for these two; tool_use_count keeps a real 0 (AC-7, AC-7a). Above
+ * MAX_METRIC is malformed (R2-10): NULL, so the host's 32-bit column can never fail the insert.
+ */
 const metric = (d: Dialect, field: string, zeroIsUnreported: boolean) => {
-  const value = d.jsonSafeInteger('q.doc', payload(field));
+  const value = d.jsonInteger('q.doc', payload(field), MAX_METRIC);
   return zeroIsUnreported ? `NULLIF(${value}, 0)` : value;
 };
 
 const TERMINAL_LIST = TERMINAL_TOOL_STATUSES.map((s) => `'${s}'`).join(', ');
 
-/** docs/migrate.md#4-column-sources, one entry per column of the table; `$1` is the write's updated_at. */
+/**
+ * docs/migrate.md#4-column-sources, one entry per column of the table. `id` and `updated_at` are the message's own, as
+ * the host's backfill makes them, so both backfills name a row the same way.
+ */
 const SOURCES: Record<string, (d: Dialect) => string> = {
-  id: (d) => d.uuid(),
+  id: () => 'q.id',
   task_session_id: () => 'q.task_session_id',
   task_id: () => 'q.task_id',
   turn_id: () => `NULLIF(q.turn_id, '')`,
@@ -47,7 +53,7 @@ const SOURCES: Record<string, (d: Dialect) => string> = {
   source: () => `'backfill'`,
   observed_at: (d) => d.storedTimestamp('q.created_at'),
   settled_at: (d) => `CASE WHEN ${text(d, '$.status')} IN (${TERMINAL_LIST}) THEN ${d.storedTimestamp('q.updated_at')} END`,
-  updated_at: (d) => d.timestampParam(1),
+  updated_at: (d) => d.storedTimestamp('q.updated_at'),
 };
 
 function source(dialect: Dialect, column: string): string {
@@ -65,19 +71,20 @@ FROM ${subagentMessages(dialect)} WHERE ${QUALIFYING}`;
 /**
  * The one unbounded INSERT … SELECT … ON CONFLICT DO NOTHING (AC-22, AC-23a): for each
  * (session, tool_call_id) the message with the greatest created_at, then greatest id (AC-21b).
- * A live row already there wins: its key conflicts and nothing is written.
+ * A live row already there wins: its key conflicts and nothing is written. No conflict target:
+ * a row the host's own backfill wrote (same id) is skipped too, whichever constraint meets it.
  */
 export function backfillInsertSql(dialect: Dialect): string {
   const newestFirst = `${dialect.comparable('sm_all.created_at')} DESC, sm_all.id DESC`;
   return `INSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})
 SELECT ${COLUMNS.map((c) => source(dialect, c.name)).join(',\n  ')}
 FROM (
-  SELECT sm_all.task_session_id, sm_all.task_id, sm_all.turn_id, sm_all.meta_tool_call_id, sm_all.doc,
+  SELECT sm_all.id, sm_all.task_session_id, sm_all.task_id, sm_all.turn_id, sm_all.meta_tool_call_id, sm_all.doc,
     sm_all.created_at, sm_all.updated_at,
     ROW_NUMBER() OVER (PARTITION BY sm_all.task_session_id, sm_all.meta_tool_call_id ORDER BY ${newestFirst}) AS newest
   FROM ${subagentMessages(dialect)}
   WHERE ${QUALIFYING}
 ) q
 WHERE q.newest = 1
-ON CONFLICT (${CONFLICT_KEY.join(', ')}) DO NOTHING`;
+ON CONFLICT DO NOTHING`;
 }

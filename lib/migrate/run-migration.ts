@@ -115,10 +115,9 @@ async function backfill(
   }
 
   await enter('insert');
-  const updatedAt = dialect.encodeTimestamp(nowMicros());
   let inserted = 0;
   for (const statement of dialect.countInserted(backfillInsertSql(dialect))) {
-    const rows = await tx.query<{ inserted: number | string }>(statement, [updatedAt]);
+    const rows = await tx.query<{ inserted: number | string }>(statement);
     if (rows[0]) inserted = Number(rows[0].inserted);
   }
 

@@ -1,21 +1,58 @@
-import { COLUMNS, CONFLICT_KEY, TABLE } from '../columns.js';
+import { COLUMNS, CONFLICT_KEY, TABLE, type Column } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 
 const SQL_TYPE = { text: 'TEXT', integer: 'INTEGER', bigint: 'BIGINT', timestamp: 'TIMESTAMP' } as const;
 
-/** The table's DDL (docs/table.md). The same text is valid on PostgreSQL and SQLite. */
+/** The host writes `id TEXT PRIMARY KEY` (PostgreSQL implies NOT NULL; SQLite does not). */
+const isKey = (c: Column) => c.ddl?.includes('PRIMARY KEY') === true;
+
+/**
+ * The table's DDL: the host's own, constraint for constraint (docs/table.md, R2-10). The same text
+ * is valid on PostgreSQL and SQLite.
+ */
 export const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (
-${COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE[c.type]}${c.nullable ? '' : ' NOT NULL'}${c.ddl ? ` ${c.ddl}` : ''}`).join(',\n')},
-  UNIQUE (${CONFLICT_KEY.join(', ')})
+${COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE[c.type]}${c.nullable || isKey(c) ? '' : ' NOT NULL'}${c.ddl ? ` ${c.ddl}` : ''}`).join(',\n')},
+  UNIQUE (${CONFLICT_KEY.join(', ')}),
+  FOREIGN KEY (task_session_id) REFERENCES task_sessions(id) ON DELETE CASCADE
 )`;
 
-export const CREATE_INDEXES = ['task_session_id', 'task_id', 'turn_id'].map(
-  (column) => `CREATE INDEX IF NOT EXISTS idx_${TABLE}_${column} ON ${TABLE} (${column})`,
-);
+export interface TableIndex {
+  /** the host's name for it */
+  name: string;
+  column: string;
+  /** the name an earlier version of this project gave the same index */
+  legacyName: string;
+}
 
-/** Creates the table, its indexes and the dialect's helpers; existing data is untouched (AC-17). */
+/** The host's three indexes, under the host's names (docs/table.md). */
+export const INDEXES: readonly TableIndex[] = [
+  { name: 'idx_subagents_session_id', column: 'task_session_id', legacyName: `idx_${TABLE}_task_session_id` },
+  { name: 'idx_subagents_task_id', column: 'task_id', legacyName: `idx_${TABLE}_task_id` },
+  { name: 'idx_subagents_turn_id', column: 'turn_id', legacyName: `idx_${TABLE}_turn_id` },
+];
+
+export const createIndexSql = (index: TableIndex) =>
+  `CREATE INDEX IF NOT EXISTS ${index.name} ON ${TABLE} (${index.column})`;
+
+/**
+ * Creates the table, its indexes and the dialect's helpers; existing data is untouched (AC-17).
+ * A column that already has a plain one-column index (the host's, or one an earlier version of
+ * this project made) gets no second one: an index of ours under its old name is renamed to the
+ * host's name, so whichever side boots next finds every index it would create (R2-10).
+ */
 export async function ensureSubagentTable(db: Queryable): Promise<void> {
-  for (const statement of [CREATE_TABLE, ...CREATE_INDEXES, ...db.dialect.extraDdl]) {
-    await db.query(statement);
+  await db.query(CREATE_TABLE);
+  const existing = await db.query<{ index_name: string; column_name: string }>(db.dialect.singleColumnIndexes, [TABLE]);
+  for (const index of INDEXES) {
+    const covering = existing.filter((e) => e.column_name === index.column).map((e) => e.index_name);
+    if (covering.includes(index.name)) continue;
+    if (covering.includes(index.legacyName)) {
+      for (const statement of db.dialect.renameIndex(index.legacyName, index.name, createIndexSql(index))) {
+        await db.query(statement);
+      }
+      continue;
+    }
+    if (covering.length === 0) await db.query(createIndexSql(index));
   }
+  for (const statement of db.dialect.extraDdl) await db.query(statement);
 }

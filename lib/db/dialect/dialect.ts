@@ -9,6 +9,13 @@ export interface Dialect {
   readonly name: 'postgres' | 'sqlite';
   /** Statements the schema needs on this dialect only, run after the shared DDL. */
   readonly extraDdl: readonly string[];
+  /**
+   * Rows `{ index_name, column_name }`: every plain (not partial, not expression) one-column
+   * index of the table named by `$1` in the current schema.
+   */
+  readonly singleColumnIndexes: string;
+  /** Statements that leave index `from` under the name `to`; `create` is `to`'s CREATE INDEX. */
+  renameIndex(from: string, to: string, create: string): readonly string[];
   /** An instant in the form this dialect stores and binds. */
   encodeTimestamp(us: Micros): string;
   /** Casts a bound `$n` timestamp parameter where the dialect needs it. */
@@ -35,14 +42,14 @@ export interface Dialect {
   /** The value at `path` when it is a JSON string, else NULL (a number or object is not text). */
   jsonString(document: string, path: string): string;
   /**
-   * The value at `path` as an integer when it is a JSON number that is a non-negative safe
-   * integer (≤ 2^53-1), else NULL: strings, fractions, negatives never abort (docs/merge.md#recording-one-frame, docs/migrate.md#5-malformed-metadata).
+   * The value at `path` as an integer when it is a JSON number that is a non-negative integer
+   * no larger than `max`, else NULL: strings, fractions, negatives, too-large values never abort
+   * (docs/merge.md#recording-one-frame,
+   * docs/migrate.md#5-malformed-metadata, R2-10).
    */
-  jsonSafeInteger(document: string, path: string): string;
+  jsonInteger(document: string, path: string, max: number): string;
   /** A boolean condition: the value at `path` is JSON `true` (not "true", not 1). */
   jsonIsTrue(document: string, path: string): string;
-  /** A freshly generated UUID as TEXT, per row. */
-  uuid(): string;
   /** A host timestamp column (e.g. `created_at`) in the form `encodeTimestamp` gives. */
   storedTimestamp(expr: string): string;
   /**

@@ -36,6 +36,13 @@ $b$$f$;
 END
 $do$`,
   ],
+  singleColumnIndexes: `SELECT ic.relname AS index_name, a.attname AS column_name
+FROM pg_index i
+JOIN pg_class ic ON ic.oid = i.indexrelid
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+WHERE i.indrelid = to_regclass($1::text) AND i.indnatts = 1 AND i.indpred IS NULL AND i.indexprs IS NULL`,
+  // A catalog-only change: the index is not rebuilt.
+  renameIndex: (from, to) => [`ALTER INDEX ${from} RENAME TO ${to}`],
   // UTC wall time without a zone: a suffix cast to `timestamp` would be silently dropped (docs/time.md).
   encodeTimestamp: formatCanonical,
   timestampParam: (index) => `$${index}::timestamp`,
@@ -49,12 +56,11 @@ $do$`,
   jsonString: (document, path) =>
     `(CASE WHEN jsonb_typeof(${document} #> ${jsonPath(path)}) = 'string' THEN ${document} #>> ${jsonPath(path)} END)`,
   // The inner CASE only casts a JSON number, so no document can make the statement fail.
-  jsonSafeInteger: (document, path) => {
+  jsonInteger: (document, path, max) => {
     const number = `(${document} #> ${jsonPath(path)})::numeric`;
-    return `(CASE WHEN jsonb_typeof(${document} #> ${jsonPath(path)}) = 'number' THEN CASE WHEN ${number} >= 0 AND ${number} <= ${Number.MAX_SAFE_INTEGER} AND ${number} = trunc(${number}) THEN ${number}::bigint END END)`;
+    return `(CASE WHEN jsonb_typeof(${document} #> ${jsonPath(path)}) = 'number' THEN CASE WHEN ${number} >= 0 AND ${number} <= ${max} AND ${number} = trunc(${number}) THEN ${number}::bigint END END)`;
   },
   jsonIsTrue: (document, path) => `COALESCE(${document} #> ${jsonPath(path)} = 'true'::jsonb, false)`,
-  uuid: () => 'gen_random_uuid()::text',
   storedTimestamp: (expr) => expr,
   countInserted: (insert) => [`WITH inserted AS (${insert} RETURNING 1) SELECT COUNT(*) AS inserted FROM inserted`],
 };

@@ -5,6 +5,11 @@ import type { Dialect } from './dialect.js';
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   extraDdl: [],
+  singleColumnIndexes: `SELECT il.name AS index_name, ii.name AS column_name
+FROM pragma_index_list($1) il JOIN pragma_index_info(il.name) ii
+WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_index_info(il.name)) = 1`,
+  // SQLite cannot rename an index: build the new one, then drop the old (the table is untouched).
+  renameIndex: (from, _to, create) => [create, `DROP INDEX IF EXISTS ${from}`],
   // The host's own text form, so rows written here read like the host's (docs/time.md).
   encodeTimestamp: formatHostSqlite,
   timestampParam: (index) => `$${index}`,
@@ -25,15 +30,11 @@ export const sqliteDialect: Dialect = {
   jsonString: (document, path) =>
     `(CASE WHEN json_type(${document}, '${path}') = 'text' THEN json_extract(${document}, '${path}') END)`,
   // json_type tells 1.0 ('real') from "1" ('text'); a real that is a whole number counts, as in JS.
-  jsonSafeInteger: (document, path) => {
+  jsonInteger: (document, path, max) => {
     const value = `json_extract(${document}, '${path}')`;
-    return `(CASE WHEN json_type(${document}, '${path}') IN ('integer', 'real') AND ${value} >= 0 AND ${value} <= ${Number.MAX_SAFE_INTEGER} AND ${value} = CAST(${value} AS INTEGER) THEN CAST(${value} AS INTEGER) END)`;
+    return `(CASE WHEN json_type(${document}, '${path}') IN ('integer', 'real') AND ${value} >= 0 AND ${value} <= ${max} AND ${value} = CAST(${value} AS INTEGER) THEN CAST(${value} AS INTEGER) END)`;
   },
   jsonIsTrue: (document, path) => `COALESCE(json_type(${document}, '${path}') = 'true', 0)`,
-  // A version-4 UUID from randomblob: SQLite has no UUID function.
-  uuid: () =>
-    `(lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || ` +
-    `substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))`,
   // comparable's fixed width with the fraction's trailing zeros trimmed and +00:00: the host's form.
   storedTimestamp: (expr) => `(rtrim(rtrim(${sqliteDialect.comparable(expr)}, '0'), '.') || '+00:00')`,
   // better-sqlite3 runs one statement per call; changes() reads the same connection's last count.

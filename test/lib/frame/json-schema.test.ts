@@ -20,7 +20,7 @@ describe('published JSON Schema of the frame', () => {
     };
     expect(schema.required.sort()).toEqual(['observed_at', 'subagent_task', 'version']);
     for (const metric of ['total_tokens', 'duration_ms', 'tool_use_count']) {
-      expect(schema.properties.subagent_task.properties[metric]).toMatchObject({ type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+      expect(schema.properties.subagent_task.properties[metric]).toMatchObject({ type: 'integer', minimum: 0, maximum: 2_147_483_647 });
     }
   });
 });

@@ -119,7 +119,7 @@ describe.each(TARGETS)('migration on %s (fresh host database)', (name) => {
 
   it('AC-20, AC-24a: a failing insert rolls back, writes no key, and the next run completes', async () => {
     // The table exists with a constraint the backfill violates: a real failure of the INSERT.
-    await t.db.query(CREATE_TABLE.replace("CHECK (source IN ('live', 'backfill'))", "CHECK (source IN ('live'))"));
+    await t.db.query(CREATE_TABLE.replace("source TEXT NOT NULL DEFAULT 'live'", "source TEXT NOT NULL DEFAULT 'live' CHECK (source IN ('live'))"));
     await seedMessages(t, 2);
     await expectRolledBack(runMigration(t.db), 'insert');
     expect(await readAll(t.db)).toEqual([]);

@@ -64,7 +64,7 @@ describe.each(TARGETS)('reads on %s', (name) => {
       [
         write({
           turn_id: 'u1', parent_tool_call_id: 'p1', tool_status: 'completed', observed_at: '2026-08-12T15:24:58.000001+02:00',
-          subagent_task: { subagent_type: 'explore', description: 'd', agent_id: 'a', child_session_id: 'ch', model: 'm', status: 'completed', is_async: true, total_tokens: Number.MAX_SAFE_INTEGER, duration_ms: 48_211, tool_use_count: 0 },
+          subagent_task: { subagent_type: 'explore', description: 'd', agent_id: 'a', child_session_id: 'ch', model: 'm', status: 'completed', is_async: true, total_tokens: 2_147_483_647, duration_ms: 48_211, tool_use_count: 0 },
         }),
       ],
       parseRfc3339('2026-08-12T13:25:00.5Z')!,
@@ -74,7 +74,7 @@ describe.each(TARGETS)('reads on %s', (name) => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'c1', agent_execution_id: 'e1', parent_tool_call_id: 'p1',
       subagent_type: 'explore', description: 'd', agent_id: 'a', child_session_id: 'ch', model: 'm', agent_status: 'completed',
-      tool_status: 'completed', is_async: 1, total_tokens: Number.MAX_SAFE_INTEGER, tool_use_count: 0, duration_ms: 48_211,
+      tool_status: 'completed', is_async: 1, total_tokens: 2_147_483_647, tool_use_count: 0, duration_ms: 48_211,
       source: 'live', observed_at: '2026-08-12T13:24:58.000001Z', settled_at: '2026-08-12T13:24:58.000001Z', updated_at: '2026-08-12T13:25:00.500000Z',
     });
   });
