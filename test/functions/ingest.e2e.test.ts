@@ -9,15 +9,15 @@ import { createPoller } from '../../lib/queue/poller.js';
 import { readSession } from '../../lib/store/read.js';
 import { frame, seedSession } from '../support/frames.js';
 import { queueDepth, sendRaw, takeAll, useSqs } from '../support/sqs.js';
-import { TARGETS, useTestDatabase } from '../support/targets.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../support/targets.js';
 import { handlerDatabase, makeUnavailable } from '../lib/ingest/support.js';
 import { faultFreeTable, sessionFrames, tableContent } from '../lib/ingest/traffic.js';
 import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
 
 const SESSIONS = ['s1', 's2', 's3'];
 
-describe.each(TARGETS)('producer → SQS FIFO → poller → ingest handler on %s', (name) => {
-  const t = useTestDatabase(name);
+describe.each(TARGET_FIXTURES)('producer → SQS FIFO → poller → ingest handler on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture });
   const q = useSqs();
 
   /** The pipeline with an optional wrapper around the handler (fault injection, observation). */

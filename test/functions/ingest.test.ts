@@ -4,13 +4,13 @@ import { closeDatabaseFromEnv } from '../../lib/db/from-env.js';
 import { readSession } from '../../lib/store/read.js';
 import { frame, seedSession } from '../support/frames.js';
 import { takeAll, useSqs } from '../support/sqs.js';
-import { TARGETS, useTestDatabase } from '../support/targets.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../support/targets.js';
 import { sqsEvent, sqsRecord } from '../lib/ingest/support.js';
 
 const ENV = ['DATABASE_URL', 'DATABASE_WS_PROXY', 'DLQ_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
 
-describe.each(TARGETS)('functions/ingest handler on %s', (name) => {
-  const t = useTestDatabase(name);
+describe.each(TARGET_FIXTURES)('functions/ingest handler on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture });
   const q = useSqs();
   const saved = Object.fromEntries(ENV.map((k) => [k, process.env[k]]));
 

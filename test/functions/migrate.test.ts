@@ -4,10 +4,10 @@ import { closeDatabaseFromEnv } from '../../lib/db/from-env.js';
 import { BACKFILL_THROUGH_KEY, readMetaKeys } from '../../lib/store/meta.js';
 import { readAll } from '../../lib/store/read.js';
 import { insertHostMessage, subagentDoc } from '../lib/migrate/host-messages.js';
-import { TARGETS, useTestDatabase } from '../support/targets.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../support/targets.js';
 
-describe.each(TARGETS)('migrate function on %s', (name) => {
-  const t = useTestDatabase(name, { subagentTable: false });
+describe.each(TARGET_FIXTURES)('migrate function on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture, subagentTable: false });
   const saved = { url: process.env.DATABASE_URL, proxy: process.env.DATABASE_WS_PROXY };
 
   beforeEach(() => {

@@ -3,6 +3,7 @@ import type { Frame } from '../../lib/frame/schema.js';
 import { parseFrame } from '../../lib/frame/parse.js';
 import { normalizeFrame } from '../../lib/normalize.js';
 import type { SubagentWrite } from '../../lib/row.js';
+import { currentFixture } from './targets.js';
 
 export type FrameInput = Partial<Omit<Frame, 'subagent_task'>> & { subagent_task?: Record<string, unknown> };
 
@@ -29,7 +30,12 @@ export function write(overrides: FrameInput = {}): SubagentWrite {
   return normalized.row;
 }
 
-/** Host rows a subagent row needs: the session (FK target). */
+/** Host rows a subagent row needs: the session (FK target), as the running test's host fixture needs it. */
 export async function seedSession(db: Queryable, id = 's1', taskId = 't1'): Promise<void> {
-  await db.query('INSERT INTO task_sessions (id, task_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, taskId]);
+  await currentFixture().addSession(db, id, taskId);
+}
+
+/** A turn of a seeded session. */
+export async function seedTurn(db: Queryable, id = 'u1', sessionId = 's1'): Promise<void> {
+  await currentFixture().addTurn(db, id, sessionId);
 }

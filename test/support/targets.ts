@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { createHostSchema } from '../../local/host-schema.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../local/pglite-server.js';
 import type { Database } from '../../lib/db/database.js';
 import { openDatabase } from '../../lib/db/open.js';
 import { startWsProxy, type WsProxy } from '../../lib/db/ws-proxy.js';
 import { ensureSubagentTable } from '../../lib/store/schema.js';
+import { HOST_FIXTURE_NAMES, HOST_FIXTURES, type HostFixture, type HostFixtureName } from '../../local/host-fixtures.js';
 
 export type TargetName = 'sqlite' | 'pglite' | 'postgres';
 
@@ -17,8 +17,29 @@ export type TargetName = 'sqlite' | 'pglite' | 'postgres';
  */
 export const TARGETS: TargetName[] = ['sqlite', 'pglite', ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : [])];
 
+/**
+ * The host databases a suite can run on (local/host-fixtures.ts): the appendix's minimal schema
+ * and the host's real DDL. Suites that must hold on a real host `describe.each(TARGET_FIXTURES)`.
+ */
+export const FIXTURES: readonly HostFixtureName[] = HOST_FIXTURE_NAMES;
+export const TARGET_FIXTURES: readonly [TargetName, HostFixtureName][] = TARGETS.flatMap((target) =>
+  FIXTURES.map((fixture): [TargetName, HostFixtureName] => [target, fixture]),
+);
+
+let activeFixture: HostFixture = HOST_FIXTURES.minimal;
+
+/**
+ * The host fixture of the test that is running, so helpers that add host rows (sessions, turns,
+ * messages) write what that fixture's tables require.
+ */
+export function currentFixture(): HostFixture {
+  return activeFixture;
+}
+
 export interface TestDatabase {
   readonly name: TargetName;
+  /** the host schema the database was created with */
+  readonly fixture: HostFixtureName;
   /** a fresh, isolated database for the current test: host tables (and by default ours) created */
   readonly db: Database;
   /** DATABASE_URL of the current test's database */
@@ -46,10 +67,7 @@ async function startBackend(name: TargetName): Promise<Backend> {
       stop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  if (name === 'pglite') {
-    const pg: EmbeddedPostgres = await startEmbeddedPostgres();
-    return { proxy: pg.proxy, urlForTest: () => resetPublicSchema(pg.url, pg.wsProxy), stop: () => pg.stop() };
-  }
+  if (name === 'pglite') return sharedPglite();
   // A database of its own per test file, so parallel workers and reruns never meet.
   const adminUrl = process.env.TEST_DATABASE_URL!;
   const proxy = await startWsProxy();
@@ -69,6 +87,36 @@ async function startBackend(name: TargetName): Promise<Backend> {
   };
 }
 
+/**
+ * One embedded PostgreSQL per test file, shared by its describe blocks (a file that runs on both
+ * host fixtures has two per target): booting PGlite takes seconds, more on a loaded machine. It
+ * is stopped a moment after the last block releases it, unless another block takes it first; the
+ * timer never keeps the worker alive (an in-memory PGlite needs no cleanup at exit).
+ */
+let pglite: { started: Promise<EmbeddedPostgres>; users: number; stopTimer?: NodeJS.Timeout } | undefined;
+
+async function sharedPglite(): Promise<Backend> {
+  if (!pglite) pglite = { started: startEmbeddedPostgres(), users: 0 };
+  const shared = pglite;
+  clearTimeout(shared.stopTimer);
+  shared.users++;
+  const pg = await shared.started;
+  return {
+    proxy: pg.proxy,
+    urlForTest: () => resetPublicSchema(pg.url, pg.wsProxy),
+    async stop() {
+      if (--shared.users > 0) return;
+      shared.stopTimer = setTimeout(() => {
+        if (pglite === shared && shared.users === 0) {
+          pglite = undefined;
+          void pg.stop();
+        }
+      }, 1_000);
+      shared.stopTimer.unref();
+    },
+  };
+}
+
 /** Tests of one file run one after another; each starts from an empty `public` schema. */
 async function resetPublicSchema(url: string, wsProxy: string): Promise<string> {
   const db = openDatabase(url, { wsProxy, max: 1 });
@@ -83,16 +131,26 @@ async function resetPublicSchema(url: string, wsProxy: string): Promise<string> 
 
 /**
  * Registers the hooks that give each test of the enclosing `describe` a fresh database on
- * `name`. Use inside `describe.each(TARGETS)`.
+ * `name` with the host tables of `options.fixture`. Use inside `describe.each(TARGETS)` or
+ * `describe.each(TARGET_FIXTURES)`.
  */
-export function useTestDatabase(name: TargetName, options: { subagentTable?: boolean } = {}): TestDatabase {
+export function useTestDatabase(
+  name: TargetName,
+  options: {
+    /** run our migrate's table DDL too (default); on `host` the host's own table exists either way */
+    subagentTable?: boolean;
+    /** the host schema to create; default `minimal` */
+    fixture?: HostFixtureName;
+  } = {},
+): TestDatabase {
+  const fixture = HOST_FIXTURES[options.fixture ?? 'minimal'];
   let backend: Backend;
   let current: { db: Database; url: string } | undefined;
   let opened: Database[] = [];
 
   beforeAll(async () => {
     backend = await startBackend(name);
-  }, 60_000);
+  }, 180_000); // booting PGlite takes over a minute on a loaded 2-core machine
   afterAll(async () => {
     await backend?.stop();
   });
@@ -101,7 +159,8 @@ export function useTestDatabase(name: TargetName, options: { subagentTable?: boo
     const url = await backend.urlForTest();
     const db = openDatabase(url, { wsProxy: backend.proxy?.address });
     opened.push(db);
-    await createHostSchema(db);
+    activeFixture = fixture;
+    await fixture.create(db);
     if (options.subagentTable !== false) await ensureSubagentTable(db);
     current = { db, url };
   }, 30_000);
@@ -118,6 +177,7 @@ export function useTestDatabase(name: TargetName, options: { subagentTable?: boo
   };
   return {
     name,
+    fixture: fixture.name,
     get db() {
       return need().db;
     },

@@ -4,7 +4,7 @@ import type { HealthReport } from '../../../lib/health/report.js';
 import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { formatRfc3339, parseRfc3339, type Micros } from '../../../lib/time.js';
-import { seedSession, write } from '../../support/frames.js';
+import { seedSession, seedTurn, write } from '../../support/frames.js';
 
 export const SECOND = 1_000_000n;
 export const MINUTE = 60n * SECOND;
@@ -42,7 +42,7 @@ export async function seedMessage(db: Queryable, seed: MessageSeed): Promise<voi
   const session = seed.session ?? 's1';
   await seedSession(db, session, 't1');
   const turn = `${session}-turn`;
-  await db.query('INSERT INTO task_session_turns (id, task_session_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [turn, session]);
+  await seedTurn(db, turn, session);
   const created = db.dialect.encodeTimestamp(seed.createdAt);
   const metadata = seed.metadata !== undefined ? seed.metadata : subagentMetadata(seed.toolCallId ?? 'c1');
   await db.query(

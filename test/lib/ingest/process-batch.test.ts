@@ -6,7 +6,7 @@ import { createIngestHandler } from '../../../lib/ingest/handler.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
 import { frame, seedSession } from '../../support/frames.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
-import { TARGETS, useTestDatabase, type TestDatabase } from '../../support/targets.js';
+import { TARGET_FIXTURES, TARGETS, useTestDatabase, type TestDatabase } from '../../support/targets.js';
 import { captureOutput, handlerDatabase, makeUnavailable, sqsEvent, sqsRecord } from './support.js';
 import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 
@@ -29,8 +29,8 @@ async function rejectToolCall(t: TestDatabase, toolCallId: string): Promise<void
   await t.db.query('CREATE TRIGGER reject_poison BEFORE INSERT ON task_session_subagents FOR EACH ROW EXECUTE FUNCTION reject_poison()');
 }
 
-describe.each(TARGETS)('ingest handler on %s', (name) => {
-  const t = useTestDatabase(name);
+describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture });
   const q = useSqs();
 
   const handlerFor = async (options: { dlqUrl?: string } = {}) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { readAll } from '../../../lib/store/read.js';
 import { TERMINAL_TOOL_STATUSES } from '../../../lib/terminal.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 import { insertHostMessage, subagentDoc } from './host-messages.js';
 
 
@@ -30,8 +30,8 @@ const FIELD_CASES: ReadonlyArray<{ name: string; task: Record<string, unknown>; 
   { name: 'AC-23: an absent child status → NULL agent_status', task: { status: undefined }, expected: { agent_status: null } },
 ];
 
-describe.each(TARGETS)('backfill derivations on %s', (name) => {
-  const t = useTestDatabase(name);
+describe.each(TARGET_FIXTURES)('backfill derivations on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture });
 
   const backfillOne = async (doc: Record<string, unknown>, message: Partial<Parameters<typeof insertHostMessage>[1]> = {}) => {
     await insertHostMessage(t.db, { id: 'm1', metadata: doc, ...message });

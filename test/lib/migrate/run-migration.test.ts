@@ -6,7 +6,7 @@ import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../../../
 import { readAll } from '../../../lib/store/read.js';
 import { CREATE_TABLE } from '../../../lib/store/schema.js';
 import { nowMicros, parseStoredTimestamp, type Micros } from '../../../lib/time.js';
-import { TARGETS, useTestDatabase, type TestDatabase } from '../../support/targets.js';
+import { TARGET_FIXTURES, useTestDatabase, type TestDatabase } from '../../support/targets.js';
 import { insertHostMessage, subagentDoc } from './host-messages.js';
 
 const KEY_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}000Z$/;
@@ -27,8 +27,8 @@ const snapshot = async (t: TestDatabase) => ({
   keys: await readMetaKeys(t.db),
 });
 
-describe.each(TARGETS)('migration on %s (fresh host database)', (name) => {
-  const t = useTestDatabase(name, { subagentTable: false });
+describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host database)', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture, subagentTable: false });
   afterEach(() => vi.restoreAllMocks());
 
   it('AC-17: creates kandev_meta, the table and both keys on a database that has none of them', async () => {
@@ -119,6 +119,7 @@ describe.each(TARGETS)('migration on %s (fresh host database)', (name) => {
 
   it('AC-20, AC-24a: a failing insert rolls back, writes no key, and the next run completes', async () => {
     // The table exists with a constraint the backfill violates: a real failure of the INSERT.
+    await t.db.query(`DROP TABLE IF EXISTS ${TABLE}`);
     await t.db.query(CREATE_TABLE.replace("source TEXT NOT NULL DEFAULT 'live'", "source TEXT NOT NULL DEFAULT 'live' CHECK (source IN ('live'))"));
     await seedMessages(t, 2);
     await expectRolledBack(runMigration(t.db), 'insert');

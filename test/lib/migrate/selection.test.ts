@@ -4,11 +4,11 @@ import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { readAll } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { seedSession, write } from '../../support/frames.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
-import { insertHostMessage, subagentDoc } from './host-messages.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
+import { hostHolds, insertHostMessage, subagentDoc } from './host-messages.js';
 
-describe.each(TARGETS)('backfill selection on %s', (name) => {
-  const t = useTestDatabase(name);
+describe.each(TARGET_FIXTURES)('backfill selection on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture });
 
   const keys = async () => (await readAll(t.db)).map((r) => `${r.task_session_id}/${r.tool_call_id}`).sort();
 
@@ -92,7 +92,10 @@ describe.each(TARGETS)('backfill selection on %s', (name) => {
       { tool_call_id: 'x', normalized: { kind: 5 } },
       { tool_call_id: 'x', normalized: { kind: ['subagent_task'] } },
     ];
-    for (const [i, metadata] of unreadable.entries()) await insertHostMessage(t.db, { id: `bad${i}`, metadata });
+    // On the real host's store the documents it cannot parse cannot exist (its indexes refuse them).
+    for (const [i, metadata] of unreadable.entries()) {
+      if (hostHolds(t.db, metadata)) await insertHostMessage(t.db, { id: `bad${i}`, metadata });
+    }
     await insertHostMessage(t.db, { id: 'ok1', metadata: subagentDoc({ top: { tool_call_id: 'ok1' }, task: { total_tokens: 'lots', duration_ms: 0.5, tool_use_count: -1, is_async: 'yes' } }) });
     await insertHostMessage(t.db, { id: 'ok2', metadata: { tool_call_id: 'ok2', status: 7, normalized: { kind: 'subagent_task', subagent_task: null } } });
     await insertHostMessage(t.db, { id: 'ok3', metadata: { tool_call_id: 'ok3', normalized: { kind: 'subagent_task', subagent_task: 'oops' } } });
@@ -106,6 +109,16 @@ describe.each(TARGETS)('backfill selection on %s', (name) => {
     expect(rows.find((r) => r.tool_call_id === 'ok2')).toMatchObject({ tool_status: null, agent_status: null, subagent_type: null, settled_at: null });
   });
 
+  it.runIf(fixture === 'host')("the real host's store refuses a metadata document its indexes cannot parse", async () => {
+    const refused = ['{bad', ''];
+    if (name !== 'sqlite') refused.push('{"tool_call_id": "c\\u0000"}');
+    for (const [i, metadata] of refused.entries()) {
+      expect(hostHolds(t.db, metadata)).toBe(false);
+      await expect(insertHostMessage(t.db, { id: `r${i}`, metadata })).rejects.toThrow();
+    }
+    for (const metadata of [null, 'null', '[1, 2]', '"subagent_task"', '42']) expect(hostHolds(t.db, metadata)).toBe(true);
+  });
+
   it('AC-24e: backfill_through is the newest qualifying created_at to the microsecond', async () => {
     await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc({ top: { tool_call_id: 'c1' } }), createdAt: '2026-08-12T13:24:58.999999Z' });
     await insertHostMessage(t.db, { id: 'm2', metadata: subagentDoc({ top: { tool_call_id: 'c2' } }), createdAt: '2026-08-12T13:24:59Z' });
@@ -113,7 +126,7 @@ describe.each(TARGETS)('backfill selection on %s', (name) => {
     // newer, but not qualifying: no identity, not a subagent, unreadable
     await insertHostMessage(t.db, { id: 'm4', metadata: subagentDoc({ top: { tool_call_id: '' } }), createdAt: '2026-08-12T13:25:00Z' });
     await insertHostMessage(t.db, { id: 'm5', metadata: { status: 'completed' }, createdAt: '2026-08-12T13:25:01Z' });
-    await insertHostMessage(t.db, { id: 'm6', metadata: '{bad', createdAt: '2026-08-12T13:25:02Z' });
+    if (hostHolds(t.db, '{bad')) await insertHostMessage(t.db, { id: 'm6', metadata: '{bad', createdAt: '2026-08-12T13:25:02Z' });
     const report = await runMigration(t.db);
     expect(report.backfillThrough).toBe('2026-08-12T13:24:59.000000000Z');
   });

@@ -3,7 +3,7 @@ import { TABLE } from '../../../lib/columns.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
 import { CREATE_TABLE, ensureSubagentTable } from '../../../lib/store/schema.js';
 import { writeBatch } from '../../../lib/store/write.js';
-import { seedSession, write } from '../../support/frames.js';
+import { seedSession, seedTurn, write } from '../../support/frames.js';
 import { indexNames } from '../../support/catalog.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -66,7 +66,7 @@ describe.each(TARGETS)('the table on %s', (name) => {
 
   it('keeps a row whose turn was deleted (turn_id has no foreign key)', async () => {
     await seedSession(t.db);
-    await t.db.query("INSERT INTO task_session_turns (id, task_session_id) VALUES ('u1', 's1')");
+    await seedTurn(t.db, 'u1', 's1');
     await writeBatch(t.db, [write({ turn_id: 'u1' }), write({ tool_call_id: 'c2', turn_id: 'never-created' })]);
     await t.db.query("DELETE FROM task_session_turns WHERE id = 'u1'");
     expect((await readAll(t.db)).map((r) => r.turn_id).sort()).toEqual(['never-created', 'u1']);
