@@ -1,7 +1,7 @@
 import { Console } from 'node:console';
 import { Writable } from 'node:stream';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { SERVICE_NAME } from '../lib/observability.js';
+import { SERVICE_NAME } from '../lib/defaults.js';
 
 const nowhere = new Writable({ write: (_chunk, _encoding, done) => done() });
 const silent = new Console({ stdout: nowhere, stderr: nowhere });

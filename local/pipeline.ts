@@ -4,6 +4,7 @@ import { GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } fr
 import { drainDeadLetters, type DeadLetter } from '../lib/cli/dead-letters.js';
 import { createIngestTotals, type IngestTotals } from '../lib/cli/ingest-totals.js';
 import type { Database } from '../lib/db/database.js';
+import { MAX_RECEIVE_COUNT } from '../lib/defaults.js';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import { deduplicationId } from '../lib/producer/canonical.js';
 import { messageGroupId } from '../lib/producer/wire.js';
@@ -71,7 +72,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const sqs = options.sqs ?? (emulator = await startLocalSqs()).client();
   const queues = await createIngestQueues(sqs, {
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
-    maxReceiveCount: options.maxReceiveCount ?? 5,
+    maxReceiveCount: options.maxReceiveCount ?? MAX_RECEIVE_COUNT,
   });
   const totals = createIngestTotals();
   const handler = createIngestHandler({

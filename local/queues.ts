@@ -1,4 +1,5 @@
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { MAX_RECEIVE_COUNT } from '../lib/defaults.js';
 
 export interface IngestQueuesOptions {
   /** base name; `<name>.fifo` and `<name>-dlq.fifo` are created */
@@ -30,7 +31,7 @@ export async function createIngestQueues(sqs: SQSClient, options: IngestQueuesOp
     FifoQueue: 'true',
     MaximumMessageSize: MAX_MESSAGE_BYTES,
     VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? 5 }),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? MAX_RECEIVE_COUNT }),
   });
   return { queueUrl, queueArn: await arnOf(sqs, queueUrl), dlqUrl, dlqArn };
 }

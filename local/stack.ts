@@ -9,7 +9,7 @@ import { runHealthCheck } from '../lib/health/check.js';
 import type { HealthReport } from '../lib/health/report.js';
 import type { IngestTotals } from '../lib/cli/ingest-totals.js';
 import { runMigration, type MigrationReport } from '../lib/migrate/run-migration.js';
-import { SERVICE_NAME } from '../lib/observability.js';
+import { SERVICE_NAME } from '../lib/defaults.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, nowMicros } from '../lib/time.js';

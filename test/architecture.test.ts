@@ -52,6 +52,20 @@ describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
     expect(findCycles(areaGraph(graph)).map((c) => c.join(' → '))).toEqual([]);
   });
 
+  it('functions/<fn>.ts is wiring only: handler = create<Fn>Handler(deps) from lib/<fn>/handler.ts, in a few lines', () => {
+    const functions = graph.files.filter((f) => area(f) === 'functions');
+    expect(functions.length).toBeGreaterThan(0);
+    for (const file of functions) {
+      const fn = file.slice('functions/'.length, -'.ts'.length);
+      const factory = `create${fn[0]!.toUpperCase()}${fn.slice(1)}Handler`;
+      const source = readFileSync(join(ROOT, file), 'utf8');
+      const code = source.split('\n').filter((line) => line.trim() !== '' && !/^\s*(\/\/|\/\*|\*)/.test(line));
+      expect(graph.edges.some((e) => e.from === file && e.to === `lib/${fn}/handler.ts`), `${file} imports lib/${fn}/handler.ts`).toBe(true);
+      expect(source, file).toMatch(new RegExp(`export const handler = ${factory}\\(`));
+      expect(code.length, `${file}: ${code.length} lines of code`).toBeLessThanOrEqual(12);
+    }
+  });
+
   it('deployed code imports no devDependency at runtime', () => {
     expect(devOnlyRuntimeImports(graph, Object.keys(pkg.dependencies))).toEqual([]);
   });

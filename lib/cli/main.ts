@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
+import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.js';
 import { openDatabase } from '../db/open.js';
 import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
@@ -10,6 +11,7 @@ import { migrateCommand } from './commands/migrate.js';
 import { EXIT } from './exit-codes.js';
 import { proxyFor, type ProxyChoice } from './local-proxy.js';
 import type { CliIo, CommandResult } from './io.js';
+import { SubagentContextError } from '../errors.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -23,8 +25,8 @@ Options:
                           parameter named by DATABASE_URL_SSM_PARAMETER)
   --json                  machine-readable output on stdout
   --grace-seconds <n>     health: messages newer than this are not yet expected (default
-                          HEALTH_GRACE_SECONDS or 900; a shortfall is confirmed after
-                          HEALTH_CONFIRM_DELAY_SECONDS, default 5)
+                          HEALTH_GRACE_SECONDS or ${HEALTH_GRACE_SECONDS}; a shortfall is confirmed after
+                          HEALTH_CONFIRM_DELAY_SECONDS, default ${HEALTH_CONFIRM_DELAY_SECONDS})
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --verbose               structured logs (WARN and above) on stderr
   -h, --help              this text
@@ -32,7 +34,9 @@ Options:
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
 frames on the dead-letter queue).`;
 
-class UsageError extends Error {}
+class UsageError extends SubagentContextError {
+  override readonly name = 'UsageError';
+}
 
 /** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
 export interface CliDeps {

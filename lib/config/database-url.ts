@@ -1,5 +1,6 @@
 import { callAwsJson } from '../aws/json-protocol.js';
 import { failureFields, urlMayBeStale } from '../db/errors.js';
+import { SubagentContextError } from '../errors.js';
 
 /** Reads one SecureString (decrypted). Injectable so the fetch can be pointed elsewhere. */
 export type ParameterReader = (name: string) => Promise<string>;
@@ -7,14 +8,14 @@ export type ParameterReader = (name: string) => Promise<string>;
 /** The environment variable that names the SSM parameter holding DATABASE_URL (serverless.yml). */
 export const DATABASE_URL_PARAMETER_ENV = 'DATABASE_URL_SSM_PARAMETER';
 
-export class DatabaseUrlConfigError extends Error {
+export class DatabaseUrlConfigError extends SubagentContextError {
+  override readonly name = 'DatabaseUrlConfigError';
   constructor(
     message: string,
     readonly parameterName: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'DatabaseUrlConfigError';
   }
 }
 

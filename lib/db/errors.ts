@@ -1,3 +1,5 @@
+import { SubagentContextError } from '../errors.js';
+
 /**
  * Database failures and their classes (docs/ingest.md, R2-4), decided by SQLSTATE or by the
  * driver's own code, never by message text:
@@ -10,7 +12,7 @@
  */
 export type FailureKind = 'row' | 'foreign_key' | 'transient' | 'system';
 
-export class DatabaseError extends Error {
+export class DatabaseError extends SubagentContextError {
   override readonly name = 'DatabaseError';
   constructor(
     message: string,

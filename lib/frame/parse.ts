@@ -1,9 +1,10 @@
 import type { core } from 'zod/mini';
 import { jsonKind } from './describe.js';
 import { frameSchema, type Frame } from './schema.js';
+import { SubagentContextError } from '../errors.js';
 
 /** A frame that can never be written; `reason` says what to fix in the producer. */
-export class InvalidFrameError extends Error {
+export class InvalidFrameError extends SubagentContextError {
   override readonly name = 'InvalidFrameError';
   constructor(readonly reason: string) {
     super(`invalid frame: ${reason}`);

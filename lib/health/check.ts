@@ -5,6 +5,7 @@ import { formatCanonical, formatRfc3339, nowMicros, parseStoredTimestamp, type M
 import { DEFAULT_CONFIRM_DELAY_SECONDS } from './config.js';
 import { excessSql, rowFactsSql, shortfallSql } from './queries.js';
 import type { HealthReport, HealthStatus, MissingKey } from './report.js';
+import { SubagentContextError } from '../errors.js';
 
 
 export interface HealthCheckOptions {
@@ -18,14 +19,14 @@ export interface HealthCheckOptions {
   beforeConfirm?: () => Promise<void>;
 }
 
-export class HealthCheckError extends Error {
+export class HealthCheckError extends SubagentContextError {
+  override readonly name = 'HealthCheckError';
   constructor(
     message: string,
     readonly key: string,
     readonly value: string,
   ) {
     super(message);
-    this.name = 'HealthCheckError';
   }
 }
 

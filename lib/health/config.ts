@@ -1,8 +1,10 @@
+import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.js';
+
 /** docs/health.md: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
-export const DEFAULT_GRACE_SECONDS = 900;
+export const DEFAULT_GRACE_SECONDS = HEALTH_GRACE_SECONDS;
 
 /** Pause before a non-zero shortfall is re-evaluated (AC-28b), so in-flight batches can land. */
-export const DEFAULT_CONFIRM_DELAY_SECONDS = 5;
+export const DEFAULT_CONFIRM_DELAY_SECONDS = HEALTH_CONFIRM_DELAY_SECONDS;
 
 /** HEALTH_GRACE_SECONDS (docs/health.md grace period). */
 export function graceSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {

@@ -15,6 +15,8 @@ export interface IngestHandlerDeps {
   db: () => Database;
   /** SendMessageBatch on the DLQ: lib/aws/sqs.ts `signedSqs` deployed, `sqsViaSdk(client)` elsewhere */
   sqs: SendMessageBatchClient;
+  /** runs before each batch (deployed: reads DATABASE_URL from SSM once) */
+  loadConfig?: () => Promise<void>;
   /** URL of the FIFO dead-letter queue (DLQ_URL) */
   dlqUrl: string | undefined;
   metrics?: Metrics;
@@ -41,6 +43,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
   const metrics = deps.metrics ?? createMetrics();
   const log = deps.logger ?? defaultLogger;
   return async (event, context) => {
+    await deps.loadConfig?.();
     if (!deps.dlqUrl) throw new Error('DLQ_URL is not set: give the URL of the FIFO dead-letter queue invalid frames are parked on');
     if (context) log.addContext(context);
     const { response, report, credentialsRejected } = await processBatch(event, { db: deps.db(), sqs: deps.sqs, dlqUrl: deps.dlqUrl, logger: log, clock: deps.clock });

@@ -1,11 +1,12 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Database, Queryable } from '../db/database.js';
 import { failureFields, type FailureKind } from '../db/errors.js';
-import { logger } from '../observability.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { ensureSubagentTable } from '../store/schema.js';
 import { formatKey, nowMicros, parseStoredTimestamp } from '../time.js';
 import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
 import { CREATE_META_TABLE, writeKeyOnce } from './keys.js';
+import { SubagentContextError } from '../errors.js';
 
 /** The migration's name in logs and errors. */
 export const MIGRATION_NAME = 'task_session_subagents.backfill';
@@ -31,9 +32,13 @@ export interface MigrationOptions {
    * real (the transaction rolls back). Tests force failures and observe timing with it.
    */
   beforeStep?: (step: MigrationStep) => void | Promise<void>;
+  /** where the outcome is logged (INFO skipped/completed, WARN failed); none when absent */
+  logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
-export class MigrationError extends Error {
+const SILENT: Pick<Logger, 'info' | 'warn'> = { info() {}, warn() {} };
+
+export class MigrationError extends SubagentContextError {
   override readonly name = 'MigrationError';
   /** R2-4's class of the cause (system: the database or its configuration; row: a host row) */
   readonly failureClass: FailureKind;
@@ -63,6 +68,7 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
   const started = performance.now();
   const duration = () => Math.round(performance.now() - started);
   let step: MigrationStep = 'schema';
+  const logger = options.logger ?? SILENT;
   try {
     await db.query(CREATE_META_TABLE);
     await ensureSubagentTable(db);

@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { SendMessageBatchCommand, SQSClient, type BatchResultErrorEntry, type SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import { PRODUCER_DEFAULTS } from '../defaults.js';
 import { logger as defaultLogger } from '../observability.js';
 import { SQS_MAX_BATCH_BYTES, SQS_MAX_BATCH_ENTRIES } from '../queue/pack.js';
 import { createDropLog, DROP_REASONS, type DropReason } from './drop-log.js';
@@ -61,7 +62,7 @@ interface Held extends WireMessage {
 }
 
 const THROTTLING = new Set(['ThrottlingException', 'RequestThrottled', 'RequestThrottledException', 'TooManyRequestsException', 'KmsThrottled']);
-const MAX_BACKOFF_MS = 5_000;
+const MAX_BACKOFF_MS = PRODUCER_DEFAULTS.maxBackoffMs;
 
 /**
  * The host's side of the pipeline (docs/producers.md, AC-27). Frames are held per session
@@ -77,24 +78,24 @@ const MAX_BACKOFF_MS = 5_000;
  * throws or rejects, and nothing is lost silently: every frame is sent or counted as dropped.
  */
 export function createFrameProducer(options: FrameProducerOptions): FrameProducer {
-  const requestTimeoutMs = options.requestTimeoutMs ?? 3_000;
+  const requestTimeoutMs = options.requestTimeoutMs ?? PRODUCER_DEFAULTS.requestTimeoutMs;
   // As in functions/ingest.ts: the endpoint comes from the environment, not the queue URL host.
   // One attempt per SDK call: the producer retries itself, per frame, in session order.
   const sqs =
     options.sqs ??
     new SQSClient({ useQueueUrlAsEndpoint: false, maxAttempts: 1, requestHandler: { connectionTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs } });
-  const maxFrames = options.maxBufferedFrames ?? 10_000;
-  const maxBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
-  const flushIntervalMs = options.flushIntervalMs ?? 200;
-  const maxAttempts = options.maxAttempts ?? 5;
-  const backoffMs = options.backoffMs ?? 100;
-  const exitTimeoutMs = options.exitTimeoutMs ?? 5_000;
+  const maxFrames = options.maxBufferedFrames ?? PRODUCER_DEFAULTS.maxBufferedFrames;
+  const maxBytes = options.maxBufferedBytes ?? PRODUCER_DEFAULTS.maxBufferedBytes;
+  const flushIntervalMs = options.flushIntervalMs ?? PRODUCER_DEFAULTS.flushIntervalMs;
+  const maxAttempts = options.maxAttempts ?? PRODUCER_DEFAULTS.maxAttempts;
+  const backoffMs = options.backoffMs ?? PRODUCER_DEFAULTS.backoffMs;
+  const exitTimeoutMs = options.exitTimeoutMs ?? PRODUCER_DEFAULTS.exitTimeoutMs;
   const stats: ProducerStats = {
     recorded: 0,
     sent: 0,
     dropped: Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>,
   };
-  const drops = createDropLog({ logger: options.logger ?? defaultLogger, intervalMs: options.dropLogIntervalMs ?? 60_000, dropped: stats.dropped });
+  const drops = createDropLog({ logger: options.logger ?? defaultLogger, intervalMs: options.dropLogIntervalMs ?? PRODUCER_DEFAULTS.dropLogIntervalMs, dropped: stats.dropped });
 
   /** per session, in recorded order; Map order = whose turn it is (a served session moves to the end) */
   const sessions = new Map<string, Held[]>();

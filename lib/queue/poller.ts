@@ -6,6 +6,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { INGEST_BATCH_SIZE } from '../defaults.js';
+import { SQS_MAX_BATCH_ENTRIES } from './pack.js';
 
 export interface PollerOptions {
   sqs: SQSClient;
@@ -45,7 +47,7 @@ export interface Poller {
  */
 export function createPoller(options: PollerOptions): Poller {
   const { sqs, queueUrl } = options;
-  const batchSize = Math.min(Math.max(options.batchSize ?? 10, 1), 10);
+  const batchSize = Math.min(Math.max(options.batchSize ?? INGEST_BATCH_SIZE, 1), SQS_MAX_BATCH_ENTRIES);
   let queueArn: string | undefined;
   let running: Promise<void> | undefined;
   let stopping = false;

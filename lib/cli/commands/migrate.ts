@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.js';
 import { runMigration, type MigrationReport } from '../../migrate/run-migration.js';
+import { logger } from '../../observability.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
 import { renderFacts } from '../table.js';
@@ -15,8 +16,11 @@ export function renderMigration(report: MigrationReport): string {
   ]);
 }
 
-/** `subagent-context migrate`: schema + the one backfill (docs/migrate.md); a failure throws (exit 1). */
+/**
+ * `subagent-context migrate`: schema + the one backfill (docs/migrate.md); a failure throws (exit 1).
+ * Logs through the CLI's logger (ERROR only, or WARN with --verbose).
+ */
 export async function migrateCommand(db: Database): Promise<CommandResult<MigrationReport>> {
-  const report = await runMigration(db);
+  const report = await runMigration(db, { logger });
   return { exitCode: EXIT.ok, result: report, text: renderMigration(report) };
 }

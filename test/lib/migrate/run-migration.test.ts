@@ -122,7 +122,7 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     await t.db.query(`DROP TABLE IF EXISTS ${TABLE}`);
     await t.db.query(CREATE_TABLE.replace("source TEXT NOT NULL DEFAULT 'live'", "source TEXT NOT NULL DEFAULT 'live' CHECK (source IN ('live'))"));
     await seedMessages(t, 2);
-    await expectRolledBack(runMigration(t.db), 'insert');
+    await expectRolledBack(runMigration(t.db, { logger }), 'insert');
     expect(await readAll(t.db)).toEqual([]);
     await t.db.query(`DROP TABLE ${TABLE}`);
     expect(await runMigration(t.db)).toMatchObject({ backfill: 'completed', inserted: 2 });
@@ -133,7 +133,7 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     await t.db.query('DROP TABLE kandev_meta');
     await t.db.query(`CREATE TABLE kandev_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL DEFAULT '' CHECK (key <> '${BACKFILL_THROUGH_KEY}'))`);
     await seedMessages(t, 2);
-    await expectRolledBack(runMigration(t.db), 'backfill_through_key');
+    await expectRolledBack(runMigration(t.db, { logger }), 'backfill_through_key');
     expect(await readAll(t.db)).toEqual([]);
     await t.db.query('DROP TABLE kandev_meta');
     expect(await runMigration(t.db)).toMatchObject({ backfill: 'completed', inserted: 2 });
@@ -142,6 +142,7 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
   it('AC-20, AC-24a: a failure after both keys are written, before commit, leaves nothing; the next run completes', async () => {
     await seedMessages(t, 2);
     const failCommit = runMigration(t.db, {
+      logger,
       beforeStep: (step) => {
         if (step === 'commit') throw new Error('forced failure before commit');
       },

@@ -1,0 +1,61 @@
+/**
+ * Every default and deployment figure in one place. The code reads these, the CLI usage text
+ * prints them, and test/defaults.test.ts checks serverless.yml against them (the YAML cannot
+ * import TypeScript, so the test keeps the two equal).
+ */
+
+/** Powertools service name (logs, metric dimension) and `service:` in serverless.yml. */
+export const SERVICE_NAME = 'subagent-context';
+
+/** CloudWatch namespace of every metric (POWERTOOLS_METRICS_NAMESPACE overrides it). */
+export const METRICS_NAMESPACE = 'SubagentContext';
+
+/** Health: messages newer than this are not yet expected to have rows (frames wait in the queue; docs/health.md). */
+export const HEALTH_GRACE_SECONDS = 900;
+
+/** Health: pause before a non-zero shortfall is evaluated again (AC-28b), so in-flight batches can land. */
+export const HEALTH_CONFIRM_DELAY_SECONDS = 5;
+
+/** Health: how often the scheduled check runs. */
+export const HEALTH_SCHEDULE = 'rate(5 minutes)';
+
+/** Records per ingest invocation (the SQS event source's batchSize; also the local poller's). */
+export const INGEST_BATCH_SIZE = 10;
+
+/** Concurrent ingest invocations at most (protects the database's connection limit). */
+export const INGEST_MAX_CONCURRENCY = 5;
+
+/** Function timeouts, seconds. */
+export const INGEST_TIMEOUT_SECONDS = 30;
+export const HEALTH_TIMEOUT_SECONDS = 120;
+export const MIGRATE_TIMEOUT_SECONDS = 900;
+
+/** Queue visibility timeout: at least 6 × the ingest timeout (AWS guidance for SQS event sources). */
+export const QUEUE_VISIBILITY_TIMEOUT_SECONDS = 180;
+
+/** Deliveries of a frame before SQS moves it to the dead-letter queue. */
+export const MAX_RECEIVE_COUNT = 5;
+
+/** Alarms: the oldest queued message older than this means ingest is not keeping up. */
+export const OLDEST_MESSAGE_AGE_ALARM_SECONDS = 900;
+
+/** Alarms: a health datapoint is expected in every window of this length (≥ 2 schedule periods). */
+export const HEALTH_MISSING_WINDOW_SECONDS = 900;
+
+/** The producer's bounds (docs/producers.md); each is an option of createFrameProducer. */
+export const PRODUCER_DEFAULTS = Object.freeze({
+  /** one SendMessageBatch call, connect + answer */
+  requestTimeoutMs: 3_000,
+  maxBufferedFrames: 10_000,
+  maxBufferedBytes: 8 * 1024 * 1024,
+  flushIntervalMs: 200,
+  /** sends of one frame before it is dropped (and counted) */
+  maxAttempts: 5,
+  /** first retry delay; doubles up to maxBackoffMs */
+  backoffMs: 100,
+  maxBackoffMs: 5_000,
+  /** close() on process exit waits at most this long */
+  exitTimeoutMs: 5_000,
+  /** one WARN line per drop reason per interval */
+  dropLogIntervalMs: 60_000,
+});

@@ -1,0 +1,54 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { refreshingCredentials } from '../config/database-url.js';
+import type { Database } from '../db/database.js';
+import { failureFields } from '../db/errors.js';
+import { createMetrics, logger as defaultLogger } from '../observability.js';
+import { runHealthCheck } from './check.js';
+import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from './config.js';
+import { logHealthReport, recordHealthMetrics } from './publish.js';
+import type { HealthReport } from './report.js';
+
+export interface HealthHandlerDeps {
+  /** the database, resolved per invocation; return a module-scope instance so warm invocations reuse it */
+  db: () => Database;
+  /** runs before each check (deployed: reads DATABASE_URL from SSM once) */
+  loadConfig?: () => Promise<void>;
+  /** HEALTH_GRACE_SECONDS, HEALTH_CONFIRM_DELAY_SECONDS; read per invocation */
+  env?: NodeJS.ProcessEnv;
+  metrics?: Metrics;
+  logger?: Logger;
+}
+
+export type HealthHandler = (event?: unknown) => Promise<HealthReport>;
+
+/**
+ * The scheduled divergence check (docs/health.md): the report as metrics and one log line, then
+ * the report. A check that throws records `health_check_ok` 0 (the alarm on it) and rethrows.
+ */
+export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
+  const metrics = deps.metrics ?? createMetrics();
+  const log = deps.logger ?? defaultLogger;
+  return async () => {
+    try {
+      await deps.loadConfig?.();
+      const env = deps.env ?? process.env;
+      // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4)
+      const report = await refreshingCredentials(() =>
+        runHealthCheck(deps.db(), {
+          graceSeconds: graceSecondsFromEnv(env),
+          confirmDelayMs: confirmDelaySecondsFromEnv(env) * 1000,
+        }),
+      );
+      recordHealthMetrics(metrics, report);
+      logHealthReport(log, report);
+      return report;
+    } catch (err) {
+      metrics.addMetric('health_check_ok', MetricUnit.Count, 0);
+      log.error('subagent health check failed', { ...failureFields(err), error: err as Error });
+      throw err;
+    } finally {
+      metrics.publishStoredMetrics();
+    }
+  };
+}

@@ -1,0 +1,28 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { refreshingCredentials } from '../config/database-url.js';
+import type { Database } from '../db/database.js';
+import { logger as defaultLogger } from '../observability.js';
+import { runMigration, type MigrationReport } from './run-migration.js';
+
+export interface MigrateHandlerDeps {
+  /** the database, resolved per invocation */
+  db: () => Database;
+  /** runs before the migration (deployed: reads DATABASE_URL from SSM once) */
+  loadConfig?: () => Promise<void>;
+  logger?: Logger;
+}
+
+export type MigrateHandler = (event?: unknown) => Promise<MigrationReport>;
+
+/**
+ * Operator-invoked (docs/migrate.md): schema plus the one transactional backfill. Rejects with a
+ * MigrationError naming the failed step (and logs it at WARN); invoking again retries.
+ */
+export function createMigrateHandler(deps: MigrateHandlerDeps): MigrateHandler {
+  const logger = deps.logger ?? defaultLogger;
+  return async () => {
+    await deps.loadConfig?.();
+    // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4)
+    return refreshingCredentials(() => runMigration(deps.db(), { logger }));
+  };
+}
