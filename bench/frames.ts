@@ -87,7 +87,7 @@ function subagentFrames(
   const toolCallId = `toolu_01${hex(random, 22)}`;
   const type = pick(random, TYPES);
   const description = `${pick(random, ['Review', 'Explore', 'Test', 'Refactor', 'Document'])} ${hex(random, 6)} module`;
-  // SPEC §1-sized texts: a prompt of ~2 KB and (below) a result of ~4 KB on average.
+  // Texts sized like real traffic (docs/README.md#real-traffic): a prompt of ~2 KB and (below) a result of ~4 KB on average.
   const prompt = 'Investigate the change and report findings. '.repeat(between(random, 30, 60));
   const base = {
     version: 1,
