@@ -4,7 +4,9 @@
  * Types, NULLs and DEFAULTs are exactly the host's own DDL for the table (docs/table.md, R2-10):
  * whichever side creates it first, the other finds the shape it would have made.
  */
-export type ColumnType = 'text' | 'integer' | 'bigint' | 'timestamp';
+import type { SqlType } from './db/dialect/dialect.js';
+
+export type ColumnType = SqlType;
 
 export type MergeRule =
   /** never changed after the creating write (AC-1, AC-1a) */

@@ -1,5 +1,12 @@
-import type { Column } from '../../columns.js';
 import type { Micros } from '../../time.js';
+
+/** The storage types the shared SQL binds; the domain's column list (lib/columns.ts) is written in these. */
+export type SqlType = 'text' | 'integer' | 'bigint' | 'timestamp';
+
+/** All the dialect needs to know of a column: its storage type (the layer knows nothing of the domain). */
+export interface TypedColumn {
+  readonly type: SqlType;
+}
 
 /**
  * Everything that differs between PostgreSQL and SQLite, in one small interface (one file per
@@ -30,8 +37,8 @@ export interface Dialect {
    * `SELECT <columns> FROM <one batch of rows>` for `INSERT … SELECT`, reading every row from
    * parameters starting at `$1`, so no bind-parameter limit applies; `bindRows` gives them.
    */
-  selectRows(columns: readonly Column[]): string;
-  bindRows(columns: readonly Column[], rows: readonly (readonly unknown[])[]): unknown[];
+  selectRows(columns: readonly TypedColumn[]): string;
+  bindRows(columns: readonly TypedColumn[], rows: readonly (readonly unknown[])[]): unknown[];
   /**
    * A parsed JSON document from a TEXT column that may hold anything (NULL, '', 'null', invalid
    * JSON): NULL instead of an error. Select it once (`AS doc`) and read it with `jsonText`.

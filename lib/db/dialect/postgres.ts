@@ -1,8 +1,7 @@
-import type { Column, ColumnType } from '../../columns.js';
 import { formatCanonical } from '../../time.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect, SqlType } from './dialect.js';
 
-const ARRAY_TYPE: Record<ColumnType, string> = {
+const ARRAY_TYPE: Record<SqlType, string> = {
   text: 'text[]',
   integer: 'integer[]',
   bigint: 'bigint[]',

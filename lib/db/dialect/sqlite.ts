@@ -1,4 +1,3 @@
-import type { Column } from '../../columns.js';
 import { formatHostSqlite } from '../../time.js';
 import type { Dialect } from './dialect.js';
 
