@@ -1,6 +1,7 @@
 import type { Column, ColumnType } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
 import { parseRfc3339, type Micros } from '../lib/time.js';
+import { HOST_FIXTURES, type HostFixtureName } from './host-fixtures.js';
 
 /**
  * A synthetic host store shaped like the real sample (docs/README.md#real-traffic), for tests, the local stack and
@@ -25,6 +26,12 @@ export interface GenerateOptions {
   endAt?: Micros;
   /** prefix of every generated id, so several stores can share one database; default `g<seed>-` */
   idPrefix?: string;
+  /**
+   * the host schema the database has (local/host-fixtures.ts); default `minimal`. On `host` the
+   * tasks, sessions and turns carry the real host's NOT NULL columns, and documents the host's
+   * store cannot hold (not JSON) are not generated.
+   */
+  fixture?: HostFixtureName;
 }
 
 /**
@@ -137,6 +144,12 @@ function columns(spec: ReadonlyArray<readonly [string, ColumnType]>): Column[] {
 }
 const SESSION_COLUMNS = columns([['id', 'text'], ['task_id', 'text']]);
 const TURN_COLUMNS = columns([['id', 'text'], ['task_session_id', 'text']]);
+/** The real host's NOT NULL columns without a DEFAULT (local/kandev-schema.ts). */
+const HOST_TASK_COLUMNS = columns([['id', 'text'], ['title', 'text'], ['created_at', 'timestamp'], ['updated_at', 'timestamp']]);
+const HOST_SESSION_COLUMNS = columns([['id', 'text'], ['task_id', 'text'], ['started_at', 'timestamp'], ['updated_at', 'timestamp']]);
+const HOST_TURN_COLUMNS = columns([
+  ['id', 'text'], ['task_session_id', 'text'], ['task_id', 'text'], ['started_at', 'timestamp'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+]);
 const MESSAGE_COLUMNS = columns([
   ['id', 'text'], ['task_session_id', 'text'], ['task_id', 'text'], ['turn_id', 'text'], ['author_type', 'text'],
   ['content', 'text'], ['type', 'text'], ['metadata', 'text'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
@@ -185,7 +198,10 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   const wanted = options.malformed ?? Math.max(MALFORMED_KINDS.length, Math.floor(total / 1000));
   let documentMalformed = 0;
   let valueMalformed = 0;
-  const hasRoom = (kind: MalformedKind) => (DOCUMENT_KINDS.includes(kind) ? documentMalformed < ordinary : valueMalformed < keyCount);
+  const fixture = HOST_FIXTURES[options.fixture ?? 'minimal'];
+  const storable = (kind: MalformedKind) => fixture.holdsMetadata(documentText(kind), db.dialect.name);
+  const hasRoom = (kind: MalformedKind) =>
+    DOCUMENT_KINDS.includes(kind) ? storable(kind) && documentMalformed < ordinary : valueMalformed < keyCount;
   for (let i = 0, placed = 0; placed < wanted && MALFORMED_KINDS.some(hasRoom); i++) {
     const kind = MALFORMED_KINDS[i % MALFORMED_KINDS.length]!;
     if (!hasRoom(kind)) continue;
@@ -233,11 +249,22 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
 
   const sessionId = (s: number) => `${prefix}ses-${pad(s)}`;
   const taskId = (s: number) => `${prefix}task-${pad(Math.floor(s / 2))}`;
-  const sessionRows = new BatchInserter(db, 'task_sessions', SESSION_COLUMNS);
-  for (let s = 0; s < sessions; s++) await sessionRows.add([sessionId(s), taskId(s)]);
+  const real = fixture.name === 'host';
+  const hostTime = db.dialect.encodeTimestamp(startAt);
+  if (real) {
+    const taskRows = new BatchInserter(db, 'tasks', HOST_TASK_COLUMNS);
+    for (let s = 0; s < sessions; s += 2) await taskRows.add([taskId(s), taskId(s), hostTime, hostTime]);
+    await taskRows.flush();
+  }
+  const sessionRows = new BatchInserter(db, 'task_sessions', real ? HOST_SESSION_COLUMNS : SESSION_COLUMNS);
+  for (let s = 0; s < sessions; s++) await sessionRows.add(real ? [sessionId(s), taskId(s), hostTime, hostTime] : [sessionId(s), taskId(s)]);
   await sessionRows.flush();
-  const turnRows = new BatchInserter(db, 'task_session_turns', TURN_COLUMNS);
-  for (let t = 0; t < turns; t++) await turnRows.add([`${prefix}turn-${pad(t)}`, sessionId(Math.floor(t / TURNS_PER_SESSION))]);
+  const turnRows = new BatchInserter(db, 'task_session_turns', real ? HOST_TURN_COLUMNS : TURN_COLUMNS);
+  for (let t = 0; t < turns; t++) {
+    const session = Math.floor(t / TURNS_PER_SESSION);
+    const id = `${prefix}turn-${pad(t)}`;
+    await turnRows.add(real ? [id, sessionId(session), taskId(session), hostTime, hostTime, hostTime] : [id, sessionId(session)]);
+  }
   await turnRows.flush();
 
   // Messages, turn by turn, with strictly increasing created_at (so "newest" is unambiguous)

@@ -148,6 +148,19 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
     expect(emf._aws.CloudWatchMetrics[0]!.Namespace).toBe(process.env.POWERTOOLS_METRICS_NAMESPACE || 'SubagentContext');
   });
 
+  it("R2-10: a metric above 2^31-1 is stored as NULL and counted anomalous, never parked (the host's column is 32-bit)", async () => {
+    await seedSession(t.db);
+    const { handler } = await handlerFor();
+    const records = [
+      sqsRecord(frame({ tool_call_id: 'big', subagent_task: { total_tokens: 3_000_000_000, duration_ms: 2_147_483_647, tool_use_count: 4 } }), 's1'),
+    ];
+    const { result: response, lines } = await captureOutput(() => handler(sqsEvent(records)));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(lines.find((l) => '_aws' in l)).toMatchObject({ persisted: 1, failed: 0, anomalous_value: 1 });
+    expect(await readAll(t.db)).toMatchObject([{ tool_call_id: 'big', total_tokens: null, duration_ms: 2_147_483_647, tool_use_count: 4 }]);
+    expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
+  });
+
   it('R2-3: an invalid frame at or near the 256 KiB message limit is parked at once, body unchanged', async () => {
     const { handler } = await handlerFor();
     const sized = (bytes: number) => {

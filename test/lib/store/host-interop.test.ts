@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { TABLE } from '../../../lib/columns.js';
+import type { Queryable } from '../../../lib/db/database.js';
+import { runMigration } from '../../../lib/migrate/run-migration.js';
+import type { SubagentRow, SubagentWrite } from '../../../lib/row.js';
+import { readAll, readSession } from '../../../lib/store/read.js';
+import { writeBatch } from '../../../lib/store/write.js';
+import { nowMicros } from '../../../lib/time.js';
+import { writes as writeSequences } from '../../support/arbitraries.js';
+import { seedSession } from '../../support/frames.js';
+import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { insertHostMessage, subagentDoc } from '../migrate/host-messages.js';
+
+/**
+ * The host's own live upsert, verbatim but for placeholders (kandev's upsertSubagentContextSQL in
+ * task/repository/sqlite/subagent_context.go): it knows nothing of `last_observed_at`.
+ */
+const HOST_UPSERT = `INSERT INTO task_session_subagents (
+  id, task_session_id, task_id, turn_id, tool_call_id, agent_execution_id, parent_tool_call_id,
+  subagent_type, description, agent_id, child_session_id, model,
+  agent_status, tool_status, is_async, total_tokens, tool_use_count,
+  duration_ms, source, observed_at, settled_at, updated_at
+) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+ON CONFLICT (task_session_id, agent_execution_id, tool_call_id) DO UPDATE SET
+  turn_id = COALESCE(task_session_subagents.turn_id, excluded.turn_id),
+  parent_tool_call_id = COALESCE(excluded.parent_tool_call_id, task_session_subagents.parent_tool_call_id),
+  subagent_type = COALESCE(excluded.subagent_type, task_session_subagents.subagent_type),
+  description = COALESCE(excluded.description, task_session_subagents.description),
+  agent_id = COALESCE(excluded.agent_id, task_session_subagents.agent_id),
+  child_session_id = COALESCE(excluded.child_session_id, task_session_subagents.child_session_id),
+  model = COALESCE(excluded.model, task_session_subagents.model),
+  agent_status = COALESCE(excluded.agent_status, task_session_subagents.agent_status),
+  tool_status = CASE
+    WHEN task_session_subagents.settled_at IS NOT NULL THEN task_session_subagents.tool_status
+    ELSE COALESCE(excluded.tool_status, task_session_subagents.tool_status)
+  END,
+  is_async = CASE WHEN excluded.is_async = 1 THEN 1 ELSE task_session_subagents.is_async END,
+  total_tokens = COALESCE(excluded.total_tokens, task_session_subagents.total_tokens),
+  tool_use_count = COALESCE(excluded.tool_use_count, task_session_subagents.tool_use_count),
+  duration_ms = COALESCE(excluded.duration_ms, task_session_subagents.duration_ms),
+  settled_at = COALESCE(task_session_subagents.settled_at, excluded.settled_at),
+  updated_at = excluded.updated_at`;
+
+/** One frame written the way the host's orchestrator writes it (UpsertSubagentContext). */
+async function hostUpsert(db: Queryable, w: SubagentWrite): Promise<void> {
+  const at = (us: bigint | null) => (us === null ? null : db.dialect.encodeTimestamp(us));
+  await db.query(HOST_UPSERT, [
+    randomUUID(), w.task_session_id, w.task_id, w.turn_id, w.tool_call_id, w.agent_execution_id, w.parent_tool_call_id,
+    w.subagent_type, w.description, w.agent_id, w.child_session_id, w.model,
+    w.agent_status, w.tool_status, w.is_async, w.total_tokens, w.tool_use_count,
+    w.duration_ms, w.source, at(w.observed_at), at(w.settled_at), at(nowMicros()),
+  ]);
+}
+
+/** What both writers keep: everything but the writer-chosen `id`/`updated_at` and our own `last_observed_at`. */
+const shared = (row: SubagentRow) =>
+  Object.fromEntries(Object.entries(row).filter(([k]) => !['id', 'updated_at', 'last_observed_at'].includes(k)));
+
+const inObservationOrder = (ws: SubagentWrite[]) =>
+  ws.map((w, i) => ({ w, i })).sort((a, b) => (a.w.observed_at < b.w.observed_at ? -1 : a.w.observed_at > b.w.observed_at ? 1 : a.i - b.i)).map(({ w }) => w);
+
+describe.each(TARGETS)("our migrate and writes on the host's real store on %s (R2-10)", (name) => {
+  const t = useTestDatabase(name, { fixture: 'host' });
+
+  it("R2-10: after our migrate, an insert in the host's own style (no agent_execution_id, no last_observed_at) succeeds", async () => {
+    await runMigration(t.db);
+    await seedSession(t.db);
+    await t.db.query(
+      `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, observed_at, updated_at)
+       VALUES ('h1', 's1', 't1', 'c1', '2026-08-12 13:24:58', '2026-08-12 13:24:58')`,
+    );
+    expect((await readAll(t.db))[0]).toMatchObject({ id: 'h1', agent_execution_id: 'unknown', source: 'live', is_async: 0, total_tokens: null });
+  });
+
+  it("R2-10: frames in observation order, each written by the host's upsert or ours, leave the row our writes alone leave", async () => {
+    let run = 0;
+    const property = fc.asyncProperty(
+      writeSequences(['A'], 10),
+      fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }),
+      async (generated, byHost) => {
+        run += 1;
+        const mixed = `mixed-${run}`;
+        const ours = `ours-${run}`;
+        for (const session of [mixed, ours]) await seedSession(t.db, session, 't1');
+        const ordered = inObservationOrder(generated);
+        for (const [i, w] of ordered.entries()) {
+          const write = { ...w, task_session_id: mixed };
+          if (byHost[i]) await hostUpsert(t.db, write);
+          else await writeBatch(t.db, [write]);
+        }
+        for (const w of ordered) await writeBatch(t.db, [{ ...w, task_session_id: ours }]);
+        const strip = (rows: SubagentRow[]) => rows.map((r) => ({ ...shared(r), task_session_id: 'A' }));
+        expect(strip(await readSession(t.db, mixed))).toEqual(strip(await readSession(t.db, ours)));
+      },
+    );
+    await fc.assert(property, { numRuns: 25 });
+  }, 180_000);
+
+  it("R2-10: a row the host's own backfill wrote (id = the message's id) is left alone by ours, whichever key it holds", async () => {
+    await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc({ top: { tool_call_id: 'c1' } }) });
+    await insertHostMessage(t.db, { id: 'm2', metadata: subagentDoc({ top: { tool_call_id: 'c2' } }) });
+    // The host's backfill rows: the same key as ours for m1; for m2 the same id under another key
+    // (say, its tool_call_id changed later), which only a target-less ON CONFLICT DO NOTHING skips.
+    for (const [id, call] of [['m1', 'c1'], ['m2', 'c2-renamed']] as const) {
+      await t.db.query(
+        `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, source, observed_at, updated_at)
+         VALUES ($1, 's1', 't1', $2, 'backfill', '2026-08-12 13:24:58', '2026-08-12 13:24:58')`,
+        [id, call],
+      );
+    }
+    const before = await readAll(t.db);
+    const report = await runMigration(t.db);
+    expect(report).toMatchObject({ backfill: 'completed', inserted: 0, matched: 2 });
+    expect(await readAll(t.db)).toEqual(before);
+  });
+
+  it("R2-10: both backfills name a row the same way: the host's backfill after ours inserts nothing new", async () => {
+    await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc(), updatedAt: '2026-08-12T13:30:00.5Z' });
+    await runMigration(t.db);
+    const [row] = await readAll(t.db);
+    expect(row).toMatchObject({ id: 'm1', updated_at: '2026-08-12T13:30:00.500000Z', source: 'backfill' });
+    // The host's backfill inserts (m.id, …, 'unknown', …) ON CONFLICT (key) DO NOTHING: its row is ours.
+    await t.db.query(
+      `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, agent_execution_id, source, observed_at, updated_at)
+       SELECT m.id, m.task_session_id, m.task_id, 'c1', 'unknown', 'backfill', m.created_at, m.updated_at
+       FROM task_session_messages m WHERE m.id = 'm1'
+       ON CONFLICT (task_session_id, agent_execution_id, tool_call_id) DO NOTHING`,
+    );
+    expect(await readAll(t.db)).toEqual([row]);
+  });
+});
