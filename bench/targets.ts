@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../local/pglite-server.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
-import { startWsProxy, type WsProxy } from '../lib/db/ws-proxy.js';
+import { startWsProxy } from '../lib/db/ws-proxy.js';
 
 export type BenchTargetName = 'postgres' | 'pglite' | 'sqlite';
 

@@ -237,7 +237,7 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   const turns = Math.max(fanOutTurns.length, Math.ceil(total / MESSAGES_PER_TURN));
   const sessions = Math.ceil(turns / TURNS_PER_SESSION);
   const fanOutAt = new Map<number, Invocation[]>();
-  fanOutTurns.forEach((t, f) => fanOutAt.set(Math.floor((f * turns) / fanOutTurns.length), t));
+  for (const [f, t] of fanOutTurns.entries()) fanOutAt.set(Math.floor((f * turns) / fanOutTurns.length), t);
   // Superseded keys are plain async launches that later complete, spread over the store.
   const launches = invocations.filter((i) => i.status === 'async_launched' && !i.parentToolCallId && !i.malformed);
   const superseded = new Set(Array.from({ length: Math.min(superseding, launches.length) }, (_, d) => launches[Math.floor((d * launches.length) / superseding)]!));

@@ -68,8 +68,8 @@ export function messageFor(body: string): { group: string; dedup: string } {
 }
 
 export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
-  let emulator: LocalSqs | undefined;
-  const sqs = options.sqs ?? (emulator = await startLocalSqs()).client();
+  const emulator: LocalSqs | undefined = options.sqs ? undefined : await startLocalSqs();
+  const sqs = options.sqs ?? emulator!.client();
   const queues = await createIngestQueues(sqs, {
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
     maxReceiveCount: options.maxReceiveCount ?? MAX_RECEIVE_COUNT,
