@@ -17,6 +17,8 @@ export interface JsonCall {
   env?: NodeJS.ProcessEnv;
   /** per attempt */
   timeoutMs?: number;
+  /** ends the whole call, retries and backoff included (R2-5: the invocation's deadline) */
+  signal?: AbortSignal;
 }
 
 /** An error answer of the service (`__type`, e.g. ParameterNotFound) or a failed request. */
@@ -44,6 +46,7 @@ export async function callAwsJson<T>(call: JsonCall): Promise<T> {
   let last: AwsCallError | undefined;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
     if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+    if (call.signal?.aborted) throw new AwsCallError(`${call.target} to ${url.host}: out of time (${String(call.signal.reason)})`, 'TimeoutError', undefined, { cause: last });
     const headers = signRequest(
       { method: 'POST', url, headers: { 'content-type': `application/x-amz-json-${call.jsonVersion}`, 'x-amz-target': call.target }, body },
       { service: call.service, region, credentials },
@@ -52,8 +55,9 @@ export async function callAwsJson<T>(call: JsonCall): Promise<T> {
     const { host: _host, ...sent } = headers;
     let response: Response;
     try {
-      response = await fetch(url, { method: 'POST', headers: sent, body, signal: AbortSignal.timeout(call.timeoutMs ?? 10_000) });
+      response = await fetch(url, { method: 'POST', headers: sent, body, signal: attemptSignal(call) });
     } catch (err) {
+      if (call.signal?.aborted) throw new AwsCallError(`${call.target} to ${url.host}: out of time`, 'TimeoutError', undefined, { cause: err });
       last = new AwsCallError(`${call.target} to ${url.host} failed: ${(err as Error).message}`, 'NetworkError', undefined, { cause: err });
       continue;
     }
@@ -63,6 +67,11 @@ export async function callAwsJson<T>(call: JsonCall): Promise<T> {
     if (!retryable(response.status, last.code)) throw last;
   }
   throw last!;
+}
+
+function attemptSignal(call: JsonCall): AbortSignal {
+  const perAttempt = AbortSignal.timeout(call.timeoutMs ?? 10_000);
+  return call.signal ? AbortSignal.any([perAttempt, call.signal]) : perAttempt;
 }
 
 function endpointFor(service: string, region: string, env: NodeJS.ProcessEnv): string {

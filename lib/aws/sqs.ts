@@ -7,11 +7,18 @@ import { callAwsJson } from './json-protocol.js';
  * local runs, tests and benchmarks wrap the SDK client they already hold (lib/queue/sqs-via-sdk.ts).
  */
 export interface SendMessageBatchClient {
-  sendMessageBatch(input: SendMessageBatchRequest): Promise<{ Failed?: BatchResultErrorEntry[] }>;
+  /** `signal` ends the call, retries included (R2-5: the invocation's deadline) */
+  sendMessageBatch(input: SendMessageBatchRequest, options?: { signal?: AbortSignal }): Promise<{ Failed?: BatchResultErrorEntry[] }>;
 }
 
 /** SendMessageBatch through a signed fetch (AWS JSON 1.0); region, credentials and AWS_ENDPOINT_URL_SQS from the environment. */
 export const signedSqs: SendMessageBatchClient = {
-  sendMessageBatch: (input) =>
-    callAwsJson<{ Failed?: BatchResultErrorEntry[] }>({ service: 'sqs', target: 'AmazonSQS.SendMessageBatch', jsonVersion: '1.0', body: input }),
+  sendMessageBatch: (input, options) =>
+    callAwsJson<{ Failed?: BatchResultErrorEntry[] }>({
+      service: 'sqs',
+      target: 'AmazonSQS.SendMessageBatch',
+      jsonVersion: '1.0',
+      body: input,
+      signal: options?.signal,
+    }),
 };

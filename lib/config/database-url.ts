@@ -30,6 +30,7 @@ export const readSsmParameter: ParameterReader = async (name) => {
     target: 'AmazonSSM.GetParameter',
     jsonVersion: '1.1',
     body: { Name: name, WithDecryption: true },
+    timeoutMs: 3000, // R2-5: a silent SSM endpoint costs ~10 s over three attempts, not 30
   });
   const value = out.Parameter?.Value;
   if (!value) throw new Error('the parameter has no value');

@@ -13,5 +13,10 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Statements sent since open (BEGIN/COMMIT included): the cost of a batch. */
   readonly stats: { roundTrips: number };
+  /**
+   * Bounds every later connect and statement by this epoch time in ms (R2-5: the invocation's
+   * remaining time); undefined removes the bound. A statement past it fails as a system error.
+   */
+  setDeadline(deadline: number | undefined): void;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { Client, Pool, neonConfig, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
+import { beforeDeadline, msUntil } from '../deadline.js';
 import { postgresDialect } from './dialect/postgres.js';
 import { DatabaseError, classifySqlstate, hintFor, sqlstateOf } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
@@ -16,6 +17,14 @@ export interface NeonOptions {
   wsProxy?: string;
   max?: number;
 }
+
+/**
+ * Server-side caps every connection starts with (R2-5), whatever the invocation: the server ends a
+ * statement (57014) or a connection attempt on its own even when this process is frozen or gone.
+ * The invocation's own deadline (setDeadline) is tighter and also enforced from this side.
+ */
+const STATEMENT_TIMEOUT_MS = 25_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /** PostgreSQL through the real Neon serverless driver (`Pool` over WebSocket). */
 export function openNeon(connectionString: string, options: NeonOptions = {}): Database {
@@ -36,21 +45,65 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       }
     }
   }
-  const pool = new Pool({ connectionString, max: options.max ?? 4 });
+  const pool = new Pool({
+    connectionString,
+    max: options.max ?? 4,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
   // Neon's Pool pins its own Client class as an instance field, ignoring the `Client` option.
   (pool as unknown as { Client: typeof Client }).Client = ProxiedClient;
   // An idle connection that dies (e.g. while a Lambda is frozen) is dropped by the pool; without
   // a listener the error would crash the process.
   pool.on('error', ignore);
   const stats = { roundTrips: 0 };
+  let deadline: number | undefined;
+  const late = (what: string) => (waitedMs: number) =>
+    new DatabaseError(
+      `${what} did not finish within ${waitedMs} ms, the invocation's remaining time: the database accepts connections but does not answer — the frames stay on the queue`,
+      'system',
+      undefined,
+      'ETIMEDOUT',
+    );
 
-  const run = async <T>(client: Pick<PoolClient, 'query'> | Pool, sql: string, params?: readonly unknown[]) => {
+  /** A pooled connection, within the deadline; one that arrives after it is handed back. */
+  const connect = async (): Promise<PoolClient> => {
+    const pending = pool.connect();
+    try {
+      return await beforeDeadline(pending, deadline, late('connecting'), () => {
+        pending.then((client) => client.release(), ignore);
+      });
+    } catch (err) {
+      throw toDatabaseError(err);
+    }
+  };
+
+  const run = async <T>(client: PoolClient, sql: string, params?: readonly unknown[]) => {
     stats.roundTrips += 1;
     try {
-      const result = await client.query(sql, params as unknown[]);
+      // A connection that hangs past the deadline is destroyed, not reused.
+      const result = await beforeDeadline(client.query(sql, params as unknown[]), deadline, late('a statement'), () =>
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy(),
+      );
       return result.rows as T[];
     } catch (err) {
       throw toDatabaseError(err);
+    }
+  };
+
+  /** One statement on a connection of its own (what pool.query does, with the deadline). */
+  const runAlone = async <T>(sql: string, params?: readonly unknown[]) => {
+    const client = await connect();
+    client.on('error', ignore);
+    let broken: Error | undefined;
+    try {
+      return await run<T>(client, sql, params);
+    } catch (err) {
+      if ((err as DatabaseError).sqlstate === undefined) broken = err as Error; // the connection is suspect
+      throw err;
+    } finally {
+      client.off('error', ignore);
+      client.release(broken);
     }
   };
 
@@ -60,22 +113,19 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
    */
   const begin = async (): Promise<PoolClient> => {
     for (let attempt = 1; ; attempt += 1) {
-      let client: PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (err) {
-        throw toDatabaseError(err);
-      }
+      const client = await connect();
       // A connection dropping while checked out also emits 'error' on the client; without a
       // listener that would crash the process. The failing statement reports it instead.
       client.on('error', ignore);
       try {
-        await run(client, 'BEGIN');
+        // The transaction's statements are also bounded on the server (R2-5), at no extra round trip.
+        const left = msUntil(deadline);
+        await run(client, Number.isFinite(left) ? `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(left))}` : 'BEGIN');
         return client;
       } catch (err) {
         client.off('error', ignore);
         client.release(err as Error);
-        if (attempt > 1 || !(err instanceof DatabaseError) || err.sqlstate !== undefined) throw err;
+        if (attempt > 1 || !(err instanceof DatabaseError) || err.sqlstate !== undefined || err.driverCode === 'ETIMEDOUT') throw err;
       }
     }
   };
@@ -85,14 +135,18 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     stats,
     async query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
       try {
-        return await run<T>(pool, sql, params);
+        return await runAlone<T>(sql, params);
       } catch (err) {
         // A connection that died unnoticed fails before the server sees the statement; every
         // statement sent outside a transaction here is idempotent, so one retry on a fresh
-        // connection is safe. A database that is really down fails again and is reported.
-        if (err instanceof DatabaseError && err.sqlstate === undefined) return run<T>(pool, sql, params);
+        // connection is safe. A database that is really down fails again and is reported. A
+        // statement that ran out of time is not retried: there is no time left.
+        if (err instanceof DatabaseError && err.sqlstate === undefined && err.driverCode !== 'ETIMEDOUT') return runAlone<T>(sql, params);
         throw err;
       }
+    },
+    setDeadline(next) {
+      deadline = next;
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await begin();

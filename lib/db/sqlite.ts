@@ -1,4 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
+import { msUntil } from '../deadline.js';
 import { sqliteDialect } from './dialect/sqlite.js';
 import { DatabaseError, classifySqlstate, hintFor } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
@@ -57,8 +58,24 @@ export function openSqlite(path: string): Database {
   // caller's statement slip in between its awaits, so statements queue behind it.
   let lock: Promise<unknown> = Promise.resolve();
 
-  const run = <T>(sql: string, params: readonly unknown[] = []): T[] => {
+  // R2-5: with a deadline, waiting for another writer's lock ends at the deadline, not after the
+  // configured busy timeout; a statement that starts after it fails at once.
+  let deadline: number | undefined;
+  let busyTimeoutMs = 0;
+  let appliedBusyMs = -1;
+  const bound = () => {
+    if (deadline === undefined) return;
+    const left = msUntil(deadline);
+    if (left <= 0) {
+      throw new DatabaseError("no time left in the invocation for this statement — the frames stay on the queue", 'system', undefined, 'ETIMEDOUT');
+    }
+    const wanted = Math.min(busyTimeoutMs, Math.ceil(left));
+    if (wanted !== appliedBusyMs) db.pragma(`busy_timeout = ${(appliedBusyMs = wanted)}`);
+  };
+
+  const run = <T>(sql: string, params: readonly unknown[] = [], finishing = false): T[] => {
     stats.roundTrips += 1;
+    if (!finishing) bound(); // COMMIT and ROLLBACK always run: a transaction is never left open
     try {
       let entry = cache.get(sql);
       if (!entry) {
@@ -90,13 +107,19 @@ export function openSqlite(path: string): Database {
         run('BEGIN IMMEDIATE');
         try {
           const result = await fn(tx);
-          run('COMMIT');
+          run('COMMIT', [], true);
           return result;
         } catch (err) {
-          if (db.inTransaction) run('ROLLBACK');
+          if (db.inTransaction) run('ROLLBACK', [], true);
           throw err;
         }
       });
+    },
+    setDeadline(next) {
+      if (next !== undefined && deadline === undefined) busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+      if (next === undefined && deadline !== undefined && appliedBusyMs !== -1) db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      deadline = next;
+      appliedBusyMs = -1;
     },
     close: async () => {
       await lock;

@@ -3,6 +3,7 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { refreshingCredentials } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { failureFields } from '../db/errors.js';
+import { withinInvocation, type RemainingTime } from '../deadline.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import { runHealthCheck } from './check.js';
 import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from './config.js';
@@ -20,7 +21,7 @@ export interface HealthHandlerDeps {
   logger?: Logger;
 }
 
-export type HealthHandler = (event?: unknown) => Promise<HealthReport>;
+export type HealthHandler = (event?: unknown, context?: RemainingTime) => Promise<HealthReport>;
 
 /**
  * The scheduled divergence check (docs/health.md): the report as metrics and one log line, then
@@ -29,16 +30,19 @@ export type HealthHandler = (event?: unknown) => Promise<HealthReport>;
 export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
   const metrics = deps.metrics ?? createMetrics();
   const log = deps.logger ?? defaultLogger;
-  return async () => {
+  return async (_event, context) => {
     try {
       await deps.loadConfig?.();
       const env = deps.env ?? process.env;
       // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4)
+      // every statement ends before the invocation does (R2-5)
       const report = await refreshingCredentials(() =>
-        runHealthCheck(deps.db(), {
-          graceSeconds: graceSecondsFromEnv(env),
-          confirmDelayMs: confirmDelaySecondsFromEnv(env) * 1000,
-        }),
+        withinInvocation(deps.db(), context, (db) =>
+          runHealthCheck(db, {
+            graceSeconds: graceSecondsFromEnv(env),
+            confirmDelayMs: confirmDelaySecondsFromEnv(env) * 1000,
+          }),
+        ),
       );
       recordHealthMetrics(metrics, report);
       logHealthReport(log, report);

@@ -1,6 +1,7 @@
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { SendMessageBatchClient } from '../aws/sqs.js';
+import { signalAt } from '../deadline.js';
 import { messageSize, packBatches, SQS_MAX_BATCH_BYTES } from '../queue/pack.js';
 
 /** Why a record was parked: the `failure` message attribute, for filtering the DLQ. */
@@ -70,7 +71,7 @@ export function fitUtf8(text: string, maxBytes: number): string {
  * parking a redelivered record again within SQS's 5-minute window does not duplicate it.
  * Returns the message ids that could NOT be parked, with why: the caller must not acknowledge those.
  */
-export async function parkOnDeadLetter(sqs: SendMessageBatchClient, dlqUrl: string, parcels: readonly Parcel[]): Promise<Map<string, string>> {
+export async function parkOnDeadLetter(sqs: SendMessageBatchClient, dlqUrl: string, parcels: readonly Parcel[], deadline?: number): Promise<Map<string, string>> {
   const notParked = new Map<string, string>();
   if (parcels.length === 0) return notParked;
   const entries = parcels.map((parcel, i) => ({
@@ -89,10 +90,12 @@ export async function parkOnDeadLetter(sqs: SendMessageBatchClient, dlqUrl: stri
   await Promise.all(
     batches.map(async (batch) => {
       try {
-        const result = await sqs.sendMessageBatch({ QueueUrl: dlqUrl, Entries: batch });
+        // R2-5: a DLQ endpoint that never answers is abandoned at the deadline (retries included).
+        const result = await sqs.sendMessageBatch({ QueueUrl: dlqUrl, Entries: batch }, { signal: signalAt(deadline) });
         for (const failed of result.Failed ?? []) if (failed.Id) notParked.set(idOf.get(failed.Id)!, `${failed.Code}: ${failed.Message}`);
       } catch (err) {
-        for (const entry of batch) notParked.set(idOf.get(entry.Id)!, (err as Error).message);
+        const why = (err as { code?: string }).code === 'TimeoutError' || (err as Error).name === 'AbortError' ? "the dead-letter queue did not answer within the invocation's remaining time" : (err as Error).message;
+        for (const entry of batch) notParked.set(idOf.get(entry.Id)!, why);
       }
     }),
   );

@@ -4,6 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { SendMessageBatchClient } from '../aws/sqs.js';
 import { forgetDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
+import { deadlineFrom, phaseDeadline } from '../deadline.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import type { Micros } from '../time.js';
 import { publishBatchMetrics } from './metrics.js';
@@ -32,6 +33,9 @@ export interface IngestHandlerDeps {
   onCredentialsRejected?: () => void;
 }
 
+/** The writes leave a quarter of the remaining time, at most 2 s, for parking on the DLQ. */
+const WRITE_PHASE = { share: 0.25, maxReserveMs: 2000 };
+
 export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
 /**
@@ -46,7 +50,18 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
     await deps.loadConfig?.();
     if (!deps.dlqUrl) throw new Error('DLQ_URL is not set: give the URL of the FIFO dead-letter queue invalid frames are parked on');
     if (context) log.addContext(context);
-    const { response, report, credentialsRejected } = await processBatch(event, { db: deps.db(), sqs: deps.sqs, dlqUrl: deps.dlqUrl, logger: log, clock: deps.clock });
+    // R2-5: everything ends RESPONSE_MARGIN_MS before the Lambda would; the database work ends
+    // earlier still, leaving time to park on the DLQ (docs/ingest.md).
+    const deadline = deadlineFrom(context);
+    const db = deps.db();
+    if (deadline !== undefined) db.setDeadline(phaseDeadline(deadline, WRITE_PHASE));
+    let result: Awaited<ReturnType<typeof processBatch>>;
+    try {
+      result = await processBatch(event, { db, sqs: deps.sqs, dlqUrl: deps.dlqUrl, logger: log, clock: deps.clock, deadline });
+    } finally {
+      if (deadline !== undefined) db.setDeadline(undefined);
+    }
+    const { response, report, credentialsRejected } = result;
     if (credentialsRejected) (deps.onCredentialsRejected ?? forgetDatabaseUrl)();
     publishBatchMetrics(metrics, report);
     deps.onReport?.(report);

@@ -22,6 +22,8 @@ export interface ProcessDeps {
   logger: Logger;
   /** the writer's clock (updated_at); defaults to the process clock */
   clock?: () => Micros;
+  /** epoch ms by which every SQS call must be done (R2-5); the database has its own (setDeadline) */
+  deadline?: number;
 }
 
 /**
@@ -46,7 +48,7 @@ export async function processBatch(
   const judged: Judged[] = prepared.map((p) => ({ record: p.record, group: p.group, verdict: verdictOf(p.pre, written.get(p as typeof p & GroupedWrite)) }));
 
   const parcels = toPark(judged).map(parcelOf);
-  const outcomes = settle(judged, await parkOnDeadLetter(deps.sqs, deps.dlqUrl, parcels));
+  const outcomes = settle(judged, await parkOnDeadLetter(deps.sqs, deps.dlqUrl, parcels, deps.deadline));
   for (const outcome of outcomes) logOutcome(logger, outcome);
   const report: BatchReport = { ...countOutcomes(outcomes, now), roundTrips: db.stats.roundTrips - roundTripsBefore };
   const credentialsRejected = judged.some((j) => j.verdict.kind === 'retry' && urlMayBeStale(j.verdict.error));

@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { refreshingCredentials } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
+import { withinInvocation, type RemainingTime } from '../deadline.js';
 import { logger as defaultLogger } from '../observability.js';
 import { runMigration, type MigrationReport } from './run-migration.js';
 
@@ -12,7 +13,7 @@ export interface MigrateHandlerDeps {
   logger?: Logger;
 }
 
-export type MigrateHandler = (event?: unknown) => Promise<MigrationReport>;
+export type MigrateHandler = (event?: unknown, context?: RemainingTime) => Promise<MigrationReport>;
 
 /**
  * Operator-invoked (docs/migrate.md): schema plus the one transactional backfill. Rejects with a
@@ -20,9 +21,10 @@ export type MigrateHandler = (event?: unknown) => Promise<MigrationReport>;
  */
 export function createMigrateHandler(deps: MigrateHandlerDeps): MigrateHandler {
   const logger = deps.logger ?? defaultLogger;
-  return async () => {
+  return async (_event, context) => {
     await deps.loadConfig?.();
-    // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4)
-    return refreshingCredentials(() => runMigration(deps.db(), { logger }));
+    // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4);
+    // every statement ends before the invocation does, and the error names the step (R2-5)
+    return refreshingCredentials(() => withinInvocation(deps.db(), context, (db) => runMigration(db, { logger })));
   };
 }
