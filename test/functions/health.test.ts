@@ -3,7 +3,7 @@ import { handler } from '../../functions/health.js';
 import { closeDatabaseFromEnv } from '../../lib/db/from-env.js';
 import { formatKey, nowMicros } from '../../lib/time.js';
 import { MINUTE, seedMessage, seedRow, setCaptureSince } from '../lib/health/seed.js';
-import { TARGETS, useTestDatabase } from '../support/targets.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../support/targets.js';
 
 const ENV = ['DATABASE_URL', 'DATABASE_WS_PROXY', 'HEALTH_GRACE_SECONDS', 'HEALTH_CONFIRM_DELAY_SECONDS'] as const;
 
@@ -24,8 +24,8 @@ function capturePrinted(): () => Record<string, unknown>[] {
 const emf = (lines: Record<string, unknown>[]) => lines.find((line) => '_aws' in line);
 const errors = (lines: Record<string, unknown>[]) => lines.filter((line) => line.level === 'ERROR');
 
-describe.each(TARGETS)('health function on %s', (name) => {
-  const t = useTestDatabase(name);
+describe.each(TARGET_FIXTURES)('health function on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture });
   const saved = Object.fromEntries(ENV.map((key) => [key, process.env[key]]));
 
   beforeEach(() => {

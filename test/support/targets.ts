@@ -29,6 +29,14 @@ export const TARGET_FIXTURES: readonly [TargetName, HostFixtureName][] = TARGETS
 let activeFixture: HostFixture = HOST_FIXTURES.minimal;
 
 /**
+ * Whether a message with this `metadata` can exist on `target` with `fixture`'s host schema (the
+ * real host refuses documents it cannot parse): for case lists built before any test runs.
+ */
+export function fixtureHolds(target: TargetName, fixture: HostFixtureName, metadata: string | null): boolean {
+  return HOST_FIXTURES[fixture].holdsMetadata(metadata, target === 'sqlite' ? 'sqlite' : 'postgres');
+}
+
+/**
  * The host fixture of the test that is running, so helpers that add host rows (sessions, turns,
  * messages) write what that fixture's tables require.
  */
