@@ -82,18 +82,32 @@ export function formatKey(us: Micros): string {
   return `${p.date}T${p.time}.${p.fraction}000Z`;
 }
 
-/** wall-clock ms minus monotonic ms, re-measured whenever the two drift 1 ms apart */
-let monotonicOffset: number | undefined;
-
-/** Wall clock with microsecond resolution (Date.now() alone is millisecond-true). */
-export function nowMicros(): Micros {
-  const wall = Date.now();
-  const monotonic = performance.now();
-  // The monotonic clock drifts from the wall clock over a long-lived process (a warm Lambda, a
-  // long benchmark); re-anchor it instead of falling back to Date.now(), which would give
-  // whole-millisecond instants (e.g. a capture_since key ending in 000000Z).
-  if (monotonicOffset === undefined || Math.abs(monotonic + monotonicOffset - wall) >= 1) {
-    monotonicOffset = wall - monotonic;
-  }
-  return BigInt(Math.floor((monotonic + monotonicOffset) * 1000));
+/** A clock's two sources, in milliseconds: the wall clock and a monotonic one. */
+export interface ClockSources {
+  wall: () => number;
+  monotonic: () => number;
 }
+
+/**
+ * A wall clock with microsecond resolution that never goes backwards within a process (R2-9,
+ * docs/time.md). The monotonic source gives the microseconds (Date.now() alone is millisecond-true);
+ * it drifts from the wall clock over a long-lived process (a warm Lambda, a long benchmark), so it is
+ * re-anchored whenever the two are 1 ms apart. Re-anchoring can step back (the wall clock was behind,
+ * or NTP slewed it), so the result is floored at the last value given plus 1 µs: `updated_at` and
+ * `capture_since` only ever move forward, and two calls never return the same instant.
+ */
+export function monotonicClock(sources: ClockSources): () => Micros {
+  let offset: number | undefined; // wall ms minus monotonic ms
+  let last: Micros | undefined;
+  return () => {
+    const wall = sources.wall();
+    const monotonic = sources.monotonic();
+    if (offset === undefined || Math.abs(monotonic + offset - wall) >= 1) offset = wall - monotonic;
+    const candidate = BigInt(Math.floor((monotonic + offset) * 1000));
+    last = last === undefined || candidate > last ? candidate : last + 1n;
+    return last;
+  };
+}
+
+/** The process's clock: see `monotonicClock`. */
+export const nowMicros: () => Micros = monotonicClock({ wall: () => Date.now(), monotonic: () => performance.now() });

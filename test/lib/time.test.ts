@@ -5,6 +5,7 @@ import {
   formatHostSqlite,
   formatKey,
   formatRfc3339,
+  monotonicClock,
   nowMicros,
   parseRfc3339,
   parseStoredTimestamp,
@@ -154,5 +155,52 @@ describe('nowMicros', () => {
     const now = nowMicros();
     const after = BigInt(Date.now()) * 1000n + 1000n;
     expect(now >= before - 1000n && now <= after).toBe(true);
+  });
+});
+
+describe('R2-9: the microsecond clock never goes backwards', () => {
+  /** Sources that replay scripted readings, one pair per call. */
+  const scripted = (readings: readonly (readonly [wall: number, monotonic: number])[]) => {
+    let i = 0;
+    let current = readings[0]!;
+    return monotonicClock({
+      wall: () => (current = readings[Math.min(i++, readings.length - 1)]!)[0],
+      monotonic: () => current[1],
+    });
+  };
+
+  it('R2-9: a re-anchor onto a wall clock 1 ms behind does not step back', () => {
+    // 1001.9 ms is given, then the monotonic source is 1 ms ahead of the wall clock: re-anchoring
+    // would give 1001.0 ms, 0.9 ms before the last reading.
+    const clock = scripted([[1_000, 0], [1_001, 1.9], [1_001, 2]]);
+    const readings = [clock(), clock(), clock()];
+    expect(readings[1]! > readings[0]!).toBe(true);
+    expect(readings[2]! > readings[1]!).toBe(true);
+  });
+
+  it('R2-9: a wall clock stepped back by a minute never moves the clock back; it resumes once the wall passes it', () => {
+    const clock = scripted([[60_000, 0], [0, 1], [60_002, 2]]);
+    const [a, b, c] = [clock(), clock(), clock()];
+    expect(b).toBe(a! + 1n);
+    expect(c).toBe(60_002_000n);
+  });
+
+  it('R2-9: any readings give a strictly increasing sequence', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.double({ min: 0, max: 1e9, noNaN: true })), { minLength: 2, maxLength: 50 }), (readings) => {
+        const clock = scripted(readings);
+        const values = readings.map(() => clock());
+        for (let i = 1; i < values.length; i += 1) expect(values[i]! > values[i - 1]!).toBe(true);
+      }),
+    );
+  });
+
+  it('R2-9: the process clock is strictly increasing over many calls', () => {
+    let previous = nowMicros();
+    for (let i = 0; i < 20_000; i += 1) {
+      const next = nowMicros();
+      expect(next > previous).toBe(true);
+      previous = next;
+    }
   });
 });
