@@ -1,8 +1,12 @@
 /**
- * The table, column by column: storage type and what happens on conflict (docs/table.md, docs/merge.md#merging-onto-an-existing-row).
- * The DDL, the upsert's conflict clause and the in-memory fold are all generated from this one list.
- * Types, NULLs and DEFAULTs are exactly the host's own DDL for the table (docs/table.md, R2-10):
+ * The table, column by column: storage type and what happens on conflict (docs/table.md,
+ * docs/merge.md#merging-onto-an-existing-row). The DDL, the upsert's conflict clause and the in-memory merge are all generated
+ * from this one list. Types, NULLs and DEFAULTs are exactly the host's own DDL for the table (docs/table.md, R2-10):
  * whichever side creates it first, the other finds the shape it would have made.
+ *
+ * R2-7 (docs/merge.md#replays-and-older-frames): a frame whose observed_at is older than the row's newest applied observation
+ * (`last_observed_at`, NULL read as observed_at) is *older*; it only fills NULLs. The rules below say
+ * what each does for a frame in observation order and for an older one.
  */
 import type { SqlType } from './db/dialect/dialect.js';
 
@@ -11,16 +15,25 @@ export type ColumnType = SqlType;
 export type MergeRule =
   /** never changed after the creating write (AC-1, AC-1a) */
   | 'keep'
-  /** the stored value wins; a stored NULL is filled (turn_id AC-2a, settled_at write-once AC-11) */
+  /**
+   * the stored value wins; a stored NULL is filled (turn_id AC-2a, settled_at write-once AC-11).
+   * The same for an older frame: filling a NULL is all it does anyway.
+   */
   | 'fill'
-  /** a new non-NULL value replaces; NULL never blanks (AC-4, AC-5) */
+  /** a new non-NULL value replaces; NULL never blanks (AC-4, AC-5). An older frame only fills a NULL. */
   | 'replace'
-  /** like `replace` until the row is settled, then frozen (tool_status, AC-12) */
+  /**
+   * like `replace` until the row is settled, then frozen (tool_status, AC-12). The frame that
+   * settles the row (fills settled_at, even an older one) brings its terminal status with it, so a
+   * settled row always holds the status that settled it.
+   */
   | 'replaceUntilSettled'
-  /** 1 wins forever (is_async) */
+  /** 1 wins forever (is_async); order-free, so an older frame's 1 counts too (0 is "not reported") */
   | 'sticky'
-  /** always the latest write's (updated_at) */
-  | 'overwrite';
+  /** always the latest write's (updated_at: the writer's clock, which never goes back, R2-9) */
+  | 'overwrite'
+  /** the newest applied observation: an older frame leaves it (last_observed_at, R2-7) */
+  | 'newest';
 
 export interface Column {
   name: string;
@@ -63,6 +76,8 @@ export const COLUMNS: readonly Column[] = [
   { name: 'observed_at', type: 'timestamp', nullable: false, merge: 'keep' },
   { name: 'settled_at', type: 'timestamp', nullable: true, merge: 'fill' },
   { name: 'updated_at', type: 'timestamp', nullable: false, merge: 'overwrite' },
+  // Nullable: the host's own writer does not know the column; NULL reads as observed_at (R2-7).
+  { name: 'last_observed_at', type: 'timestamp', nullable: true, merge: 'newest' },
 ];
 
 export const COLUMN_NAMES: readonly string[] = COLUMNS.map((c) => c.name);

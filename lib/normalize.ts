@@ -73,6 +73,7 @@ export function normalizeFrame(frame: Frame): Normalized {
       source: 'live',
       observed_at: observedAt,
       settled_at: isTerminalToolStatus(toolStatus) ? observedAt : null,
+      last_observed_at: observedAt,
     },
   };
 }

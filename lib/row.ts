@@ -26,14 +26,18 @@ export interface SubagentWrite {
   source: Source;
   observed_at: Micros;
   settled_at: Micros | null;
+  /** the newest observation applied to the row (R2-7); a frame's own write carries its observed_at */
+  last_observed_at: Micros;
 }
 
 /** A stored row as reads return it; timestamps as RFC 3339 UTC text with microseconds. */
 export interface SubagentRow
-  extends Omit<SubagentWrite, 'observed_at' | 'settled_at'> {
+  extends Omit<SubagentWrite, 'observed_at' | 'settled_at' | 'last_observed_at'> {
   id: string;
   observed_at: string;
   settled_at: string | null;
+  /** a stored NULL (a row the host wrote) reads as observed_at */
+  last_observed_at: string;
   updated_at: string;
 }
 

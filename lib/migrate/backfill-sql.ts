@@ -54,6 +54,8 @@ const SOURCES: Record<string, (d: Dialect) => string> = {
   observed_at: (d) => d.storedTimestamp('q.created_at'),
   settled_at: (d) => `CASE WHEN ${text(d, '$.status')} IN (${TERMINAL_LIST}) THEN ${d.storedTimestamp('q.updated_at')} END`,
   updated_at: (d) => d.storedTimestamp('q.updated_at'),
+  // The row's newest applied observation is its only one (R2-7).
+  last_observed_at: (d) => d.storedTimestamp('q.created_at'),
 };
 
 function source(dialect: Dialect, column: string): string {

@@ -3,7 +3,7 @@ import type { Queryable, Row } from '../db/database.js';
 import type { SubagentRow } from '../row.js';
 import { formatRfc3339, parseStoredTimestamp } from '../time.js';
 
-const TIMESTAMP_COLUMNS = ['observed_at', 'settled_at', 'updated_at'] as const;
+const TIMESTAMP_COLUMNS = ['observed_at', 'settled_at', 'updated_at', 'last_observed_at'] as const;
 
 /** A stored timestamp (any dialect's text form) as RFC 3339 UTC with microseconds. */
 export function readTimestamp(value: unknown): string | null {
@@ -16,6 +16,8 @@ export function readTimestamp(value: unknown): string | null {
 export function toSubagentRow(row: Row): SubagentRow {
   const out: Row = { ...row };
   for (const column of TIMESTAMP_COLUMNS) out[column] = readTimestamp(row[column]);
+  // A row the host's own writer made has no last_observed_at: it reads as observed_at (R2-7).
+  out.last_observed_at ??= out.observed_at;
   return out as unknown as SubagentRow;
 }
 

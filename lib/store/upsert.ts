@@ -1,29 +1,48 @@
 import { COLUMNS, CONFLICT_KEY, TABLE, type MergeRule } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 
+const stored = (c: string) => `${TABLE}.${c}`;
+const incoming = (c: string) => `excluded.${c}`;
+
+/** The row's newest applied observation; NULL (a row the host wrote) reads as observed_at (R2-7). */
+const NEWEST = `COALESCE(${stored('last_observed_at')}, ${stored('observed_at')})`;
+
 /**
- * Each merge rule as SQL over the stored row (`t`) and the incoming one (`excluded`). Every SET
- * expression reads the row as it was before this statement, as `mergeWrite` does in memory.
+ * Each merge rule as SQL over the stored row and the incoming frame (`excluded`), the same rules
+ * as `mergeValue` in lib/merge.ts (docs/merge.md). Every SET expression reads the row as it was
+ * before this statement, as `mergeWrite` does in memory. `older` is the R2-7 test: the frame is
+ * older than the row's newest applied observation, microsecond-exact on both dialects.
  */
-const RULE_SQL: Record<Exclude<MergeRule, 'keep'>, (column: string) => string> = {
-  fill: (c) => `COALESCE(${TABLE}.${c}, excluded.${c})`,
-  replace: (c) => `COALESCE(excluded.${c}, ${TABLE}.${c})`,
-  replaceUntilSettled: (c) =>
-    `CASE WHEN ${TABLE}.settled_at IS NOT NULL THEN ${TABLE}.${c} ELSE COALESCE(excluded.${c}, ${TABLE}.${c}) END`,
-  sticky: (c) => `CASE WHEN ${TABLE}.${c} = 1 OR excluded.${c} = 1 THEN 1 ELSE 0 END`,
-  overwrite: (c) => `excluded.${c}`,
-};
+function ruleSql(rule: Exclude<MergeRule, 'keep'>, c: string, older: string): string {
+  const replace = `CASE WHEN ${older} THEN COALESCE(${stored(c)}, ${incoming(c)}) ELSE COALESCE(${incoming(c)}, ${stored(c)}) END`;
+  switch (rule) {
+    case 'fill':
+      return `COALESCE(${stored(c)}, ${incoming(c)})`;
+    case 'replace':
+      return replace;
+    case 'replaceUntilSettled':
+      return `CASE WHEN ${stored('settled_at')} IS NOT NULL THEN ${stored(c)} WHEN ${incoming('settled_at')} IS NOT NULL THEN ${incoming(c)} ELSE ${replace} END`;
+    case 'sticky':
+      return `CASE WHEN ${stored(c)} = 1 OR ${incoming(c)} = 1 THEN 1 ELSE 0 END`;
+    case 'overwrite':
+      return incoming(c);
+    case 'newest':
+      return `CASE WHEN ${older} THEN ${NEWEST} ELSE ${incoming(c)} END`;
+  }
+}
 
-const conflictClause = `ON CONFLICT (${CONFLICT_KEY.join(', ')}) DO UPDATE SET\n  ${COLUMNS.filter(
-  (c) => c.merge !== 'keep',
-)
-  .map((c) => `${c.name} = ${RULE_SQL[c.merge as Exclude<MergeRule, 'keep'>](c.name)}`)
-  .join(',\n  ')}`;
+function conflictClause(dialect: Dialect): string {
+  const older = `${dialect.comparable(incoming('observed_at'))} < ${dialect.comparable(NEWEST)}`;
+  const sets = COLUMNS.filter((c) => c.merge !== 'keep').map(
+    (c) => `${c.name} = ${ruleSql(c.merge as Exclude<MergeRule, 'keep'>, c.name, older)}`,
+  );
+  return `ON CONFLICT (${CONFLICT_KEY.join(', ')}) DO UPDATE SET\n  ${sets.join(',\n  ')}`;
+}
 
 /**
- * The one atomic upsert (docs/merge.md#merging-onto-an-existing-row): every row of a batch in one statement, the merge rules in the
- * conflict clause, never a read-then-write. Rows must have distinct conflict keys (fold first).
+ * The one atomic upsert (docs/merge.md): many rows in one statement, the merge rules in the
+ * conflict clause, never a read-then-write. Rows must have distinct conflict keys, each one frame.
  */
 export function upsertSql(dialect: Dialect): string {
-  return `INSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})\n${dialect.selectRows(COLUMNS)}\n${conflictClause}`;
+  return `INSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})\n${dialect.selectRows(COLUMNS)}\n${conflictClause(dialect)}`;
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { COLUMNS } from '../columns.js';
-import type { Queryable } from '../db/database.js';
-import { foldByKey } from '../merge.js';
+import type { Database, Queryable } from '../db/database.js';
 import { rowKey, type SubagentWrite } from '../row.js';
 import { nowMicros, type Micros } from '../time.js';
 import { upsertSql } from './upsert.js';
@@ -9,19 +8,50 @@ import { upsertSql } from './upsert.js';
 const sqlByDialect = new Map<string, string>();
 
 /**
+ * The writes in rounds: round k holds the k-th write of every conflict key (arrival order), each
+ * round in conflict-key order. Frames of one key cannot be folded into one row beforehand: whether
+ * a frame is older than the row's newest observation, and so only fills NULLs (R2-7,
+ * docs/merge.md), depends on the stored row, which only the database sees. One round per frame of
+ * the busiest key: a FIFO batch of 10 rarely holds two frames of one subagent.
+ */
+export function rounds(writes: readonly SubagentWrite[]): { key: string; write: SubagentWrite }[][] {
+  const depth = new Map<string, number>();
+  const out: { key: string; write: SubagentWrite }[][] = [];
+  for (const write of writes) {
+    const key = rowKey(write);
+    const k = depth.get(key) ?? 0;
+    depth.set(key, k + 1);
+    (out[k] ??= []).push({ key, write });
+  }
+  // Conflict-key order: concurrent batches sharing keys lock them in one order and cannot
+  // deadlock (40P01) against each other on PostgreSQL.
+  for (const round of out) round.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return out;
+}
+
+/**
  * Persists writes given in arrival order so the table ends exactly as one upsert per write, in
- * order, would leave it — in one statement (one round trip) whatever the batch size.
+ * order, would leave it: one statement per round (see `rounds`), all of them in one transaction
+ * when there is more than one, so the batch lands whole or not at all.
  */
 export async function writeBatch(db: Queryable, writes: readonly SubagentWrite[], now: Micros = nowMicros()): Promise<void> {
   if (writes.length === 0) return;
+  const all = rounds(writes);
+  const run = async (q: Queryable) => {
+    for (const round of all) await upsertRound(q, round.map((r) => r.write), now);
+  };
+  if (all.length > 1 && isDatabase(db)) await db.transaction(run);
+  else await run(db);
+}
+
+function isDatabase(db: Queryable): db is Database {
+  return typeof (db as Partial<Database>).transaction === 'function';
+}
+
+async function upsertRound(db: Queryable, writes: readonly SubagentWrite[], now: Micros): Promise<void> {
   const { dialect } = db;
   const updatedAt = dialect.encodeTimestamp(now);
-  // Rows in conflict-key order: concurrent batches sharing keys then lock them in one order and
-  // cannot deadlock (40P01) against each other on PostgreSQL.
-  const folded = foldByKey(writes, rowKey)
-    .map((write) => ({ key: rowKey(write), write }))
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const rows = folded.map(({ write }) =>
+  const rows = writes.map((write) =>
     COLUMNS.map(({ name }) => {
       if (name === 'id') return randomUUID();
       if (name === 'updated_at') return updatedAt;

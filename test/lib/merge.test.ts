@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { foldByKey, mergeWrite } from '../../lib/merge.js';
 import { rowKey, type SubagentWrite } from '../../lib/row.js';
-import { writes } from '../support/arbitraries.js';
+import { inObservationOrder, withReplays, writes } from '../support/arbitraries.js';
 import { MERGE_CASES } from '../support/merge-cases.js';
 import { viewOfWrite } from '../support/row-view.js';
 
@@ -55,25 +55,44 @@ describe('foldByKey', () => {
       }),
     );
   });
+});
 
-  it('a fold landing on a stored row equals its writes landing one at a time (why batching is safe)', () => {
+describe('R2-7: replay-safe merge in memory', () => {
+  it('R2-7: any in-order sequence followed by re-deliveries of any of its frames, in any order, equals the in-order sequence alone', () => {
     fc.assert(
-      fc.property(writes(['s1'], 1), writes(['s1'], 12), (storedList, list) => {
-        const stored = storedList[0]!;
-        const sameKey = list.map((w) => ({ ...w, tool_call_id: stored.tool_call_id, agent_execution_id: stored.agent_execution_id }));
-        expect(mergeWrite(stored, foldByKey(sameKey, rowKey)[0]!)).toEqual(sequential(stored, sameKey));
+      fc.property(writes(['s1', 's2'], 16).map(inObservationOrder).chain(withReplays), ({ inOrder, replayed }) => {
+        expect(foldByKey([...inOrder, ...replayed], rowKey)).toEqual(foldByKey(inOrder, rowKey));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('R2-7: frames in observation order merge as SPEC §6 alone would (the older-frame rule never fires)', () => {
+    fc.assert(
+      fc.property(writes(['s1'], 16).map(inObservationOrder), (list) => {
+        for (const row of foldByKey(list, rowKey)) {
+          const own = list.filter((w) => rowKey(w) === rowKey(row));
+          expect(row.last_observed_at).toBe(own[own.length - 1]!.observed_at);
+        }
       }),
     );
   });
 
-  it('any split of a batch into consecutive folds gives the same rows', () => {
+  it('R2-7: an older frame changes nothing that is not NULL, except settling an unsettled row and is_async', () => {
     fc.assert(
-      fc.property(writes(['s1', 's2'], 20), fc.integer({ min: 0, max: 20 }), (list, cut) => {
-        const rows = new Map<string, SubagentWrite>();
-        for (const part of [list.slice(0, cut), list.slice(cut)]) {
-          for (const w of foldByKey(part, rowKey)) rows.set(rowKey(w), sequential(rows.get(rowKey(w)), [w])!);
+      fc.property(writes(['s1'], 2), writes(['s1'], 1), (stored, [older]) => {
+        const row = sequential(undefined, stored.map((w) => ({ ...w, tool_call_id: 'c1', agent_execution_id: 'e1' })))!;
+        const next = { ...older!, tool_call_id: 'c1', agent_execution_id: 'e1', observed_at: row.last_observed_at - 1n };
+        next.settled_at = next.settled_at === null ? null : next.observed_at;
+        const merged = mergeWrite(row, next);
+        for (const [name, value] of Object.entries(row)) {
+          const after = merged[name as keyof SubagentWrite];
+          if (value === null) continue;
+          if (name === 'is_async') expect(after).toBe(value === 1 || next.is_async === 1 ? 1 : 0);
+          else if (name === 'tool_status' && row.settled_at === null && next.settled_at !== null) expect(after).toBe(next.tool_status);
+          else expect(after).toBe(value);
         }
-        expect(rows).toEqual(byKeySequentially(list));
+        expect(merged.last_observed_at).toBe(row.last_observed_at);
       }),
     );
   });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parseFrame } from '../../lib/frame/parse.js';
 import { normalizeFrame } from '../../lib/normalize.js';
-import type { SubagentWrite } from '../../lib/row.js';
+import { rowKey, type SubagentWrite } from '../../lib/row.js';
 import { formatRfc3339, parseRfc3339 } from '../../lib/time.js';
 
 const BASE = parseRfc3339('2026-08-12T13:24:58Z')!;
@@ -63,3 +63,28 @@ export function toWrite(frameObject: object): SubagentWrite {
 
 export const writes = (sessions: readonly string[], maxLength = 12) =>
   fc.array(frameObject(sessions).map(toWrite), { minLength: 1, maxLength });
+
+/**
+ * The same writes in observation order with strictly increasing observed_at per conflict key (a
+ * tie is bumped 1 µs): the order a producer observed them in. Two different frames of one key with
+ * the same observed_at are ordered only by arrival, so a replay of the earlier one of them is not
+ * older than the row and applies again (docs/merge.md).
+ */
+export function inObservationOrder(list: readonly SubagentWrite[]): SubagentWrite[] {
+  const last = new Map<string, bigint>();
+  return [...list]
+    .sort((a, b) => (a.observed_at < b.observed_at ? -1 : a.observed_at > b.observed_at ? 1 : 0))
+    .map((w) => {
+      const key = rowKey(w);
+      const previous = last.get(key);
+      const observedAt = previous !== undefined && w.observed_at <= previous ? previous + 1n : w.observed_at;
+      last.set(key, observedAt);
+      return { ...w, observed_at: observedAt, last_observed_at: observedAt, settled_at: w.settled_at === null ? null : observedAt };
+    });
+}
+
+/** An in-order sequence and re-deliveries of any of its frames (any multiset, any order). */
+export const withReplays = (inOrder: SubagentWrite[]) =>
+  fc
+    .array(fc.nat({ max: inOrder.length - 1 }), { maxLength: inOrder.length * 2 })
+    .map((picks) => ({ inOrder, replayed: picks.map((i) => inOrder[i]!) }));

@@ -5,7 +5,12 @@ import { formatRfc3339 } from '../../lib/time.js';
 export type RowView = Omit<SubagentRow, 'id' | 'updated_at'>;
 
 export function viewOfWrite(w: SubagentWrite): RowView {
-  return { ...w, observed_at: formatRfc3339(w.observed_at), settled_at: w.settled_at === null ? null : formatRfc3339(w.settled_at) };
+  return {
+    ...w,
+    observed_at: formatRfc3339(w.observed_at),
+    settled_at: w.settled_at === null ? null : formatRfc3339(w.settled_at),
+    last_observed_at: formatRfc3339(w.last_observed_at),
+  };
 }
 
 export function viewOfRow(row: SubagentRow): RowView {

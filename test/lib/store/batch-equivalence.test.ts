@@ -5,7 +5,7 @@ import { foldByKey } from '../../../lib/merge.js';
 import { rowKey, type SubagentWrite } from '../../../lib/row.js';
 import { readSession } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
-import { writes as writeSequences } from '../../support/arbitraries.js';
+import { inObservationOrder, withReplays, writes as writeSequences } from '../../support/arbitraries.js';
 import { seedSession } from '../../support/frames.js';
 import { viewOfRow, viewOfWrite, type RowView } from '../../support/row-view.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
@@ -52,6 +52,23 @@ describe.each(TARGETS)('batched ingest equals one-at-a-time ingest on %s (docs/i
       expect(await rowsOf(t.db, sessions.batch)).toEqual(single);
       expect(await rowsOf(t.db, sessions.chunks)).toEqual(single);
     });
+    await fc.assert(property, { numRuns: NUM_RUNS });
+  }, 120_000);
+
+  it(`R2-7: an in-order sequence followed by re-deliveries of any of its frames, in any order and any batching, leaves the in-order rows (${NUM_RUNS} random runs)`, async () => {
+    let run = 0;
+    const property = fc.asyncProperty(
+      writeSequences(LOGICAL_SESSIONS, 12).map(inObservationOrder).chain(withReplays),
+      fc.integer({ min: 1, max: 6 }),
+      async ({ inOrder, replayed }, chunkSize) => {
+        run += 1;
+        const sessions = Object.fromEntries(LOGICAL_SESSIONS.map((s) => [s, `replay-${run}-${s}`]));
+        for (const real of Object.values(sessions)) await seedSession(t.db, real, 't1');
+        const all = [...inOrder, ...replayed].map((w) => ({ ...w, task_session_id: sessions[w.task_session_id]! }));
+        for (let i = 0; i < all.length; i += chunkSize) await writeBatch(t.db, all.slice(i, i + chunkSize));
+        expect(await rowsOf(t.db, sessions)).toEqual(expectedRows(inOrder));
+      },
+    );
     await fc.assert(property, { numRuns: NUM_RUNS });
   }, 120_000);
 });

@@ -76,17 +76,18 @@ describe.each(TARGETS)('reads on %s', (name) => {
       subagent_type: 'explore', description: 'd', agent_id: 'a', child_session_id: 'ch', model: 'm', agent_status: 'completed',
       tool_status: 'completed', is_async: 1, total_tokens: 2_147_483_647, tool_use_count: 0, duration_ms: 48_211,
       source: 'live', observed_at: '2026-08-12T13:24:58.000001Z', settled_at: '2026-08-12T13:24:58.000001Z', updated_at: '2026-08-12T13:25:00.500000Z',
+      last_observed_at: '2026-08-12T13:24:58.000001Z',
     });
   });
 
-  it('reads a row the host stored in its trimmed text form', async () => {
+  it('reads a row the host stored in its trimmed text form; R2-7: its NULL last_observed_at reads as observed_at', async () => {
     await seedSession(t.db);
     await t.db.query(
       `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, agent_execution_id, observed_at, updated_at)
        VALUES ('r1', 's1', 't1', 'c1', 'unknown', '2026-07-30 01:39:37.5+00:00', '2026-07-30 01:39:37+00:00')`,
     );
     const rows = await readAll(t.db);
-    expect(rows).toMatchObject([{ observed_at: '2026-07-30T01:39:37.500000Z', updated_at: '2026-07-30T01:39:37.000000Z', settled_at: null }]);
+    expect(rows).toMatchObject([{ observed_at: '2026-07-30T01:39:37.500000Z', updated_at: '2026-07-30T01:39:37.000000Z', settled_at: null, last_observed_at: '2026-07-30T01:39:37.500000Z' }]);
   });
 });
 

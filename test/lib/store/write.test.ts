@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { SubagentWrite } from '../../../lib/row.js';
 import { readSession } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { parseRfc3339 } from '../../../lib/time.js';
@@ -8,13 +9,33 @@ import { TARGETS, useTestDatabase } from '../../support/targets.js';
 describe.each(TARGETS)('batch write on %s', (name) => {
   const t = useTestDatabase(name);
 
-  it.each([1, 50, 2000])('writes a batch of %i frames in one round trip', async (size) => {
+  it.each([1, 50, 2000])('writes a batch of %i frames of distinct subagents in one round trip', async (size) => {
     await seedSession(t.db);
-    const writes = Array.from({ length: size }, (_, i) => write({ tool_call_id: `c${i % 997}`, subagent_task: { total_tokens: i + 1 } }));
+    const writes = Array.from({ length: size }, (_, i) => write({ tool_call_id: `c${i}`, subagent_task: { total_tokens: i + 1 } }));
     const before = t.db.stats.roundTrips;
     await writeBatch(t.db, writes);
     expect(t.db.stats.roundTrips - before).toBe(1);
-    expect(await readSession(t.db, 's1')).toHaveLength(Math.min(size, 997));
+    expect(await readSession(t.db, 's1')).toHaveLength(size);
+  });
+
+  it('R2-7: writes a batch with up to 3 frames per subagent as 3 statements in one transaction', async () => {
+    await seedSession(t.db);
+    const writes = Array.from({ length: 2000 }, (_, i) => write({ tool_call_id: `c${i % 997}`, subagent_task: { total_tokens: i + 1 } }));
+    const before = t.db.stats.roundTrips;
+    await writeBatch(t.db, writes);
+    expect(t.db.stats.roundTrips - before).toBe(3 + 2); // BEGIN, 3 rounds, COMMIT
+    const rows = await readSession(t.db, 's1');
+    expect(rows).toHaveLength(997);
+    expect(rows.find((r) => r.tool_call_id === 'c5')?.total_tokens).toBe(2000); // the last frame of c5 (i = 1999)
+  });
+
+  it('R2-7: a failing later round rolls the earlier rounds back', async () => {
+    await seedSession(t.db);
+    // The second frame of b breaks NOT NULL (no valid frame can): it fails in round 2, after round 1.
+    const broken = { ...write({ tool_call_id: 'b' }), task_id: null } as unknown as SubagentWrite;
+    const writes = [write({ tool_call_id: 'a' }), write({ tool_call_id: 'b' }), broken];
+    await expect(writeBatch(t.db, writes)).rejects.toThrow();
+    expect(await readSession(t.db, 's1')).toEqual([]);
   });
 
   it('sends nothing for an empty batch', async () => {
