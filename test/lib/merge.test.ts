@@ -67,7 +67,7 @@ describe('R2-7: replay-safe merge in memory', () => {
     );
   });
 
-  it('R2-7: frames in observation order merge as SPEC §6 alone would (the older-frame rule never fires)', () => {
+  it('R2-7: frames in observation order merge as the in-order rules alone would (the older-frame rule never fires)', () => {
     fc.assert(
       fc.property(writes(['s1'], 16).map(inObservationOrder), (list) => {
         for (const row of foldByKey(list, rowKey)) {
