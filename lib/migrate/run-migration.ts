@@ -7,7 +7,6 @@ import { formatKey, nowMicros, parseStoredTimestamp } from '../time.js';
 import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
 import { CREATE_META_TABLE, writeKeyOnce } from './keys.js';
 import { SubagentContextError } from '../errors.js';
-import { addLastObservedAt } from './last-observed-at.js';
 
 /** The migration's name in logs and errors. */
 export const MIGRATION_NAME = 'task_session_subagents.backfill';
@@ -73,7 +72,6 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
   try {
     await db.query(CREATE_META_TABLE);
     await ensureSubagentTable(db);
-    await addLastObservedAt(db);
     step = 'guard';
     const present = await readMetaKeys(db);
     if (present.captureSince !== undefined && present.backfillThrough !== undefined) {

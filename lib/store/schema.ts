@@ -1,5 +1,6 @@
 import { COLUMNS, CONFLICT_KEY, TABLE, type Column } from '../columns.js';
 import type { Queryable } from '../db/database.js';
+import { addLastObservedAt } from './last-observed-at.js';
 
 const SQL_TYPE = { text: 'TEXT', integer: 'INTEGER', bigint: 'BIGINT', timestamp: 'TIMESTAMP' } as const;
 
@@ -42,6 +43,7 @@ export const createIndexSql = (index: TableIndex) =>
  */
 export async function ensureSubagentTable(db: Queryable): Promise<void> {
   await db.query(CREATE_TABLE);
+  await addLastObservedAt(db); // a table the host (or an earlier version) created lacks it (R2-7)
   const existing = await db.query<{ index_name: string; column_name: string }>(db.dialect.singleColumnIndexes, [TABLE]);
   for (const index of INDEXES) {
     const covering = existing.filter((e) => e.column_name === index.column).map((e) => e.index_name);
