@@ -85,8 +85,14 @@ describe.each(TARGETS)('the table and the host on %s (R2-10)', (name) => {
   it('R2-10: a table from version 0.1 keeps its rows and columns, gets the host index names, never two indexes per column', async () => {
     await runAll(t.db, [V01_TABLE, ...V01_INDEXES]);
     await seedSession(t.db);
-    await writeBatch(t.db, [write({ subagent_task: { total_tokens: 91_234 } }), write({ tool_call_id: 'c2' })]);
-    const rows = await readAll(t.db);
+    // Rows as version 0.1 wrote them (it had no last_observed_at; R2-7's schema step adds it).
+    await t.db.query(
+      `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, agent_execution_id, subagent_type, total_tokens, observed_at, updated_at)
+       VALUES ('r1', 's1', 't1', 'c1', 'e1', 'security-reviewer', 91234, '2026-08-12 13:24:58.123456', '2026-08-12 13:24:59'),
+              ('r2', 's1', 't1', 'c2', 'e1', 'security-reviewer', NULL, '2026-08-12 13:24:58.123456', '2026-08-12 13:24:59')`,
+    );
+    const stored = () => t.db.query(`SELECT * FROM ${TABLE} ORDER BY id`);
+    const rows = await stored();
     const columnsBefore = (await tableShape(t.db, TABLE)).columns;
 
     await runMigration(t.db);
@@ -96,7 +102,7 @@ describe.each(TARGETS)('the table and the host on %s (R2-10)', (name) => {
 
     expect(await indexNames(t.db, TABLE)).toEqual(HOST_INDEXES);
     expect((await tableShape(t.db, TABLE, { ignoreColumns: OURS_ONLY })).columns).toEqual(columnsBefore);
-    expect((await readAll(t.db)).map(withoutOurs)).toEqual(rows.map(withoutOurs));
+    expect((await stored()).map(withoutOurs)).toEqual(rows.map(withoutOurs));
     // Still writable through the normal path, BIGINT columns and all.
     await writeBatch(t.db, [write({ tool_call_id: 'c3', subagent_task: { total_tokens: 2_147_483_647 } })]);
     expect((await readAll(t.db)).find((r) => r.tool_call_id === 'c3')?.total_tokens).toBe(2_147_483_647);
