@@ -4,6 +4,7 @@ import { beforeDeadline, msUntil } from '../deadline.js';
 import { postgresDialect } from './dialect/postgres.js';
 import { DatabaseError, classifySqlstate, hintFor, sqlstateOf } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
+import { runTransaction, type OpenTransaction } from './transaction.js';
 
 // Node 22 (Lambda nodejs22.x) has a global WebSocket; `ws` is the fallback for local Node 20 and
 // is replaced by a stub in the deployed bundle (serverless.yml custom.esbuild.alias), 48 KiB less.
@@ -150,19 +151,17 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await begin();
-      const tx: Queryable = { dialect: postgresDialect, query: (sql, params) => run(client, sql, params) };
       let broken: Error | undefined;
       try {
-        const result = await fn(tx);
-        await tx.query('COMMIT');
-        return result;
-      } catch (err) {
-        try {
-          await tx.query('ROLLBACK');
-        } catch (rollbackError) {
-          broken = rollbackError as Error;
-        }
-        throw err;
+        const open: OpenTransaction = {
+          tx: { dialect: postgresDialect, query: (sql, params) => run(client, sql, params) },
+          commit: async () => void (await run(client, 'COMMIT')),
+          rollback: async () => void (await run(client, 'ROLLBACK')),
+          onRollbackError: (error) => {
+            broken = error; // released as broken: the pool discards the connection
+          },
+        };
+        return await runTransaction(open, fn);
       } finally {
         client.off('error', ignore);
         client.release(broken);

@@ -3,6 +3,7 @@ import { msUntil } from '../deadline.js';
 import { sqliteDialect } from './dialect/sqlite.js';
 import { DatabaseError, classifySqlstate, hintFor } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
+import { runTransaction, type OpenTransaction } from './transaction.js';
 
 /**
  * SQLite result codes → the SQLSTATE they stand for, so one classifier (errors.ts) serves both
@@ -103,16 +104,13 @@ export function openSqlite(path: string): Database {
     query: <T = Row>(sql: string, params?: readonly unknown[]) => exclusive(async () => run<T>(sql, params)),
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return exclusive(async () => {
-        const tx: Queryable = { dialect: sqliteDialect, query: async (sql, params) => run(sql, params) };
         run('BEGIN IMMEDIATE');
-        try {
-          const result = await fn(tx);
-          run('COMMIT', [], true);
-          return result;
-        } catch (err) {
-          if (db.inTransaction) run('ROLLBACK', [], true);
-          throw err;
-        }
+        const open: OpenTransaction = {
+          tx: { dialect: sqliteDialect, query: async (sql, params) => run(sql, params) },
+          commit: async () => void run('COMMIT', [], true),
+          rollback: async () => void (db.inTransaction && run('ROLLBACK', [], true)),
+        };
+        return runTransaction(open, fn);
       });
     },
     setDeadline(next) {
