@@ -12,6 +12,7 @@ import { EXIT } from './exit-codes.js';
 import { proxyFor, type ProxyChoice } from './local-proxy.js';
 import type { CliIo, CommandResult } from './io.js';
 import { SubagentContextError } from '../errors.js';
+import { redactText } from '../redact.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -44,7 +45,13 @@ export interface CliDeps {
 }
 
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
-export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps): Promise<number> {
+export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDeps): Promise<number> {
+  // R2-6: everything the CLI prints passes through the redaction helper (a URL's password never shows).
+  const io: CliIo = {
+    ...rawIo,
+    stdout: { write: (text: string) => rawIo.stdout.write(redactText(text)) },
+    stderr: { isTTY: rawIo.stderr.isTTY, write: (text: string) => rawIo.stderr.write(redactText(text)) },
+  };
   let parsed;
   try {
     parsed = parseArgs({

@@ -11,5 +11,7 @@ export function jsonKind(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
+  // R2-6: a string may be prompt text: its length, never its content (docs/security.md)
+  if (typeof value === 'string') return `a string (${value.length} characters)`;
   return `a ${typeof value} (${quote(value)})`;
 }

@@ -18,7 +18,9 @@ export function parseFrame(body: string): ParseResult {
   try {
     json = JSON.parse(body);
   } catch (err) {
-    return invalid(`body is not JSON (${(err as Error).message}); send one JSON object per message`);
+    // R2-6: JSON.parse's message quotes the body around the error (it may be prompt text): only where.
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    return invalid(`body is not JSON (${at === undefined ? 'unexpected end or token' : `syntax error at position ${at}`}); send one JSON object per message`);
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     return invalid(`body is ${jsonKind(json)}; send one JSON object per message`);

@@ -2,6 +2,7 @@ import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { SendMessageBatchClient } from '../aws/sqs.js';
 import { signalAt } from '../deadline.js';
+import { redactText } from '../redact.js';
 import { messageSize, packBatches, SQS_MAX_BATCH_BYTES } from '../queue/pack.js';
 
 /** Why a record was parked: the `failure` message attribute, for filtering the DLQ. */
@@ -45,7 +46,7 @@ export function attributesFor(parcel: Parcel, maxBytes = SQS_MAX_MESSAGE_BYTES):
   if (!add('failure', parcel.kind)) return attributes;
   add('source_message_id', parcel.record.messageId);
   const overhead = messageSize('', { reason: { DataType: 'String', StringValue: '' } });
-  add('reason', fitUtf8(parcel.reason.slice(0, MAX_REASON_CHARS) || 'unknown', room - overhead));
+  add('reason', fitUtf8(redactText(parcel.reason).slice(0, MAX_REASON_CHARS) || 'unknown', room - overhead));
   return attributes;
 }
 
