@@ -32,6 +32,22 @@ export const INDEXES: readonly TableIndex[] = [
   { name: 'idx_subagents_turn_id', column: 'turn_id', legacyName: `idx_${TABLE}_turn_id` },
 ];
 
+/**
+ * DEFAULTs of the host's DDL that a table from version 0.1 lacks, so an insert in the host's own
+ * style (without `agent_execution_id`) works there too. Only added where missing (a table the host
+ * created has them and may not be ours to alter); on SQLite a DEFAULT needs a rebuild: left alone.
+ */
+async function addMissingDefaults(db: Queryable): Promise<void> {
+  const defaults = await db.query<{ column_name: string; column_default: string | null }>(db.dialect.columnDefaults, [TABLE]);
+  for (const column of COLUMNS) {
+    const wanted = column.ddl?.match(/DEFAULT ('[^']*'|\d+)/)?.[1];
+    const current = defaults.find((d) => d.column_name === column.name);
+    if (wanted === undefined || current === undefined || current.column_default !== null) continue;
+    const statement = db.dialect.setColumnDefault(TABLE, column.name, wanted);
+    if (statement) await db.query(statement);
+  }
+}
+
 export const createIndexSql = (index: TableIndex) =>
   `CREATE INDEX IF NOT EXISTS ${index.name} ON ${TABLE} (${index.column})`;
 
@@ -44,6 +60,7 @@ export const createIndexSql = (index: TableIndex) =>
 export async function ensureSubagentTable(db: Queryable): Promise<void> {
   await db.query(CREATE_TABLE);
   await addLastObservedAt(db); // a table the host (or an earlier version) created lacks it (R2-7)
+  await addMissingDefaults(db);
   const existing = await db.query<{ index_name: string; column_name: string }>(db.dialect.singleColumnIndexes, [TABLE]);
   for (const index of INDEXES) {
     const covering = existing.filter((e) => e.column_name === index.column).map((e) => e.index_name);

@@ -23,6 +23,13 @@ export interface Dialect {
   readonly singleColumnIndexes: string;
   /** Statements that leave index `from` under the name `to`; `create` is `to`'s CREATE INDEX. */
   renameIndex(from: string, to: string, create: string): readonly string[];
+  /** Rows `{ column_name, column_default }` of the table named by `$1` (default NULL when none). */
+  readonly columnDefaults: string;
+  /**
+   * The statement giving an existing column a DEFAULT without rebuilding the table, or undefined
+   * where the engine cannot (SQLite).
+   */
+  setColumnDefault(table: string, column: string, value: string): string | undefined;
   /** An instant in the form this dialect stores and binds. */
   encodeTimestamp(us: Micros): string;
   /** Casts a bound `$n` timestamp parameter where the dialect needs it. */

@@ -42,6 +42,10 @@ JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 WHERE i.indrelid = to_regclass($1::text) AND i.indnatts = 1 AND i.indpred IS NULL AND i.indexprs IS NULL`,
   // A catalog-only change: the index is not rebuilt.
   renameIndex: (from, to) => [`ALTER INDEX ${from} RENAME TO ${to}`],
+  columnDefaults: `SELECT column_name, column_default FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = $1`,
+  // Catalog only: existing rows are not touched.
+  setColumnDefault: (table, column, value) => `ALTER TABLE ${table} ALTER COLUMN ${column} SET DEFAULT ${value}`,
   // UTC wall time without a zone: a suffix cast to `timestamp` would be silently dropped (docs/time.md).
   encodeTimestamp: formatCanonical,
   timestampParam: (index) => `$${index}::timestamp`,

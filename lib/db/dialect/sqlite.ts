@@ -9,6 +9,9 @@ FROM pragma_index_list($1) il JOIN pragma_index_info(il.name) ii
 WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_index_info(il.name)) = 1`,
   // SQLite cannot rename an index: build the new one, then drop the old (the table is untouched).
   renameIndex: (from, _to, create) => [create, `DROP INDEX IF EXISTS ${from}`],
+  columnDefaults: `SELECT name AS column_name, dflt_value AS column_default FROM pragma_table_info($1)`,
+  // SQLite changes a DEFAULT only by rebuilding the table, which migrate never does.
+  setColumnDefault: () => undefined,
   // The host's own text form, so rows written here read like the host's (docs/time.md).
   encodeTimestamp: formatHostSqlite,
   timestampParam: (index) => `$${index}`,

@@ -43,6 +43,8 @@ const HOST_INDEXES = ['idx_subagents_session_id', 'idx_subagents_task_id', 'idx_
 /** The nullable column R2-7 adds on top of the host's shape (docs/merge.md). */
 const OURS_ONLY = ['last_observed_at'];
 
+const withoutDefaults = (columns: unknown[]) =>
+  columns.map((c) => Object.fromEntries(Object.entries(c as object).filter(([k]) => k !== 'column_default' && k !== 'dflt_value')));
 const withoutOurs = (row: object) => Object.fromEntries(Object.entries(row).filter(([k]) => !OURS_ONLY.includes(k)));
 
 async function runAll(db: { query(sql: string): Promise<unknown> }, statements: readonly string[]): Promise<void> {
@@ -101,8 +103,17 @@ describe.each(TARGETS)('the table and the host on %s (R2-10)', (name) => {
     await runAll(t.db, [KANDEV_SUBAGENT_TABLE, ...KANDEV_SUBAGENT_INDEXES]);
 
     expect(await indexNames(t.db, TABLE)).toEqual(HOST_INDEXES);
-    expect((await tableShape(t.db, TABLE, { ignoreColumns: OURS_ONLY })).columns).toEqual(columnsBefore);
+    // Types and NULLs unchanged (no rebuild); only a missing DEFAULT may have been added (below).
+    expect(withoutDefaults((await tableShape(t.db, TABLE, { ignoreColumns: OURS_ONLY })).columns)).toEqual(withoutDefaults(columnsBefore));
     expect((await stored()).map(withoutOurs)).toEqual(rows.map(withoutOurs));
+    // PostgreSQL gains the host's DEFAULT 'unknown' (catalog only), so the host's own style of insert
+    // works there too; SQLite can add a DEFAULT only by rebuilding the table, which migrate never does.
+    const hostStyle = t.db.query(
+      `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, observed_at, updated_at)
+       VALUES ('h1', 's1', 't1', 'h1', '2026-08-12 13:24:58', '2026-08-12 13:24:58')`,
+    );
+    if (name === 'sqlite') await expect(hostStyle).rejects.toThrow(/agent_execution_id/);
+    else await hostStyle;
     // Still writable through the normal path, BIGINT columns and all.
     await writeBatch(t.db, [write({ tool_call_id: 'c3', subagent_task: { total_tokens: 2_147_483_647 } })]);
     expect((await readAll(t.db)).find((r) => r.tool_call_id === 'c3')?.total_tokens).toBe(2_147_483_647);
