@@ -9,10 +9,10 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 import { sqsClientFor, startLocalSqs } from '../local/fauxqs.js';
 import { createIngestQueues } from '../local/queues.js';
 import { startSilentEndpoint } from '../local/sqs-faults.js';
-import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 
 interface Scenario {
   name: string;
@@ -37,13 +37,62 @@ const base = (i: number, task: Record<string, unknown>) => ({
 });
 
 const SCENARIOS: Scenario[] = [
-  { name: 'result-300k', what: '1 frame, 300 KB result_text', endpoint: 'fauxqs', frames: 1, frame: (i) => base(i, { result_text: 'r'.repeat(300 * 1024) }), end: 'close' },
-  { name: 'u-ffff', what: '1 frame, U+FFFF in result_text and description', endpoint: 'fauxqs', frames: 1, frame: (i) => base(i, { result_text: 'a\uFFFFb', description: 'c\uFFFFd\uFFFE' }), end: 'close' },
-  { name: 'refused-result', what: '12,000 × 50 KB result_text, refused endpoint', endpoint: 'refused', frames: 12_000, frame: (i) => base(i, { result_text: KB50 }), end: 'close' },
-  { name: 'refused-description', what: '12,000 × 50 KB description, refused endpoint', endpoint: 'refused', frames: 12_000, frame: (i) => base(i, { description: KB50 }), end: 'close' },
-  { name: 'silent', what: '100 frames, endpoint accepts and never answers', endpoint: 'silent', frames: 100, frame: (i) => base(i, {}), end: 'close' },
-  { name: 'exit-natural', what: '5 frames, then the host ends without close()', endpoint: 'fauxqs', frames: 5, frame: (i) => base(i, {}), end: 'natural' },
-  { name: 'exit-process-exit', what: '5 frames, then process.exit() without close()', endpoint: 'fauxqs', frames: 5, frame: (i) => base(i, {}), end: 'process-exit' },
+  {
+    name: 'result-300k',
+    what: '1 frame, 300 KB result_text',
+    endpoint: 'fauxqs',
+    frames: 1,
+    frame: (i) => base(i, { result_text: 'r'.repeat(300 * 1024) }),
+    end: 'close',
+  },
+  {
+    name: 'u-ffff',
+    what: '1 frame, U+FFFF in result_text and description',
+    endpoint: 'fauxqs',
+    frames: 1,
+    frame: (i) => base(i, { result_text: 'a\uFFFFb', description: 'c\uFFFFd\uFFFE' }),
+    end: 'close',
+  },
+  {
+    name: 'refused-result',
+    what: '12,000 × 50 KB result_text, refused endpoint',
+    endpoint: 'refused',
+    frames: 12_000,
+    frame: (i) => base(i, { result_text: KB50 }),
+    end: 'close',
+  },
+  {
+    name: 'refused-description',
+    what: '12,000 × 50 KB description, refused endpoint',
+    endpoint: 'refused',
+    frames: 12_000,
+    frame: (i) => base(i, { description: KB50 }),
+    end: 'close',
+  },
+  {
+    name: 'silent',
+    what: '100 frames, endpoint accepts and never answers',
+    endpoint: 'silent',
+    frames: 100,
+    frame: (i) => base(i, {}),
+    end: 'close',
+  },
+  {
+    name: 'exit-natural',
+    what: '5 frames, then the host ends without close()',
+    endpoint: 'fauxqs',
+    frames: 5,
+    frame: (i) => base(i, {}),
+    end: 'natural',
+  },
+  {
+    name: 'exit-process-exit',
+    what: '5 frames, then process.exit() without close()',
+    endpoint: 'fauxqs',
+    frames: 5,
+    frame: (i) => base(i, {}),
+    end: 'process-exit',
+  },
 ];
 
 interface Result {
@@ -115,13 +164,24 @@ async function runAll(): Promise<void> {
   try {
     for (const scenario of SCENARIOS) {
       const queues = await createIngestQueues(client, { name: `bench-producer-${scenario.name}` });
-      const endpoint = { fauxqs: sqs.endpoint, refused: 'http://127.0.0.1:9', silent: silent.endpoint }[scenario.endpoint];
+      const endpoint = { fauxqs: sqs.endpoint, refused: 'http://127.0.0.1:9', silent: silent.endpoint }[
+        scenario.endpoint
+      ];
       process.stderr.write(`[bench producer] ${scenario.name}: ${scenario.what}\n`);
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, '--scenario', scenario.name], {
-        env: { ...process.env, SQS_ENDPOINT: endpoint, QUEUE_URL: queues.queueUrl, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-        maxBuffer: 64 * 2 ** 20,
-        timeout: 120_000,
-      });
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', new URL(import.meta.url).pathname, '--scenario', scenario.name],
+        {
+          env: {
+            ...process.env,
+            SQS_ENDPOINT: endpoint,
+            QUEUE_URL: queues.queueUrl,
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+          maxBuffer: 64 * 2 ** 20,
+          timeout: 120_000,
+        },
+      );
       const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Result;
       const received = scenario.endpoint === 'fauxqs' ? await countMessages(client, queues.queueUrl) : undefined;
       results.push({ ...result, what: scenario.what, received });
@@ -149,6 +209,8 @@ async function runAll(): Promise<void> {
 
 async function countMessages(client: ReturnType<typeof sqsClientFor>, queueUrl: string): Promise<number> {
   const { GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
-  const { Attributes = {} } = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+  const { Attributes = {} } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+  );
   return Number(Attributes.ApproximateNumberOfMessages ?? 0);
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 
 export interface BatchEntry {
   Id: string;
@@ -45,12 +45,19 @@ export async function startSqsFaultProxy(target: string, plan: (call: BatchCall)
   const calls: BatchCall[] = [];
   const sockets = new Set<Socket>();
 
-  const forward = async (req: IncomingMessage, body: string): Promise<{ status: number; headers: Headers; text: string }> => {
+  const forward = async (
+    req: IncomingMessage,
+    body: string,
+  ): Promise<{ status: number; headers: Headers; text: string }> => {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string' && !['host', 'content-length', 'connection'].includes(name)) headers[name] = value;
     }
-    const res = await fetch(new URL(req.url ?? '/', target), { method: req.method, headers, body: req.method === 'GET' ? undefined : body });
+    const res = await fetch(new URL(req.url ?? '/', target), {
+      method: req.method,
+      headers,
+      body: req.method === 'GET' ? undefined : body,
+    });
     return { status: res.status, headers: res.headers, text: await res.text() };
   };
 
@@ -74,10 +81,18 @@ export async function startSqsFaultProxy(target: string, plan: (call: BatchCall)
     calls.push(call);
     const fault = plan(call);
     if (fault.call === 'throttle') {
-      return reply(res, 400, JSON.stringify({ __type: 'com.amazonaws.sqs#ThrottlingException', message: 'Rate exceeded' }));
+      return reply(
+        res,
+        400,
+        JSON.stringify({ __type: 'com.amazonaws.sqs#ThrottlingException', message: 'Rate exceeded' }),
+      );
     }
     if (fault.call === 'server-error') {
-      return reply(res, 500, JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: 'injected server error' }));
+      return reply(
+        res,
+        500,
+        JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: 'injected server error' }),
+      );
     }
     if (fault.call === 'stall') return; // never answered; the client must give up
     const failing = fault.entries ?? {};
@@ -104,7 +119,8 @@ export async function startSqsFaultProxy(target: string, plan: (call: BatchCall)
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((err: unknown) => {
-        if (!res.headersSent) reply(res, 500, JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: String(err) }));
+        if (!res.headersSent)
+          reply(res, 500, JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: String(err) }));
       });
     });
   });

@@ -33,7 +33,11 @@ export interface DropLog {
  * frames). Drops are counted at once and reported as one WARN per reason per interval, with the
  * count and the last error code seen; close() and process exit report what is left.
  */
-export function createDropLog(options: { logger: Logger; intervalMs: number; dropped: Record<DropReason, number> }): DropLog {
+export function createDropLog(options: {
+  logger: Logger;
+  intervalMs: number;
+  dropped: Record<DropReason, number>;
+}): DropLog {
   const unreported = new Map<DropReason, { count: number; detail: Record<string, unknown> }>();
   let timer: NodeJS.Timeout | undefined;
   let since = Date.now();
@@ -44,7 +48,12 @@ export function createDropLog(options: { logger: Logger; intervalMs: number; dro
     const intervalMs = Date.now() - since;
     for (const [reason, { count, detail }] of unreported) {
       try {
-        options.logger.warn('subagent frames dropped by the producer', { reason, count, interval_ms: intervalMs, ...detail });
+        options.logger.warn('subagent frames dropped by the producer', {
+          reason,
+          count,
+          interval_ms: intervalMs,
+          ...detail,
+        });
       } catch {
         // a failing logger must not break the product path either
       }

@@ -1,5 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { SendMessageBatchCommand, SQSClient, type BatchResultErrorEntry, type SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import {
+  type BatchResultErrorEntry,
+  SendMessageBatchCommand,
+  type SendMessageBatchCommandOutput,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { PRODUCER_DEFAULTS } from '../defaults.js';
 import { logger as defaultLogger } from '../observability.js';
 import { SQS_MAX_BATCH_BYTES, SQS_MAX_BATCH_ENTRIES } from '../queue/pack.js';
@@ -7,8 +12,8 @@ import { createDropLog, DROP_REASONS, type DropReason } from './drop-log.js';
 import { watchExit } from './exit.js';
 import { sizeLowerBound, toWireMessage, type WireMessage } from './wire.js';
 
-export { NO_SESSION_GROUP } from './wire.js';
 export type { DropReason } from './drop-log.js';
+export { NO_SESSION_GROUP } from './wire.js';
 
 export interface FrameProducerOptions {
   queueUrl: string;
@@ -61,7 +66,13 @@ interface Held extends WireMessage {
   settled: boolean;
 }
 
-const THROTTLING = new Set(['ThrottlingException', 'RequestThrottled', 'RequestThrottledException', 'TooManyRequestsException', 'KmsThrottled']);
+const THROTTLING = new Set([
+  'ThrottlingException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'KmsThrottled',
+]);
 const MAX_BACKOFF_MS = PRODUCER_DEFAULTS.maxBackoffMs;
 
 /**
@@ -83,7 +94,11 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
   // One attempt per SDK call: the producer retries itself, per frame, in session order.
   const sqs =
     options.sqs ??
-    new SQSClient({ useQueueUrlAsEndpoint: false, maxAttempts: 1, requestHandler: { connectionTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs } });
+    new SQSClient({
+      useQueueUrlAsEndpoint: false,
+      maxAttempts: 1,
+      requestHandler: { connectionTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs },
+    });
   const maxFrames = options.maxBufferedFrames ?? PRODUCER_DEFAULTS.maxBufferedFrames;
   const maxBytes = options.maxBufferedBytes ?? PRODUCER_DEFAULTS.maxBufferedBytes;
   const flushIntervalMs = options.flushIntervalMs ?? PRODUCER_DEFAULTS.flushIntervalMs;
@@ -95,7 +110,11 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
     sent: 0,
     dropped: Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>,
   };
-  const drops = createDropLog({ logger: options.logger ?? defaultLogger, intervalMs: options.dropLogIntervalMs ?? PRODUCER_DEFAULTS.dropLogIntervalMs, dropped: stats.dropped });
+  const drops = createDropLog({
+    logger: options.logger ?? defaultLogger,
+    intervalMs: options.dropLogIntervalMs ?? PRODUCER_DEFAULTS.dropLogIntervalMs,
+    dropped: stats.dropped,
+  });
 
   /** per session, in recorded order; Map order = whose turn it is (a served session moves to the end) */
   const sessions = new Map<string, Held[]>();
@@ -181,7 +200,12 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
       result = await sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: options.queueUrl,
-          Entries: batch.map((e, i) => ({ Id: `f${i}`, MessageBody: e.body, MessageGroupId: e.group, MessageDeduplicationId: e.dedup })),
+          Entries: batch.map((e, i) => ({
+            Id: `f${i}`,
+            MessageBody: e.body,
+            MessageGroupId: e.group,
+            MessageDeduplicationId: e.dedup,
+          })),
         }),
         { abortSignal: request.signal },
       );
@@ -267,26 +291,39 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
     },
   });
 
-  const dropFull = () => drops.add('buffer_full', 1, { max_buffered_frames: maxFrames, max_buffered_bytes: maxBytes });
+  const full = {
+    reason: 'buffer_full' as const,
+    detail: { max_buffered_frames: maxFrames, max_buffered_bytes: maxBytes },
+  };
+
+  /** The frame as it will be held, or why it is refused. */
+  const admit = (frame: unknown): Held | { reason: DropReason; detail?: Record<string, unknown> } => {
+    if (closing) return { reason: 'closed' };
+    // Refuse cheaply while the buffer is full: serialising a frame only to drop it would make a
+    // dead endpoint cost the host a full JSON pass per frame.
+    const atLeast = sizeLowerBound(frame);
+    if (atLeast > SQS_MAX_BATCH_BYTES) return { reason: 'too_large', detail: { bytes_at_least: atLeast } };
+    if (heldFrames >= maxFrames || heldBytes + atLeast > maxBytes) return full;
+    let message: WireMessage;
+    try {
+      message = toWireMessage(frame);
+    } catch (err) {
+      return { reason: 'unserializable', detail: { code: errorCode(err) } };
+    }
+    if (message.size > SQS_MAX_BATCH_BYTES)
+      return { reason: 'too_large', detail: { bytes: message.size, message_group_id: message.group } };
+    if (heldBytes + message.size > maxBytes) return full;
+    return { ...message, attempts: 0, notBefore: 0, settled: false };
+  };
 
   const record = (frame: unknown): void => {
     try {
       stats.recorded += 1;
-      if (closing) return drops.add('closed', 1);
-      // Refuse cheaply while the buffer is full: serialising a frame only to drop it would make a
-      // dead endpoint cost the host a full JSON pass per frame.
-      const atLeast = sizeLowerBound(frame);
-      if (atLeast > SQS_MAX_BATCH_BYTES) return drops.add('too_large', 1, { bytes_at_least: atLeast });
-      if (heldFrames >= maxFrames || heldBytes + atLeast > maxBytes) return dropFull();
-      let message: WireMessage;
-      try {
-        message = toWireMessage(frame);
-      } catch (err) {
-        return drops.add('unserializable', 1, { code: errorCode(err) });
+      const entry = admit(frame);
+      if ('reason' in entry) {
+        drops.add(entry.reason, 1, entry.detail);
+        return;
       }
-      if (message.size > SQS_MAX_BATCH_BYTES) return drops.add('too_large', 1, { bytes: message.size, message_group_id: message.group });
-      if (heldBytes + message.size > maxBytes) return dropFull();
-      const entry: Held = { ...message, attempts: 0, notBefore: 0, settled: false };
       const queue = sessions.get(entry.group);
       heldFrames += 1;
       heldBytes += entry.size;
@@ -336,7 +373,12 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
 
 /** Throttling, server faults (5xx) and network failures (no HTTP status) are worth retrying. */
 function isRetryable(err: unknown): boolean {
-  const e = err as { name?: string; $fault?: string; $retryable?: { throttling?: boolean }; $metadata?: { httpStatusCode?: number } };
+  const e = err as {
+    name?: string;
+    $fault?: string;
+    $retryable?: { throttling?: boolean };
+    $metadata?: { httpStatusCode?: number };
+  };
   if (e.$retryable?.throttling || THROTTLING.has(e.name ?? '')) return true;
   if (e.$fault === 'server') return true;
   const status = e.$metadata?.httpStatusCode;

@@ -2,17 +2,17 @@ import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sqsClientFor } from '../../local/fauxqs.js';
 import { createIngestHandler } from '../../lib/ingest/handler.js';
 import { createFrameProducer } from '../../lib/producer/producer.js';
 import { createPoller } from '../../lib/queue/poller.js';
-import { seedSession } from '../support/frames.js';
-import { startSqsFaultProxy, type BatchCall, type Fault, type SqsFaultProxy } from '../../local/sqs-faults.js';
-import { takeAll, useSqs } from '../support/sqs.js';
-import { TARGETS, useTestDatabase } from '../support/targets.js';
+import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
+import { sqsClientFor } from '../../local/fauxqs.js';
+import { type BatchCall, type Fault, type SqsFaultProxy, startSqsFaultProxy } from '../../local/sqs-faults.js';
 import { handlerDatabase } from '../lib/ingest/support.js';
 import { faultFreeTable, sessionFrames, tableContent } from '../lib/ingest/traffic.js';
-import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
+import { seedSession } from '../support/frames.js';
+import { takeAll, useSqs } from '../support/sqs.js';
+import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 const SESSIONS = ['s1', 's2', 's3', 's4'];
 const quiet = new Logger({ logLevel: 'CRITICAL' });
@@ -60,7 +60,14 @@ describe.each(TARGETS)('P5: producer → fault proxy → fauxqs → poller → i
     proxy = await startSqsFaultProxy(q.endpoint, faultPlan());
     const producerSqs = sqsClientFor(proxy.endpoint);
     producerSqs.config.maxAttempts = async () => 1; // every fault reaches the producer's own retry
-    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: producerSqs, logger: quiet, requestTimeoutMs: 300, backoffMs: 5, flushIntervalMs: 5 });
+    const producer = createFrameProducer({
+      queueUrl: q.queueUrl,
+      sqs: producerSqs,
+      logger: quiet,
+      requestTimeoutMs: 300,
+      backoffMs: 5,
+      flushIntervalMs: 5,
+    });
 
     // interleaved as a host records them: the sessions' frames alternate
     const perSession = SESSIONS.map(sessionFrames);
@@ -78,7 +85,10 @@ describe.each(TARGETS)('P5: producer → fault proxy → fauxqs → poller → i
     const delivered: string[] = [];
     const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: quiet });
     const observed = async (event: SQSEvent) => {
-      for (const r of event.Records) delivered.push(`${r.attributes.MessageGroupId}:${JSON.parse(r.body).tool_call_id}@${JSON.parse(r.body).observed_at}`);
+      for (const r of event.Records)
+        delivered.push(
+          `${r.attributes.MessageGroupId}:${JSON.parse(r.body).tool_call_id}@${JSON.parse(r.body).observed_at}`,
+        );
       return handler(event);
     };
     await createPoller({ sqs: q.sqs, queueUrl: q.queueUrl, handler: observed, waitTimeSeconds: 1 }).drain();
@@ -86,7 +96,9 @@ describe.each(TARGETS)('P5: producer → fault proxy → fauxqs → poller → i
 
     // each session reached the queue once per frame, in the order it was recorded
     for (const [i, s] of SESSIONS.entries()) {
-      expect(delivered.filter((d) => d.startsWith(`${s}:`))).toEqual(perSession[i]!.map((f) => `${s}:${f.tool_call_id}@${f.observed_at}`));
+      expect(delivered.filter((d) => d.startsWith(`${s}:`))).toEqual(
+        perSession[i]!.map((f) => `${s}:${f.tool_call_id}@${f.observed_at}`),
+      );
     }
     expect(await tableContent(t.db)).toEqual(await faultFreeTable(t.db, frames));
   }, 60_000);

@@ -28,7 +28,11 @@ describe('P2: bounded drop logging', () => {
   });
 
   it('AC-27: a logger that throws does not reach the caller', () => {
-    const broken = { warn: () => { throw new Error('log sink down'); } } as unknown as Logger;
+    const broken = {
+      warn: () => {
+        throw new Error('log sink down');
+      },
+    } as unknown as Logger;
     const drops = createDropLog({ logger: broken, intervalMs: 10, dropped: zero() });
     drops.add('closed', 1);
     expect(() => drops.report()).not.toThrow();

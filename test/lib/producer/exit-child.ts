@@ -3,8 +3,9 @@
  * never calls close(). EXIT=natural lets the event loop empty; EXIT=process-exit calls
  * process.exit(0) right away. Prints the producer's stats as the last line on exit.
  */
-import { sqsClientFor } from '../../../local/fauxqs.js';
+
 import { createFrameProducer } from '../../../lib/producer/producer.js';
+import { sqsClientFor } from '../../../local/fauxqs.js';
 
 const sqs = sqsClientFor(process.env.SQS_ENDPOINT!);
 sqs.config.maxAttempts = async () => 1;

@@ -1,11 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sqsClientFor } from '../../../local/fauxqs.js';
-import { storedPart, toWireMessage } from '../../../lib/producer/wire.js';
 import { createFrameProducer, NO_SESSION_GROUP } from '../../../lib/producer/producer.js';
+import { storedPart, toWireMessage } from '../../../lib/producer/wire.js';
+import { sqsClientFor } from '../../../local/fauxqs.js';
+import { type BatchCall, type Fault, startSilentEndpoint, startSqsFaultProxy } from '../../../local/sqs-faults.js';
 import { frame } from '../../support/frames.js';
-import { startSilentEndpoint, startSqsFaultProxy, type BatchCall, type Fault } from '../../../local/sqs-faults.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
 import { captureOutput } from '../ingest/support.js';
 
@@ -37,7 +37,10 @@ describe('frame producer', () => {
 
   it('docs/ingest.md: sends frames with MessageGroupId = task_session_id (a fixed group when empty) and the stored frame hash as deduplication id', async () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
-    const frames = [frame({ task_session_id: 's1', tool_call_id: 'a' }), frame({ task_session_id: '', tool_call_id: 'b' })];
+    const frames = [
+      frame({ task_session_id: 's1', tool_call_id: 'a' }),
+      frame({ task_session_id: '', tool_call_id: 'b' }),
+    ];
     for (const f of frames) producer.record(f);
     await producer.flush();
     const messages = await takeAll(q.sqs, q.queueUrl);
@@ -58,8 +61,14 @@ describe('frame producer', () => {
 
   it('P1: a 300 KB result_text and U+FFFF/U+FFFE/unpaired surrogates reach the queue (SQS refused them before)', async () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
-    const big = frame({ tool_call_id: 'big', subagent_task: { result_text: 'r'.repeat(300 * 1024), prompt: 'p'.repeat(100_000), total_tokens: 7 } });
-    const odd = frame({ tool_call_id: 'odd', subagent_task: { description: 'a\uFFFFb\uFFFEc\uD800d', result_text: '\uFFFF' } });
+    const big = frame({
+      tool_call_id: 'big',
+      subagent_task: { result_text: 'r'.repeat(300 * 1024), prompt: 'p'.repeat(100_000), total_tokens: 7 },
+    });
+    const odd = frame({
+      tool_call_id: 'odd',
+      subagent_task: { description: 'a\uFFFFb\uFFFEc\uD800d', result_text: '\uFFFF' },
+    });
     producer.record(big);
     producer.record(odd);
     await producer.close();
@@ -74,28 +83,45 @@ describe('frame producer', () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, flushIntervalMs: 60_000 });
     const big = 'x'.repeat(60_000);
     const frames = Array.from({ length: 40 }, (_, i) =>
-      frame({ task_session_id: `s${i % 12}`, tool_call_id: `c${i}`, subagent_task: i < 12 ? { description: big } : {} }),
+      frame({
+        task_session_id: `s${i % 12}`,
+        tool_call_id: `c${i}`,
+        subagent_task: i < 12 ? { description: big } : {},
+      }),
     );
     for (const f of frames) producer.record(f);
     await producer.flush();
     for (const call of proxy.calls) {
       expect(call.entries.length).toBeLessThanOrEqual(10);
-      expect(call.entries.reduce((sum, e) => sum + Buffer.byteLength(e.MessageBody), 0)).toBeLessThanOrEqual(256 * 1024);
+      expect(call.entries.reduce((sum, e) => sum + Buffer.byteLength(e.MessageBody), 0)).toBeLessThanOrEqual(
+        256 * 1024,
+      );
       expect(new Set(call.entries.map((e) => e.MessageGroupId)).size).toBe(call.entries.length);
     }
     expect(proxy.calls[0]!.entries.length).toBe(4); // four 60 KB frames fill a call
     const bySession = (list: { group: string; id: string }[]) => {
       const groups: Record<string, string[]> = {};
-      for (const m of list) (groups[m.group] ??= []).push(m.id);
+      for (const m of list) groups[m.group] = [...(groups[m.group] ?? []), m.id];
       return groups;
     };
-    const received = (await takeAll(q.sqs, q.queueUrl)).map((m) => ({ group: m.Attributes!.MessageGroupId!, id: JSON.parse(m.Body!).tool_call_id as string }));
-    expect(bySession(received)).toEqual(bySession(frames.map((f) => ({ group: f.task_session_id as string, id: f.tool_call_id as string }))));
+    const received = (await takeAll(q.sqs, q.queueUrl)).map((m) => ({
+      group: m.Attributes!.MessageGroupId!,
+      id: JSON.parse(m.Body!).tool_call_id as string,
+    }));
+    expect(bySession(received)).toEqual(
+      bySession(frames.map((f) => ({ group: f.task_session_id as string, id: f.tool_call_id as string }))),
+    );
   });
 
   it('docs/ingest.md: retries whole-call throttling and 5xx, and throttled or failed entries, until the frames are sent', async () => {
     const { proxy, sqs } = await proxied(({ n, entries }) =>
-      n === 1 ? { call: 'throttle' } : n === 2 ? { call: 'server-error' } : n === 3 ? { entries: { [entries[0]!.Id]: 'throttle', [entries.at(-1)!.Id]: 'internal' } } : {},
+      n === 1
+        ? { call: 'throttle' }
+        : n === 2
+          ? { call: 'server-error' }
+          : n === 3
+            ? { entries: { [entries[0]!.Id]: 'throttle', [entries.at(-1)!.Id]: 'internal' } }
+            : {},
     );
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, backoffMs: 1 });
     for (let i = 0; i < 3; i += 1) producer.record(frame({ task_session_id: `s${i}` }));
@@ -109,7 +135,9 @@ describe('frame producer', () => {
     const throttledOnce = new Set<string>();
     // the first attempt of every fourth frame (each session in turn) is throttled; the rest of its call goes through
     const { proxy, sqs } = await proxied(({ entries }) => {
-      const first = entries.filter((e) => Number(JSON.parse(e.MessageBody).tool_call_id.slice(1)) % 4 === 0 && !throttledOnce.has(e.MessageBody));
+      const first = entries.filter(
+        (e) => Number(JSON.parse(e.MessageBody).tool_call_id.slice(1)) % 4 === 0 && !throttledOnce.has(e.MessageBody),
+      );
       for (const e of first) throttledOnce.add(e.MessageBody);
       return { entries: Object.fromEntries(first.map((e) => [e.Id, 'throttle' as const])) };
     });
@@ -119,9 +147,13 @@ describe('frame producer', () => {
     await producer.flush();
     expect(proxy.calls.some((c) => c.entries.length > 1)).toBe(true);
     expect(producer.stats.sent).toBe(30);
-    const order = (await takeAll(q.sqs, q.queueUrl)).map((m) => `${m.Attributes!.MessageGroupId}:${JSON.parse(m.Body!).tool_call_id}`);
+    const order = (await takeAll(q.sqs, q.queueUrl)).map(
+      (m) => `${m.Attributes!.MessageGroupId}:${JSON.parse(m.Body!).tool_call_id}`,
+    );
     for (const s of ['s0', 's1', 's2']) {
-      expect(order.filter((o) => o.startsWith(`${s}:`))).toEqual(frames.filter((f) => f.task_session_id === s).map((f) => `${s}:${f.tool_call_id}`));
+      expect(order.filter((o) => o.startsWith(`${s}:`))).toEqual(
+        frames.filter((f) => f.task_session_id === s).map((f) => `${s}:${f.tool_call_id}`),
+      );
     }
   });
 
@@ -137,7 +169,11 @@ describe('frame producer', () => {
       await producer.close();
     });
     expect(producer.stats.dropped).toMatchObject({ send_failed: 1, unserializable: 1, too_large: 1 });
-    expect(warnings(lines).map((l) => l.reason).sort()).toEqual(['send_failed', 'too_large', 'unserializable']);
+    expect(
+      warnings(lines)
+        .map((l) => l.reason)
+        .sort(),
+    ).toEqual(['send_failed', 'too_large', 'unserializable']);
     expect(JSON.stringify(lines)).not.toContain('xxxxxxxx');
   });
 
@@ -146,8 +182,20 @@ describe('frame producer', () => {
     cleanups.push(() => silent.close());
     const description = 'd'.repeat(50_000);
     const size = toWireMessage(frame({ subagent_task: { description } })).size;
-    const byBytes = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent.endpoint), logger: quiet, maxBufferedBytes: 10 * size, flushIntervalMs: 60_000 });
-    const byFrames = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent.endpoint), logger: quiet, maxBufferedFrames: 3, flushIntervalMs: 60_000 });
+    const byBytes = createFrameProducer({
+      queueUrl: q.queueUrl,
+      sqs: clientFor(silent.endpoint),
+      logger: quiet,
+      maxBufferedBytes: 10 * size,
+      flushIntervalMs: 60_000,
+    });
+    const byFrames = createFrameProducer({
+      queueUrl: q.queueUrl,
+      sqs: clientFor(silent.endpoint),
+      logger: quiet,
+      maxBufferedFrames: 3,
+      flushIntervalMs: 60_000,
+    });
     for (let i = 0; i < 100; i += 1) {
       byBytes.record(frame({ task_session_id: `s${i}`, subagent_task: { description } }));
       byFrames.record(frame({ task_session_id: `s${i}` }));
@@ -161,9 +209,17 @@ describe('frame producer', () => {
   });
 
   it('P2: 2,000 dropped frames give one WARN per reason with the count, not one line per frame', async () => {
-    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(REFUSED_ENDPOINT), maxBufferedFrames: 10, flushIntervalMs: 60_000, backoffMs: 1, maxAttempts: 2 });
+    const producer = createFrameProducer({
+      queueUrl: q.queueUrl,
+      sqs: clientFor(REFUSED_ENDPOINT),
+      maxBufferedFrames: 10,
+      flushIntervalMs: 60_000,
+      backoffMs: 1,
+      maxAttempts: 2,
+    });
     const { lines } = await captureOutput(async () => {
-      for (let i = 0; i < 2_000; i += 1) producer.record(frame({ task_session_id: `s${i % 7}`, tool_call_id: `c${i}` }));
+      for (let i = 0; i < 2_000; i += 1)
+        producer.record(frame({ task_session_id: `s${i % 7}`, tool_call_id: `c${i}` }));
       await producer.close();
     });
     expect(producer.stats.dropped).toMatchObject({ buffer_full: 1_990, send_failed: 10 });
@@ -176,7 +232,14 @@ describe('frame producer', () => {
   it('P3: every SQS call is bounded: a listener that never answers costs requestTimeoutMs per attempt, then the frame is counted', async () => {
     const silent = await startSilentEndpoint();
     cleanups.push(() => silent.close());
-    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent.endpoint), logger: quiet, requestTimeoutMs: 100, maxAttempts: 2, backoffMs: 1 });
+    const producer = createFrameProducer({
+      queueUrl: q.queueUrl,
+      sqs: clientFor(silent.endpoint),
+      logger: quiet,
+      requestTimeoutMs: 100,
+      maxAttempts: 2,
+      backoffMs: 1,
+    });
     producer.record(frame());
     const started = Date.now();
     await producer.flush();
@@ -187,28 +250,47 @@ describe('frame producer', () => {
   it.each([
     ['a listener that never answers', 'silent'],
     ['a refused connection', 'refused'],
-  ] as const)('P3: close({ timeoutMs }) resolves by its deadline with %s, counting the unsent frames as dropped', async (_name, kind) => {
-    const silent = kind === 'silent' ? await startSilentEndpoint() : undefined;
-    if (silent) cleanups.push(() => silent.close());
-    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: clientFor(silent?.endpoint ?? REFUSED_ENDPOINT), logger: quiet, requestTimeoutMs: 60_000, backoffMs: 10_000 });
-    for (let i = 0; i < 50; i += 1) producer.record(frame({ task_session_id: `s${i}` }));
-    const started = Date.now();
-    await producer.close({ timeoutMs: 300 });
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(250);
-    expect(elapsed).toBeLessThan(3_000); // calls of 60 s and backoffs of up to 5 s: only the deadline ends it this soon
-    expect(producer.stats.sent + producer.stats.dropped.timeout).toBe(50);
-    expect(producer.stats.dropped.timeout).toBe(50);
-  });
+  ] as const)(
+    'P3: close({ timeoutMs }) resolves by its deadline with %s, counting the unsent frames as dropped',
+    async (_name, kind) => {
+      const silent = kind === 'silent' ? await startSilentEndpoint() : undefined;
+      if (silent) cleanups.push(() => silent.close());
+      const producer = createFrameProducer({
+        queueUrl: q.queueUrl,
+        sqs: clientFor(silent?.endpoint ?? REFUSED_ENDPOINT),
+        logger: quiet,
+        requestTimeoutMs: 60_000,
+        backoffMs: 10_000,
+      });
+      for (let i = 0; i < 50; i += 1) producer.record(frame({ task_session_id: `s${i}` }));
+      const started = Date.now();
+      await producer.close({ timeoutMs: 300 });
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(250);
+      expect(elapsed).toBeLessThan(3_000); // calls of 60 s and backoffs of up to 5 s: only the deadline ends it this soon
+      expect(producer.stats.sent + producer.stats.dropped.timeout).toBe(50);
+      expect(producer.stats.dropped.timeout).toBe(50);
+    },
+  );
 
   it('P5: a call that timed out after SQS enqueued it is retried without a duplicate or a reordering', async () => {
-    const { sqs } = await proxied(({ n }) => (n === 1 ? { call: 'stall-after-forward' } : n === 2 ? { call: 'stall' } : {}));
-    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs, logger: quiet, requestTimeoutMs: 150, backoffMs: 1 });
+    const { sqs } = await proxied(({ n }) =>
+      n === 1 ? { call: 'stall-after-forward' } : n === 2 ? { call: 'stall' } : {},
+    );
+    const producer = createFrameProducer({
+      queueUrl: q.queueUrl,
+      sqs,
+      logger: quiet,
+      requestTimeoutMs: 150,
+      backoffMs: 1,
+    });
     const frames = Array.from({ length: 6 }, (_, i) => frame({ tool_call_id: `c${i}` }));
     for (const f of frames) producer.record(f);
     await producer.flush();
     expect(producer.stats.sent).toBe(6);
-    expect((await takeAll(q.sqs, q.queueUrl)).map((m) => JSON.parse(m.Body!).tool_call_id)).toEqual(frames.map((f) => f.tool_call_id));
+    expect((await takeAll(q.sqs, q.queueUrl)).map((m) => JSON.parse(m.Body!).tool_call_id)).toEqual(
+      frames.map((f) => f.tool_call_id),
+    );
   });
 
   it('docs/ingest.md: flushes a partial batch on time without an explicit flush()', async () => {
