@@ -2,6 +2,7 @@ import { MAX_METRIC } from './columns.js';
 import type { Frame } from './frame/schema.js';
 import { UNKNOWN_EXECUTION, type SubagentWrite } from './row.js';
 import { isTerminalToolStatus } from './terminal.js';
+import { storedText } from './text.js';
 import { parseRfc3339 } from './time.js';
 
 export type Normalized =
@@ -11,6 +12,14 @@ export type Normalized =
 /** Empty text is NULL for every nullable TEXT column, so `COUNT(model)` counts models (docs/merge.md#recording-one-frame). */
 export function textOrNull(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/**
+ * Text stored in a non-identity column: R2-1's cleaning (lib/text.ts), then empty → NULL. Identity
+ * fields are never cleaned: the schema has already rejected any that would need it.
+ */
+export function storedTextOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? textOrNull(storedText(value)) : null;
 }
 
 type MetricResult = { value: number | null; anomalous: boolean };
@@ -45,7 +54,7 @@ export function normalizeFrame(frame: Frame): Normalized {
   const durationMs = normalizeMetric(task.duration_ms, true);
   const toolUseCount = normalizeMetric(task.tool_use_count, false);
   const executionId = textOrNull(frame.execution_id);
-  const toolStatus = textOrNull(frame.tool_status);
+  const toolStatus = storedTextOrNull(frame.tool_status);
   // The schema has already proven observed_at parses.
   const observedAt = parseRfc3339(frame.observed_at)!;
   return {
@@ -59,12 +68,12 @@ export function normalizeFrame(frame: Frame): Normalized {
       tool_call_id: toolCallId,
       agent_execution_id: executionId ?? UNKNOWN_EXECUTION,
       parent_tool_call_id: textOrNull(frame.parent_tool_call_id),
-      subagent_type: textOrNull(task.subagent_type),
-      description: textOrNull(task.description),
-      agent_id: textOrNull(task.agent_id),
-      child_session_id: textOrNull(task.child_session_id),
-      model: textOrNull(task.model),
-      agent_status: textOrNull(task.status),
+      subagent_type: storedTextOrNull(task.subagent_type),
+      description: storedTextOrNull(task.description),
+      agent_id: storedTextOrNull(task.agent_id),
+      child_session_id: storedTextOrNull(task.child_session_id),
+      model: storedTextOrNull(task.model),
+      agent_status: storedTextOrNull(task.status),
       tool_status: toolStatus,
       is_async: task.is_async === true ? 1 : 0,
       total_tokens: totalTokens.value,

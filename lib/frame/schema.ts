@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { identityProblem, MAX_IDENTITY_CHARS, MAX_TEXT_CHARS } from '../text.js';
 import { parseRfc3339 } from '../time.js';
 import { MAX_METRIC } from '../columns.js';
 import { jsonKind, quote } from './describe.js';
@@ -12,22 +13,24 @@ import { jsonKind, quote } from './describe.js';
  * make the frame invalid (docs/frame.md, AC-9); normalization classifies it. The `meta` is what the
  * published JSON Schema tells producers to send.
  */
+// R2-2: `null` is "absent" for every optional field; the published types say so.
 const metric = z.optional(
   z.unknown().check(
     z.meta({
-      type: 'integer',
+      type: ['integer', 'null'],
       minimum: 0,
       maximum: MAX_METRIC,
       description: "non-negative integer; a larger value (the host's INTEGER column is 32-bit) is stored as NULL and counted as anomalous_value",
     }),
   ),
 );
-const flag = z.optional(z.unknown().check(z.meta({ type: 'boolean' })));
-const text = z.optional(z.unknown().check(z.meta({ type: 'string' })));
+const flag = z.optional(z.unknown().check(z.meta({ type: ['boolean', 'null'] })));
+const STORED_TEXT = `Stored with U+0000 removed, an unpaired surrogate as U+FFFD, cut at ${MAX_TEXT_CHARS} characters.`;
+const text = z.optional(z.unknown().check(z.meta({ type: ['string', 'null'], description: STORED_TEXT })));
 /** Read by nobody downstream: the description tells producers they may leave it out (docs/producers.md). */
 const neverStored = z.optional(
   z.unknown().check(
-    z.meta({ type: 'string', description: 'Never stored: producers may omit it (lib/producer does), keeping the message small.' }),
+    z.meta({ type: ['string', 'null'], description: 'Never stored: producers may omit it (lib/producer does), keeping the message small.' }),
   ),
 );
 
@@ -35,12 +38,38 @@ const neverStored = z.optional(
 type Issue = { input?: unknown };
 const got = (issue: Issue) => `got ${jsonKind(issue.input)}`;
 
-/** `task_session_id`, `task_id`, `tool_call_id`: absent or "" skips the frame, any non-string is invalid. */
+/**
+ * R2-1: an identity value with U+0000, an unpaired surrogate or more than MAX_IDENTITY_CHARS
+ * characters makes the frame invalid; the reason names the field and the rule, never the value.
+ */
+const identityRule = (field: string) =>
+  z.refine<string>((v) => identityProblem(v) === undefined, {
+    error: (issue) => `${field} ${identityProblem(String(issue.input))}; ids are stored as sent, so send a valid id`,
+  });
+
+const IDENTITY_TEXT = `Stored as sent: more than ${MAX_IDENTITY_CHARS} characters, a U+0000 or an unpaired surrogate makes the frame invalid.`;
+
+/** R2-2: `null` is absent. */
+const nullable = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema));
+
+/** `task_session_id`, `task_id`, `tool_call_id`: absent, null or "" skips the frame, any non-string is invalid. */
 const identity = (field: string) =>
-  z.optional(z.string({ error: (issue) => `${field} must be a string, ${got(issue)} (an empty or absent value skips the frame)` }));
+  nullable(
+    z
+      .string({ error: (issue) => `${field} must be a string, ${got(issue)} (an empty, null or absent value skips the frame)` })
+      .check(identityRule(field), z.meta({ maxLength: MAX_IDENTITY_CHARS, description: IDENTITY_TEXT })),
+  );
+
+/** `turn_id`, `parent_tool_call_id`, `execution_id`: identity rules too (R2-1); absent, null or "" is absent. */
+const optionalIdentity = (field: string) =>
+  nullable(
+    z
+      .string({ error: (issue) => `${field} must be a string when present, ${got(issue)}` })
+      .check(identityRule(field), z.meta({ maxLength: MAX_IDENTITY_CHARS, description: IDENTITY_TEXT })),
+  );
 
 const optionalText = (field: string) =>
-  z.optional(z.string({ error: (issue) => `${field} must be a string when present, ${got(issue)}` }));
+  nullable(z.string({ error: (issue) => `${field} must be a string when present, ${got(issue)}` }).check(z.meta({ description: STORED_TEXT })));
 
 export const subagentTaskSchema = z.object(
   {
@@ -78,9 +107,9 @@ export const frameSchema = z
     task_session_id: identity('task_session_id'),
     task_id: identity('task_id'),
     tool_call_id: identity('tool_call_id'),
-    turn_id: optionalText('turn_id'),
-    parent_tool_call_id: optionalText('parent_tool_call_id'),
-    execution_id: optionalText('execution_id'),
+    turn_id: optionalIdentity('turn_id'),
+    parent_tool_call_id: optionalIdentity('parent_tool_call_id'),
+    execution_id: optionalIdentity('execution_id'),
     tool_status: optionalText('tool_status'),
     observed_at: z
       .string({

@@ -3,6 +3,7 @@ import type { Dialect } from '../db/dialect/dialect.js';
 import { UNKNOWN_EXECUTION } from '../row.js';
 import { QUALIFYING, subagentMessages } from '../store/messages.js';
 import { TERMINAL_TOOL_STATUSES } from '../terminal.js';
+import { storedTextSql } from '../text.js';
 
 /*
  * The backfill's two statements (docs/migrate.md#3-the-backfill-transaction), built from the guarded message reader
@@ -12,8 +13,11 @@ import { TERMINAL_TOOL_STATUSES } from '../terminal.js';
 
 const payload = (field: string) => `$.normalized.subagent_task.${field}`;
 
-/** Non-empty JSON string or NULL (docs/merge.md#recording-one-frame: empty text is NULL). */
-const text = (d: Dialect, path: string) => `NULLIF(${d.jsonString('q.doc', path)}, '')`;
+/** Non-empty JSON string or NULL (docs/merge.md#recording-one-frame: empty text is NULL), verbatim: an identity (R2-1). */
+const identity = (d: Dialect, path: string) => `NULLIF(${d.jsonString('q.doc', path)}, '')`;
+
+/** Non-empty JSON string or NULL, cleaned as ingest cleans stored text (R2-1, lib/text.ts). */
+const text = (d: Dialect, path: string) => `NULLIF(${storedTextSql(d, d.jsonString('q.doc', path))}, '')`;
 
 /**
  * docs/merge.md#recording-one-frame: 0 is "not reported" for these two; tool_use_count keeps a real 0 (AC-7, AC-7a). Above
@@ -37,7 +41,7 @@ const SOURCES: Record<string, (d: Dialect) => string> = {
   turn_id: () => `NULLIF(q.turn_id, '')`,
   tool_call_id: () => 'q.meta_tool_call_id',
   agent_execution_id: () => `'${UNKNOWN_EXECUTION}'`,
-  parent_tool_call_id: (d) => text(d, '$.parent_tool_call_id'),
+  parent_tool_call_id: (d) => identity(d, '$.parent_tool_call_id'),
   subagent_type: (d) => text(d, payload('subagent_type')),
   description: (d) => text(d, payload('description')),
   agent_id: (d) => text(d, payload('agent_id')),

@@ -1,4 +1,5 @@
 import type { Dialect } from '../db/dialect/dialect.js';
+import { cleanJsonText, identityOkSql } from '../text.js';
 
 /**
  * The host's subagent messages, read through the malformed-document guard (docs/migrate.md#5-malformed-metadata, docs/health.md): a
@@ -6,7 +7,8 @@ import type { Dialect } from '../db/dialect/dialect.js';
  * `meta_tool_call_id`. Both the backfill and the health check read messages only through this.
  */
 export function messagesWithMetadata(dialect: Dialect): string {
-  const doc = dialect.jsonDocument('msg.metadata');
+  // R2-1: `\u0000` escapes cleaned first, so PostgreSQL's jsonb does not reject (and drop) the message.
+  const doc = dialect.jsonDocument(cleanJsonText(dialect, 'msg.metadata'));
   return `(SELECT msg.*, ${doc} AS doc FROM task_session_messages msg) parsed`;
 }
 
@@ -24,14 +26,25 @@ export function metadataColumns(dialect: Dialect): string {
  * No identity filter: the health check's excess side needs all of them.
  */
 export function subagentMessages(dialect: Dialect): string {
-  return `(SELECT parsed.*, ${metadataColumns(dialect)} FROM ${messagesWithMetadata(dialect)}) sm_all`;
+  return `(SELECT identified.*, ${identityOk(dialect)} AS identity_ok FROM (SELECT parsed.*, ${metadataColumns(dialect)} FROM ${messagesWithMetadata(dialect)}) identified) sm_all`;
+}
+
+/**
+ * 1 when every identity value the message would give its row passes R2-1 (lib/text.ts), else 0:
+ * the frame for it would be invalid, so the backfill skips it and the health check expects no row.
+ */
+function identityOk(d: Dialect): string {
+  const parent = d.jsonString('identified.doc', '$.parent_tool_call_id');
+  const ids = ['identified.meta_tool_call_id', parent, 'identified.task_session_id', 'identified.task_id', 'identified.turn_id'];
+  return `CASE WHEN ${ids.map((id) => identityOkSql(d, id)).join(' AND ')} THEN 1 ELSE 0 END`;
 }
 
 /**
  * The identity filter of docs/migrate.md#3-the-backfill-transaction / AC-21, AC-21a, applied to `subagentMessages` rows (alias
- * `sm_all`): kind is subagent_task and session, task and tool call id are all non-empty.
+ * `sm_all`): kind is subagent_task, session, task and tool call id are all non-empty, and every
+ * identity value passes R2-1 (docs/frame.md).
  */
 export const QUALIFYING =
   `sm_all.kind = 'subagent_task' AND sm_all.task_session_id IS NOT NULL AND sm_all.task_session_id <> '' ` +
   `AND sm_all.task_id IS NOT NULL AND sm_all.task_id <> '' ` +
-  `AND sm_all.meta_tool_call_id IS NOT NULL AND sm_all.meta_tool_call_id <> ''`;
+  `AND sm_all.meta_tool_call_id IS NOT NULL AND sm_all.meta_tool_call_id <> '' AND sm_all.identity_ok = 1`;

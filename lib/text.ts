@@ -1,0 +1,100 @@
+import type { Dialect } from './db/dialect/dialect.js';
+
+/*
+ * R2-1 text parity (docs/frame.md#text-rules): the one place that says what text may be stored, used by
+ * ingest (lib/frame/schema.ts, lib/normalize.ts), the backfill and the health check (lib/store/messages.ts,
+ * lib/migrate/backfill-sql.ts) so both dialects store the same row for the same input.
+ * PostgreSQL cannot store U+0000 in TEXT (22021) nor an unpaired surrogate (not UTF-8); SQLite stores
+ * both, so without these rules the same frame was parked on one and stored on the other.
+ */
+
+/** Identity fields longer than this (in characters, i.e. code points) make a frame invalid. */
+export const MAX_IDENTITY_CHARS = 512;
+/** Other stored text is cut to this many characters (code points). */
+export const MAX_TEXT_CHARS = 4096;
+
+/**
+ * The stand-in for U+0000 in host metadata: PostgreSQL's jsonb rejects the `\u0000` escape, so the
+ * document text is cleaned before parsing (`cleanJsonText`) on both dialects, turning the escape
+ * into this noncharacter, which the SQL rules below then treat as U+0000. (So a real U+FFFF in host
+ * metadata reads as U+0000 on both dialects; the Go host never writes one, nor does anyone else.)
+ */
+const NUL_STAND_IN = 0xffff;
+
+// Lone high surrogate (not followed by a low one) or lone low surrogate (not preceded by a high one).
+const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const UNPAIRED_ALL = new RegExp(UNPAIRED.source, 'g');
+const NUL = /\u0000/;
+const NUL_ALL = new RegExp(NUL.source, 'g');
+
+/** Code points in `text`, counted only as far as `limit + 1` (a 9 KB id is not walked to its end). */
+function codePointsUpTo(text: string, limit: number): number {
+  if (text.length <= limit) return text.length;
+  let count = 0;
+  for (let i = 0; i < text.length && count <= limit; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i += 1;
+    }
+    count += 1;
+  }
+  return count;
+}
+
+/**
+ * Why an identity value cannot be stored, or undefined when it can. The reason names the rule,
+ * never the value (R2-6): two distinct ids must never be merged into one row by cleaning them.
+ */
+export function identityProblem(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'contains U+0000';
+  if (UNPAIRED.test(value)) return 'contains an unpaired UTF-16 surrogate';
+  if (codePointsUpTo(value, MAX_IDENTITY_CHARS) > MAX_IDENTITY_CHARS) return `is longer than ${MAX_IDENTITY_CHARS} characters`;
+  return undefined;
+}
+
+/** Other stored text: U+0000 removed, an unpaired surrogate → U+FFFD, cut at MAX_TEXT_CHARS characters. */
+export function storedText(value: string): string {
+  let text = value;
+  if (NUL.test(text)) text = text.replace(NUL_ALL, '');
+  if (UNPAIRED.test(text)) text = text.replace(UNPAIRED_ALL, '\uFFFD');
+  if (text.length <= MAX_TEXT_CHARS) return text;
+  let end = 0;
+  for (let count = 0; count < MAX_TEXT_CHARS && end < text.length; count += 1) {
+    const unit = text.charCodeAt(end);
+    end += unit >= 0xd800 && unit <= 0xdbff && end + 1 < text.length ? 2 : 1;
+  }
+  return text.slice(0, end);
+}
+
+/*
+ * The same rules in SQL, for host metadata read by the backfill and the health check.
+ */
+
+const chr = (d: Dialect, code: number) => (d.name === 'postgres' ? `chr(${code})` : `char(${code})`);
+const position = (d: Dialect, haystack: string, needle: string) =>
+  d.name === 'postgres' ? `strpos(${haystack}, ${needle})` : `instr(${haystack}, ${needle})`;
+
+/**
+ * A JSON document's text with every `\u0000` escape turned into `\uffff` (NUL_STAND_IN), so
+ * PostgreSQL's jsonb accepts it and both dialects read the same value. An escaped backslash
+ * followed by `u0000` (`\\u0000`) is text, not an escape: every `\\` pair is first swapped for
+ * U+0001 (which valid JSON text cannot hold raw), then swapped back. Only documents that contain
+ * the escape pay for the three replaces; the rest cost one substring search.
+ */
+export function cleanJsonText(d: Dialect, column: string): string {
+  const escape = `'\\u0000'`;
+  const swapped = `replace(${column}, '\\\\', ${chr(d, 1)})`;
+  const cleaned = `replace(replace(${swapped}, ${escape}, '\\uffff'), ${chr(d, 1)}, '\\\\')`;
+  return `(CASE WHEN ${position(d, column, escape)} > 0 THEN ${cleaned} ELSE ${column} END)`;
+}
+
+/** A condition: the text `expr` (from a cleaned document) passes the identity rule (NULL passes). */
+export function identityOkSql(d: Dialect, expr: string): string {
+  return `(${expr} IS NULL OR (length(${expr}) <= ${MAX_IDENTITY_CHARS} AND ${position(d, expr, chr(d, NUL_STAND_IN))} = 0))`;
+}
+
+/** The text `expr` (from a cleaned document) as stored: the stand-in removed, cut at MAX_TEXT_CHARS. */
+export function storedTextSql(d: Dialect, expr: string): string {
+  return `substr(replace(${expr}, ${chr(d, NUL_STAND_IN)}, ''), 1, ${MAX_TEXT_CHARS})`;
+}
