@@ -112,6 +112,54 @@ describe('the packaged CloudFormation template', () => {
     expect(resource('AlarmTopic').Type).toBe('AWS::SNS::Topic');
   });
 
+  it('alarms deliver: the topic is encrypted with a rotated customer managed key that CloudWatch (this account, these alarms) may use', () => {
+    expect(resource('AlarmTopic').Properties.KmsMasterKeyId).toEqual({ Ref: 'AlarmTopicKey' });
+    const key = resource('AlarmTopicKey').Properties;
+    expect(key.EnableKeyRotation).toBe(true);
+    const forCloudWatch = key.KeyPolicy.Statement.find((s: any) => s.Principal?.Service === 'cloudwatch.amazonaws.com');
+    expect(forCloudWatch.Effect).toBe('Allow');
+    expect(forCloudWatch.Action).toEqual(['kms:Decrypt', 'kms:GenerateDataKey*']);
+    expect(forCloudWatch.Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+    expect(JSON.stringify(forCloudWatch.Condition.ArnLike['aws:SourceArn'])).toMatch(/:cloudwatch:\$\{AWS::Region\}:\$\{AWS::AccountId\}:alarm:subagent-context-ci-\*/);
+    // the account keeps control of its key
+    expect(key.KeyPolicy.Statement.some((s: any) => s.Action === 'kms:*' && JSON.stringify(s.Principal).includes(':root'))).toBe(true);
+  });
+
+  it('alarms deliver: the topic policy lets only this account\'s alarms publish, and only over TLS', () => {
+    const policy = resource('AlarmTopicPolicy').Properties;
+    expect(policy.Topics).toEqual([{ Ref: 'AlarmTopic' }]);
+    const [allow, deny] = policy.PolicyDocument.Statement;
+    expect(allow).toMatchObject({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Resource: { Ref: 'AlarmTopic' } });
+    expect(allow.Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+    expect(JSON.stringify(allow.Condition.ArnLike['aws:SourceArn'])).toMatch(/:alarm:subagent-context-ci-\*/);
+    expect(deny).toMatchObject({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } });
+  });
+
+  it('every alarm is named under the prefix the key and topic policies allow', () => {
+    for (const [, alarm] of ofType('AWS::CloudWatch::Alarm')) expect(alarm.Properties.AlarmName).toMatch(/^subagent-context-ci-/);
+  });
+
+  it.each([
+    ['FramesQueuePolicy', 'FramesQueue'],
+    ['FramesDeadLetterQueuePolicy', 'FramesDeadLetterQueue'],
+  ])('%s denies every non-TLS request to %s', (policyId, queueId) => {
+    const statements = resource(policyId).Properties.PolicyDocument.Statement as Array<Record<string, any>>;
+    expect(statements).toContainEqual({
+      Sid: 'TlsOnly',
+      Effect: 'Deny',
+      Principal: '*',
+      Action: 'sqs:*',
+      Resource: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+    });
+  });
+
+  it('R2-4: alarms on records kept on the queue by a system error (the system_error metric)', () => {
+    const alarm = resource('IngestSystemErrorsAlarm').Properties;
+    expect(alarm).toMatchObject({ MetricName: 'system_error', Statistic: 'Sum', Threshold: 0, TreatMissingData: 'notBreaching' });
+    expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
+  });
+
   it('watches the dead-letter queue and the main queue by name', () => {
     expect(resource('DeadLetterQueueNotEmptyAlarm').Properties.Dimensions).toEqual([
       { Name: 'QueueName', Value: { 'Fn::GetAtt': ['FramesDeadLetterQueue', 'QueueName'] } },
