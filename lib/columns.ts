@@ -36,11 +36,13 @@ export type MergeRule =
   | 'newest';
 
 export interface Column {
-  name: string;
-  type: ColumnType;
-  nullable: boolean;
-  merge: MergeRule;
-  ddl?: string;
+  readonly name: string;
+  readonly type: ColumnType;
+  readonly nullable: boolean;
+  readonly merge: MergeRule;
+  readonly ddl?: string;
+  /** the only values a writer stores, when the column is an enumeration (its TypeScript type narrows to them) */
+  readonly values?: readonly (string | number)[];
 }
 
 export const TABLE = 'task_session_subagents';
@@ -53,7 +55,7 @@ export const TABLE = 'task_session_subagents';
 export const MAX_METRIC = 2_147_483_647;
 export const CONFLICT_KEY = ['task_session_id', 'agent_execution_id', 'tool_call_id'] as const;
 
-export const COLUMNS: readonly Column[] = [
+const DEFINITIONS = [
   { name: 'id', type: 'text', nullable: false, merge: 'keep', ddl: 'PRIMARY KEY' },
   { name: 'task_session_id', type: 'text', nullable: false, merge: 'keep' },
   { name: 'task_id', type: 'text', nullable: false, merge: 'keep' },
@@ -68,16 +70,51 @@ export const COLUMNS: readonly Column[] = [
   { name: 'model', type: 'text', nullable: true, merge: 'replace' },
   { name: 'agent_status', type: 'text', nullable: true, merge: 'replace' },
   { name: 'tool_status', type: 'text', nullable: true, merge: 'replaceUntilSettled' },
-  { name: 'is_async', type: 'integer', nullable: false, merge: 'sticky', ddl: 'DEFAULT 0' },
+  { name: 'is_async', type: 'integer', nullable: false, merge: 'sticky', ddl: 'DEFAULT 0', values: [0, 1] },
   { name: 'total_tokens', type: 'integer', nullable: true, merge: 'replace' },
   { name: 'tool_use_count', type: 'integer', nullable: true, merge: 'replace' },
   { name: 'duration_ms', type: 'integer', nullable: true, merge: 'replace' },
-  { name: 'source', type: 'text', nullable: false, merge: 'keep', ddl: "DEFAULT 'live'" },
+  { name: 'source', type: 'text', nullable: false, merge: 'keep', ddl: "DEFAULT 'live'", values: ['live', 'backfill'] },
   { name: 'observed_at', type: 'timestamp', nullable: false, merge: 'keep' },
   { name: 'settled_at', type: 'timestamp', nullable: true, merge: 'fill' },
   { name: 'updated_at', type: 'timestamp', nullable: false, merge: 'overwrite' },
   // Nullable: the host's own writer does not know the column; NULL reads as observed_at (R2-7).
   { name: 'last_observed_at', type: 'timestamp', nullable: true, merge: 'newest' },
-];
+] as const satisfies readonly Column[];
 
-export const COLUMN_NAMES: readonly string[] = COLUMNS.map((c) => c.name);
+/** The list for code that walks every column (DDL, upsert, merge); the types below keep the literals. */
+export const COLUMNS: readonly Column[] = DEFINITIONS;
+
+/** One column's definition, as written above (its literal name, type, nullability, values). */
+export type ColumnDef = (typeof DEFINITIONS)[number];
+export type ColumnName = ColumnDef['name'];
+
+export const COLUMN_NAMES: readonly ColumnName[] = DEFINITIONS.map((c) => c.name);
+
+/** The columns stored as timestamps (read back as RFC 3339 text). */
+export type TimestampColumn = Extract<ColumnDef, { type: 'timestamp' }>['name'];
+export const TIMESTAMP_COLUMNS: readonly TimestampColumn[] = DEFINITIONS.flatMap((c) => (c.type === 'timestamp' ? [c.name] : []));
+
+/** What `source` may hold: a live frame's row or a backfilled one. */
+export const SOURCES = definition('source').values;
+
+function definition<N extends ColumnName>(name: N): Extract<ColumnDef, { name: N }> {
+  return DEFINITIONS.find((c): c is Extract<ColumnDef, { name: N }> => c.name === name)!;
+}
+
+/** A column's TypeScript value: its `values` when listed, else by storage type; timestamps as `Time`. */
+type ValueOf<C extends Column, Time> = C extends { values: readonly (infer V)[] }
+  ? V
+  : C['type'] extends 'timestamp'
+    ? Time
+    : C['type'] extends 'text'
+      ? string
+      : number;
+
+/**
+ * One row, column by column, derived from COLUMNS (a nullable column may be NULL); `Time` is how
+ * timestamps travel: `Micros` in writes, RFC 3339 text in reads. lib/row.ts names the two views.
+ */
+export type RowOf<Time> = {
+  -readonly [C in ColumnDef as C['name']]: C['nullable'] extends true ? ValueOf<C, Time> | null : ValueOf<C, Time>;
+};

@@ -1,4 +1,4 @@
-import { COLUMNS, MAX_METRIC, TABLE } from '../columns.js';
+import { COLUMN_NAMES, MAX_METRIC, TABLE, type ColumnName } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { UNKNOWN_EXECUTION } from '../row.js';
 import { QUALIFYING, subagentMessages } from '../store/messages.js';
@@ -34,7 +34,7 @@ const TERMINAL_LIST = TERMINAL_TOOL_STATUSES.map((s) => `'${s}'`).join(', ');
  * docs/migrate.md#4-column-sources, one entry per column of the table. `id` and `updated_at` are the message's own, as
  * the host's backfill makes them, so both backfills name a row the same way.
  */
-const SOURCES: Record<string, (d: Dialect) => string> = {
+const SOURCES = {
   id: () => 'q.id',
   task_session_id: () => 'q.task_session_id',
   task_id: () => 'q.task_id',
@@ -60,12 +60,11 @@ const SOURCES: Record<string, (d: Dialect) => string> = {
   updated_at: (d) => d.storedTimestamp('q.updated_at'),
   // The row's newest applied observation is its only one (R2-7).
   last_observed_at: (d) => d.storedTimestamp('q.created_at'),
-};
+} satisfies Record<ColumnName, (d: Dialect) => string>;
 
-function source(dialect: Dialect, column: string): string {
-  const build = SOURCES[column];
-  if (!build) throw new Error(`backfill has no source for column ${column}: add it to SOURCES in lib/migrate/backfill-sql.ts`);
-  return build(dialect);
+/** A column without a source here does not compile: the record is keyed by every column name. */
+function source(dialect: Dialect, column: ColumnName): string {
+  return SOURCES[column](dialect);
 }
 
 /** `{ newest, matched }`: MAX(created_at) (comparable form, or NULL) and COUNT(*) of qualifying messages. */
@@ -82,8 +81,8 @@ FROM ${subagentMessages(dialect)} WHERE ${QUALIFYING}`;
  */
 export function backfillInsertSql(dialect: Dialect): string {
   const newestFirst = `${dialect.comparable('sm_all.created_at')} DESC, sm_all.id DESC`;
-  return `INSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})
-SELECT ${COLUMNS.map((c) => source(dialect, c.name)).join(',\n  ')}
+  return `INSERT INTO ${TABLE} (${COLUMN_NAMES.join(', ')})
+SELECT ${COLUMN_NAMES.map((name) => source(dialect, name)).join(',\n  ')}
 FROM (
   SELECT sm_all.id, sm_all.task_session_id, sm_all.task_id, sm_all.turn_id, sm_all.meta_tool_call_id, sm_all.doc,
     sm_all.created_at, sm_all.updated_at,

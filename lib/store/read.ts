@@ -1,9 +1,7 @@
-import { COLUMN_NAMES, TABLE } from '../columns.js';
+import { COLUMN_NAMES, TABLE, TIMESTAMP_COLUMNS } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
 import type { SubagentRow } from '../row.js';
 import { formatRfc3339, parseStoredTimestamp } from '../time.js';
-
-const TIMESTAMP_COLUMNS = ['observed_at', 'settled_at', 'updated_at', 'last_observed_at'] as const;
 
 /** A stored timestamp (any dialect's text form) as RFC 3339 UTC with microseconds. */
 export function readTimestamp(value: unknown): string | null {
@@ -18,6 +16,7 @@ export function toSubagentRow(row: Row): SubagentRow {
   for (const column of TIMESTAMP_COLUMNS) out[column] = readTimestamp(row[column]);
   // A row the host's own writer made has no last_observed_at: it reads as observed_at (R2-7).
   out.last_observed_at ??= out.observed_at;
+  // The one untyped edge: the driver returns plain objects; every read SELECTs COLUMN_NAMES.
   return out as unknown as SubagentRow;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { COLUMNS } from '../columns.js';
+import { COLUMN_NAMES, COLUMNS } from '../columns.js';
 import type { Database, Queryable } from '../db/database.js';
 import { rowKey, type SubagentWrite } from '../row.js';
 import { nowMicros, type Micros } from '../time.js';
@@ -52,10 +52,10 @@ async function upsertRound(db: Queryable, writes: readonly SubagentWrite[], now:
   const { dialect } = db;
   const updatedAt = dialect.encodeTimestamp(now);
   const rows = writes.map((write) =>
-    COLUMNS.map(({ name }) => {
+    COLUMN_NAMES.map((name) => {
       if (name === 'id') return randomUUID();
       if (name === 'updated_at') return updatedAt;
-      const value = write[name as keyof SubagentWrite];
+      const value = write[name];
       return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;
     }),
   );
