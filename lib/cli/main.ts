@@ -3,8 +3,9 @@ import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.js';
 import { openDatabase } from '../db/open.js';
-import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from '../health/config.js';
+import { confirmDelaySecondsFromEnv, graceSecondsFromEnv, overlapSecondsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
+import { parseRfc3339 } from '../time.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -18,7 +19,8 @@ export const USAGE = `Usage: subagent-context <command> [options]
 
 Commands:
   migrate                 create the table and run the one-time backfill (safe to repeat)
-  health                  compare host subagent messages with rows since activation
+  health                  compare host subagent messages with rows: the scheduled check's
+                          window from its checkpoint (the same run the health function does)
   ingest <frames.jsonl>   feed frames (one SQS message body per line) through the ingest handler
 
 Options:
@@ -28,6 +30,11 @@ Options:
   --grace-seconds <n>     health: messages newer than this are not yet expected (default
                           HEALTH_GRACE_SECONDS or ${HEALTH_GRACE_SECONDS}; a shortfall is confirmed after
                           HEALTH_CONFIRM_DELAY_SECONDS, default ${HEALTH_CONFIRM_DELAY_SECONDS})
+  --full                  health: audit every message and row since activation instead (does
+                          not move the checkpoint)
+  --acknowledge-through <instant>
+                          health: accept the shortfall of messages created before <instant>
+                          (RFC 3339) and move the checkpoint there; the audit still counts them
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --verbose               structured logs (WARN and above) on stderr
   -h, --help              this text
@@ -61,6 +68,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'database-url': { type: 'string' },
         json: { type: 'boolean', default: false },
         'grace-seconds': { type: 'string' },
+        full: { type: 'boolean', default: false },
+        'acknowledge-through': { type: 'string' },
         rejected: { type: 'string' },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -95,7 +104,19 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         case 'health': {
           expectArguments(rest, 0, command);
           const graceSeconds = values['grace-seconds'] === undefined ? graceSecondsFromEnv(io.env) : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
-          return healthCommand((db = await open()), { graceSeconds, confirmDelayMs: confirmDelaySecondsFromEnv(io.env) * 1000 });
+          const acknowledge = values['acknowledge-through'];
+          const acknowledgeThrough = acknowledge === undefined ? undefined : parseRfc3339(acknowledge);
+          if (acknowledge !== undefined && acknowledgeThrough === undefined) {
+            throw new UsageError(`--acknowledge-through needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${acknowledge}")`);
+          }
+          if (values.full && acknowledgeThrough !== undefined) throw new UsageError('--full and --acknowledge-through exclude each other');
+          return healthCommand((db = await open()), {
+            graceSeconds,
+            overlapSeconds: overlapSecondsFromEnv(io.env),
+            confirmDelayMs: confirmDelaySecondsFromEnv(io.env) * 1000,
+            kind: values.full ? 'full' : 'scheduled',
+            acknowledgeThrough,
+          });
         }
         case 'ingest':
           expectArguments(rest, 1, command);

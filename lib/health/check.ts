@@ -2,21 +2,42 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { formatCanonical, formatRfc3339, nowMicros, parseStoredTimestamp, type Micros } from '../time.js';
-import { DEFAULT_CONFIRM_DELAY_SECONDS } from './config.js';
-import { excessSql, rowFactsSql, shortfallSql } from './queries.js';
-import type { HealthReport, HealthStatus, MissingKey } from './report.js';
+import { compareAndSetCheckpoint, readCheckpoint, recordAcknowledgment, type Checkpoint } from './checkpoint.js';
+import { DEFAULT_CONFIRM_DELAY_SECONDS, DEFAULT_OVERLAP_SECONDS } from './config.js';
+import {
+  excessSql,
+  HOST_TOOL_CALL_INDEX,
+  hostIndexSql,
+  lastObservedSql,
+  rowFactsSql,
+  shortfallSql,
+  windowCollisionsSql,
+  windowExcessSql,
+  windowShortfallSql,
+} from './queries.js';
+import type { CheckpointReport, HealthKind, HealthReport, HealthStatus, MissingKey } from './report.js';
 import { SubagentContextError } from '../errors.js';
-
 
 export interface HealthCheckOptions {
   /** messages newer than this are not yet expected to have rows (frames wait in the queue) */
   graceSeconds: number;
+  /** `scheduled` (default): the window from the checkpoint; `full`: the audit since capture_since */
+  kind?: HealthKind;
+  /** scheduled: how far before the checkpoint each window starts again; default DEFAULT_OVERLAP_SECONDS */
+  overlapSeconds?: number;
+  /**
+   * scheduled: an operator's acknowledgment — the window ends here (at most now − grace) and the
+   * checkpoint moves to its end whatever the window's shortfall; the report names what was acknowledged
+   */
+  acknowledgeThrough?: Micros;
   /** the check's clock; defaults to the process clock */
   now?: Micros;
   /** pause between a non-zero shortfall and its re-evaluation (AC-28b); default DEFAULT_CONFIRM_DELAY_SECONDS */
   confirmDelayMs?: number;
   /** replaces that pause (tests make the in-flight write land here) */
   beforeConfirm?: () => Promise<void>;
+  /** runs between the evaluation and the checkpoint's compare-and-set (tests race runs here) */
+  beforeCheckpoint?: () => Promise<void>;
 }
 
 export class HealthCheckError extends SubagentContextError {
@@ -30,67 +51,195 @@ export class HealthCheckError extends SubagentContextError {
   }
 }
 
-interface Shortfall {
-  total: number;
+interface Findings {
+  shortfall: number;
   missing: MissingKey[];
+  /** creation of the earliest message of a missing key; undefined when none is missing */
+  earliestMissing: Micros | undefined;
+  excess: number;
+  collisions: number;
+  lastObserved: Micros | undefined;
 }
 
+const MICROS_PER_SECOND = 1_000_000n;
+const seconds = (s: number): Micros => BigInt(Math.round(s * 1_000_000));
+const stored = (value: unknown): Micros | undefined => (value === null || value === undefined ? undefined : parseStoredTimestamp(String(value)));
+
 /**
- * docs/health.md: compares the host's subagent messages since activation with our rows. Never nets the
- * two directions into one number: shortfall alarms, excess and collisions are only reported.
+ * docs/health.md: compares the host's subagent messages since activation with our rows. Never
+ * nets the two directions into one number: shortfall alarms, excess and collisions are reported.
  */
 export async function runHealthCheck(db: Queryable, options: HealthCheckOptions): Promise<HealthReport> {
   const { graceSeconds } = options;
   if (!Number.isFinite(graceSeconds) || graceSeconds < 0) {
     throw new RangeError(`graceSeconds must be a non-negative number of seconds (got ${graceSeconds})`);
   }
+  const overlapSeconds = options.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+  if (!Number.isFinite(overlapSeconds) || overlapSeconds < 0) {
+    throw new RangeError(`overlapSeconds must be a non-negative number of seconds (got ${overlapSeconds})`);
+  }
+  const kind = options.kind ?? 'scheduled';
+  if (kind === 'full' && options.acknowledgeThrough !== undefined) {
+    throw new RangeError('an acknowledgment moves the scheduled check\'s checkpoint; the full audit has none (drop --full)');
+  }
   const now = options.now ?? nowMicros();
   const checkedAt = formatRfc3339(now);
   const captureSince = activationInstant((await readMetaKeys(db)).captureSince);
   if (captureSince === undefined) {
     // The missing key is the signal (AC-28a): without an activation instant there is nothing to compare.
-    return { status: 'not_activated', shortfall: null, excess: null, collisions: null, lastObservedAt: null, captureSince: null, missing: [], checkedAt };
-  }
-
-  const { dialect } = db;
-  const since = formatCanonical(captureSince);
-  const cutoff = formatCanonical(now - BigInt(Math.round(graceSeconds * 1_000_000)));
-  const evaluateShortfall = async (): Promise<Shortfall> => {
-    const rows = await db.query<{ task_session_id: string; tool_call_id: string; total: number }>(shortfallSql(dialect), [since, cutoff]);
     return {
-      total: Number(rows[0]?.total ?? 0),
-      missing: rows.map(({ task_session_id, tool_call_id }) => ({ task_session_id, tool_call_id })),
+      status: 'not_activated', kind, window: null, shortfall: null, excess: null, collisions: null,
+      lastObservedAt: null, captureSince: null, missing: [], checkpoint: null, checkedAt,
     };
-  };
-  // Independent statements: on PostgreSQL they run side by side on pooled connections.
-  const evaluate = () =>
-    Promise.all([
-      evaluateShortfall(),
-      db.query<{ excess: number }>(excessSql(dialect)),
-      db.query<{ row_count: number; key_count: number; last_observed: string | null }>(rowFactsSql(dialect), [since]),
-    ]);
+  }
+  const cutoff = now - seconds(graceSeconds);
+  const confirm = options.beforeConfirm ?? (() => sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000));
 
-  let [shortfall, excessRows, factRows] = await evaluate();
-  if (shortfall.total > 0) {
-    // A batch still being written when the first statement read its snapshot is not a loss, so
-    // the whole report is taken again after a pause and only that one counts (AC-28b).
-    await (options.beforeConfirm ?? (() => sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000)))();
-    [shortfall, excessRows, factRows] = await evaluate();
+  let from: Micros;
+  let to: Micros;
+  let findings: Findings;
+  let checkpoint: CheckpointReport | null = null;
+  if (kind === 'full') {
+    from = captureSince;
+    to = cutoff > from ? cutoff : from;
+    findings = await confirmed(() => evaluateFull(db, from, to), confirm);
+  } else {
+    const before = await readCheckpoint(db);
+    from = windowStart(captureSince, before, seconds(overlapSeconds));
+    to = options.acknowledgeThrough !== undefined && options.acknowledgeThrough < cutoff ? options.acknowledgeThrough : cutoff;
+    if (to < from) to = from;
+    if (options.acknowledgeThrough !== undefined && before.at !== undefined && to <= before.at) {
+      throw new RangeError(
+        `nothing to acknowledge: the checkpoint already stands at ${formatRfc3339(before.at)}, at or after ${formatRfc3339(to)}`,
+      );
+    }
+    const hostIndex = await hasHostToolCallIndex(db);
+    findings = await confirmed(() => evaluateWindow(db, captureSince, from, to, hostIndex), confirm);
+    await options.beforeCheckpoint?.();
+    checkpoint = await advanceCheckpoint(db, before, to, findings, options.acknowledgeThrough !== undefined);
   }
 
-  const facts = factRows[0]!;
-  const lastObserved = facts.last_observed === null ? undefined : parseStoredTimestamp(String(facts.last_observed));
-  const status: HealthStatus = shortfall.total > 0 ? 'shortfall' : lastObserved === undefined ? 'silent' : 'healthy';
+  const status: HealthStatus = findings.shortfall > 0 ? 'shortfall' : findings.lastObserved === undefined ? 'silent' : 'healthy';
   return {
     status,
-    shortfall: shortfall.total,
-    excess: Number(excessRows[0]!.excess),
-    collisions: Number(facts.row_count) - Number(facts.key_count),
-    lastObservedAt: lastObserved === undefined ? null : formatRfc3339(lastObserved),
+    kind,
+    window: { from: formatRfc3339(from), to: formatRfc3339(to) },
+    shortfall: findings.shortfall,
+    excess: findings.excess,
+    collisions: findings.collisions,
+    lastObservedAt: findings.lastObserved === undefined ? null : formatRfc3339(findings.lastObserved),
     captureSince: formatRfc3339(captureSince),
-    missing: shortfall.missing,
+    missing: findings.missing,
+    checkpoint,
     checkedAt,
   };
+}
+
+/**
+ * A batch still being written when the first statement read its snapshot is not a loss, so a
+ * non-zero shortfall is taken again after a pause and only that evaluation counts (AC-28b).
+ */
+async function confirmed(evaluate: () => Promise<Findings>, pause: () => Promise<void>): Promise<Findings> {
+  const first = await evaluate();
+  if (first.shortfall === 0) return first;
+  await pause();
+  return evaluate();
+}
+
+/**
+ * The checkpoint minus the overlap (late commits near its edge are seen again), never before
+ * capture_since nor before an acknowledgment.
+ */
+function windowStart(captureSince: Micros, checkpoint: Checkpoint, overlap: Micros): Micros {
+  const candidates = [captureSince, checkpoint.acknowledgedThrough, checkpoint.at === undefined ? undefined : checkpoint.at - overlap];
+  return candidates.reduce<Micros>((latest, c) => (c !== undefined && c > latest ? c : latest), captureSince);
+}
+
+async function evaluateFull(db: Queryable, since: Micros, cutoff: Micros): Promise<Findings> {
+  const { dialect } = db;
+  const params = [formatCanonical(since)];
+  // Independent statements: on PostgreSQL they run side by side on pooled connections.
+  const [shortfallRows, excessRows, factRows] = await Promise.all([
+    db.query<{ task_session_id: string; tool_call_id: string; total: number }>(shortfallSql(dialect), [...params, formatCanonical(cutoff)]),
+    db.query<{ excess: number }>(excessSql(dialect), params),
+    db.query<{ row_count: number; key_count: number; last_observed: string | null }>(rowFactsSql(dialect), params),
+  ]);
+  const facts = factRows[0]!;
+  return {
+    shortfall: Number(shortfallRows[0]?.total ?? 0),
+    missing: shortfallRows.map(({ task_session_id, tool_call_id }) => ({ task_session_id, tool_call_id })),
+    earliestMissing: undefined,
+    excess: Number(excessRows[0]!.excess),
+    collisions: Number(facts.row_count) - Number(facts.key_count),
+    lastObserved: stored(facts.last_observed),
+  };
+}
+
+async function evaluateWindow(db: Queryable, since: Micros, from: Micros, to: Micros, hostIndex: boolean): Promise<Findings> {
+  const { dialect } = db;
+  const params = [formatCanonical(since), formatCanonical(from), formatCanonical(to)];
+  const [shortfallRows, excessRows, collisionRows, lastRows] = await Promise.all([
+    db.query<{ task_session_id: string; tool_call_id: string; total: number; earliest: string }>(windowShortfallSql(dialect), params),
+    db.query<{ excess: number }>(windowExcessSql(dialect, hostIndex), params),
+    db.query<{ collisions: number }>(windowCollisionsSql(dialect), params),
+    db.query<Record<string, unknown>>(lastObservedSql(dialect), [params[0]]),
+  ]);
+  const last = lastRows[0];
+  return {
+    shortfall: Number(shortfallRows[0]?.total ?? 0),
+    missing: shortfallRows.map(({ task_session_id, tool_call_id }) => ({ task_session_id, tool_call_id })),
+    earliestMissing: stored(shortfallRows[0]?.earliest),
+    excess: Number(excessRows[0]!.excess),
+    collisions: Number(collisionRows[0]!.collisions),
+    lastObserved: last === undefined ? undefined : stored(Object.values(last)[0]),
+  };
+}
+
+async function hasHostToolCallIndex(db: Queryable): Promise<boolean> {
+  const rows = await db.query<{ n: number }>(hostIndexSql(db.dialect), [HOST_TOOL_CALL_INDEX]);
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+/**
+ * Where the checkpoint goes after a window [from, to): to `to` when every message of the window
+ * has a row; to the earliest message of a missing key when one has none (everything before it
+ * was verified, it and everything after stays in the next window); to `to` on an acknowledgment.
+ * It moves back when a late message before it turns out missing (seen thanks to the overlap).
+ */
+async function advanceCheckpoint(
+  db: Queryable,
+  before: Checkpoint,
+  to: Micros,
+  findings: Findings,
+  acknowledged: boolean,
+): Promise<CheckpointReport> {
+  let next: Micros;
+  if (acknowledged) next = to;
+  else if (findings.earliestMissing !== undefined) next = findings.earliestMissing;
+  // A clean window ending before the checkpoint (a longer grace than last run's) never moves it back.
+  else next = before.at !== undefined && before.at > to ? before.at : to;
+  const report = (after: Micros | undefined, moved: boolean): CheckpointReport => ({
+    before: before.at === undefined ? null : formatRfc3339(before.at),
+    after: after === undefined ? null : formatRfc3339(after),
+    moved,
+    acknowledged: acknowledged && moved,
+  });
+  if (next === before.at) return report(before.at, false);
+  if (await compareAndSetCheckpoint(db, before, next)) {
+    // Only once the checkpoint is ours: a run that lost the race acknowledges nothing.
+    if (acknowledged) await recordAcknowledgment(db, next);
+    return report(next, true);
+  }
+  // Another run moved it first; its value stands. Report what is stored now.
+  return report((await readCheckpoint(db)).at, false);
+}
+
+/** Seconds from the checkpoint (or capture_since before the first verified window) to the check. */
+export function checkpointLagSeconds(report: HealthReport): number | undefined {
+  if (report.checkpoint === null || report.captureSince === null) return undefined;
+  const from = parseStoredTimestamp(report.checkpoint.after ?? report.captureSince)!;
+  const lag = parseStoredTimestamp(report.checkedAt)! - from;
+  return lag > 0n ? Number(lag / MICROS_PER_SECOND) : 0;
 }
 
 /** The capture_since key as an instant; absent or the '' sentinel (never parsed, AC-24f) → undefined. */

@@ -3,6 +3,13 @@ import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.
 /** docs/health.md: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
 export const DEFAULT_GRACE_SECONDS = HEALTH_GRACE_SECONDS;
 
+/**
+ * The scheduled check starts each window this long before its checkpoint, so a message whose
+ * row-less state was decided at the window's edge (a commit later than the grace period) is
+ * looked at again (docs/health.md).
+ */
+export const DEFAULT_OVERLAP_SECONDS = 300;
+
 /** Pause before a non-zero shortfall is re-evaluated (AC-28b), so in-flight batches can land. */
 export const DEFAULT_CONFIRM_DELAY_SECONDS = HEALTH_CONFIRM_DELAY_SECONDS;
 
@@ -14,6 +21,11 @@ export function graceSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): numbe
 /** HEALTH_CONFIRM_DELAY_SECONDS. */
 export function confirmDelaySecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return secondsFromEnv(env, 'HEALTH_CONFIRM_DELAY_SECONDS', DEFAULT_CONFIRM_DELAY_SECONDS);
+}
+
+/** HEALTH_OVERLAP_SECONDS (the scheduled check's overlap before its checkpoint). */
+export function overlapSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return secondsFromEnv(env, 'HEALTH_OVERLAP_SECONDS', DEFAULT_OVERLAP_SECONDS);
 }
 
 /** Unset or '' → the default; anything but a non-negative number is refused with how to fix it. */

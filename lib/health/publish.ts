@@ -1,21 +1,27 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { parseStoredTimestamp } from '../time.js';
+import { checkpointLagSeconds } from './check.js';
 import type { HealthReport } from './report.js';
 
 /**
  * The report as EMF metrics for CloudWatch alarms. `health_check_ok` is 1 whenever a check
  * completed (whatever it found), so an alarm on it with missing data as breaching catches a check
- * that fails or stops running; the handler records 0 when the check throws.
+ * that fails or stops running; the handler records 0 when the check throws. The full audit's
+ * counts carry an `audit_` prefix: it also counts shortfalls an operator acknowledged, which must
+ * not re-trigger the scheduled check's alarm (docs/health.md).
  */
 export function recordHealthMetrics(metrics: Metrics, report: HealthReport): void {
-  metrics.addMetric('health_check_ok', MetricUnit.Count, 1);
+  const prefix = report.kind === 'full' ? 'audit_' : '';
+  metrics.addMetric(`${prefix}health_check_ok`, MetricUnit.Count, 1);
   metrics.addMetric('not_activated', MetricUnit.Count, report.status === 'not_activated' ? 1 : 0);
   if (report.status === 'not_activated') return;
-  metrics.addMetric('shortfall', MetricUnit.Count, report.shortfall ?? 0);
-  metrics.addMetric('excess', MetricUnit.Count, report.excess ?? 0);
-  metrics.addMetric('collisions', MetricUnit.Count, report.collisions ?? 0);
+  metrics.addMetric(`${prefix}shortfall`, MetricUnit.Count, report.shortfall ?? 0);
+  metrics.addMetric(`${prefix}excess`, MetricUnit.Count, report.excess ?? 0);
+  metrics.addMetric(`${prefix}collisions`, MetricUnit.Count, report.collisions ?? 0);
   metrics.addMetric('seconds_since_last_observed', MetricUnit.Seconds, secondsSinceLastObserved(report));
+  const lag = checkpointLagSeconds(report);
+  if (lag !== undefined) metrics.addMetric('checkpoint_lag_seconds', MetricUnit.Seconds, lag);
 }
 
 /**
@@ -37,10 +43,13 @@ export function logHealthReport(logger: Pick<Logger, 'info' | 'error'>, report: 
       logger.info('subagent capture healthy', facts);
       return;
     case 'shortfall':
-      logger.error(`subagent capture shortfall: ${report.shortfall} subagent invocations since activation have no row`, {
+      logger.error(`subagent capture shortfall: ${report.shortfall} subagent invocations ${report.kind === 'full' ? 'since activation' : 'in the checked window'} have no row`, {
         ...facts,
         missing,
-        action: 'check the ingest function errors, the queue and its dead-letter queue; the missing keys are a sample',
+        action:
+          'check the ingest function errors, the queue and its dead-letter queue; the missing keys are a sample. ' +
+          'The scheduled check re-checks them every run until they have rows or an operator acknowledges them ' +
+          '(subagent-context health --acknowledge-through <instant>, see README "Health")',
       });
       return;
     case 'silent':

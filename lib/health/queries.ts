@@ -4,11 +4,40 @@ import { QUALIFYING, subagentMessages } from '../store/messages.js';
 import { MISSING_SAMPLE_SIZE } from './report.js';
 
 /*
- * The health statements (docs/health.md). Each anti-join is one EXCEPT over distinct
- * (task_session_id, tool_call_id) keys: EXCEPT is directed and distinct by definition, and both
- * dialects run it as one hash/sort pass instead of a correlated probe per key (the host has no
- * index on the metadata's tool_call_id).
+ * The health statements (docs/health.md). Two kinds answer the same questions:
+ * - the full audit: set-based EXCEPTs over every key since capture_since (one hash/sort pass each);
+ * - the scheduled window: only messages created and rows observed in [$lo, $hi), each probing the
+ *   other side by key through an index, so its cost is the window's, not the history's.
+ * The window's answer is the full audit's restricted to the window (a property test proves it):
+ * shortfall = the full shortfall's keys that have a qualifying message created in the window;
+ * excess = the full excess's keys that have a row observed in the window;
+ * collisions = rows observed in the window that are not the first row of their key since
+ * capture_since (summed over windows that partition time, this is rows − distinct keys).
+ * R2-8: excess and collisions only count rows observed at or after capture_since, in both kinds.
  */
+
+/** The host's index on (task_session_id, metadata's tool_call_id) (docs/table.md, Appendix B). */
+export const HOST_TOOL_CALL_INDEX = 'idx_messages_metadata_tool_call_id';
+
+/**
+ * A condition on a host timestamp column that is a superset of `comparable(column) ∈ [$lo, $hi)`
+ * and that the column's plain index can serve. PostgreSQL compares the column itself, so the
+ * exact condition already is one. SQLite stores text whose width varies (docs/time.md), so the
+ * exact comparison wraps the column in an expression no index serves; the text of any stored
+ * value starts with its 19-character `YYYY-MM-DD?HH:MM:SS` (? = ' ' or 'T'), which orders like
+ * the instant to the second, so two text ranges of whole seconds bound it (one per separator).
+ */
+export function indexedRange(dialect: Dialect, column: string, lo: number, hi: number): string {
+  if (dialect.name === 'postgres') return 'TRUE';
+  const seconds = (p: number, sep: string) => (sep === ' ' ? `substr($${p}, 1, 19)` : `substr($${p}, 1, 10) || 'T' || substr($${p}, 12, 8)`);
+  // Every character after the seconds ('.', '+', '-', 'Z') sorts before '~'.
+  const range = (sep: string) => `(${column} >= ${seconds(lo, sep)} AND ${column} < ${seconds(hi, sep)} || '~')`;
+  return `(${range(' ')} OR ${range('T')})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Full audit
+// ---------------------------------------------------------------------------------------------
 
 /**
  * Qualifying message keys created in [$1 capture_since, $2 cutoff) with no row observed at or
@@ -28,21 +57,113 @@ ORDER BY task_session_id, tool_call_id
 LIMIT ${MISSING_SAMPLE_SIZE}`;
 }
 
-/** Row keys with no subagent message at all (kind only, no identity filter on the message side). */
+/** Keys of rows observed at or after $1 capture_since (R2-8) with no subagent message at all. */
 export function excessSql(dialect: Dialect): string {
   return `SELECT COUNT(*) AS excess FROM (
-  SELECT task_session_id, tool_call_id FROM ${TABLE}
+  SELECT task_session_id, tool_call_id FROM ${TABLE} WHERE ${dialect.comparable('observed_at')} >= ${dialect.timestampParam(1)}
   EXCEPT
   SELECT sm_all.task_session_id, sm_all.meta_tool_call_id FROM ${subagentMessages(dialect)}
   WHERE sm_all.kind = 'subagent_task'
 ) unexplained`;
 }
 
-/** Collisions (rows − distinct keys) and MAX(observed_at) scoped to $1 capture_since, together. */
+/** Collisions (rows − distinct keys) and MAX(observed_at), both over rows observed at or after $1 (R2-8). */
 export function rowFactsSql(dialect: Dialect): string {
   const observed = dialect.comparable('observed_at');
+  const since = `${observed} >= ${dialect.timestampParam(1)}`;
   return `SELECT
-  (SELECT COUNT(*) FROM ${TABLE}) AS row_count,
-  (SELECT COUNT(*) FROM (SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE}) k) AS key_count,
-  (SELECT MAX(${observed}) FROM ${TABLE} WHERE ${observed} >= ${dialect.timestampParam(1)}) AS last_observed`;
+  (SELECT COUNT(*) FROM ${TABLE} WHERE ${since}) AS row_count,
+  (SELECT COUNT(*) FROM (SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE} WHERE ${since}) k) AS key_count,
+  (${lastObservedSql(dialect)}) AS last_observed`;
+}
+
+/** MAX(observed_at) of rows at or after $1, read from the end of idx_subagents_observed_at. */
+export function lastObservedSql(dialect: Dialect): string {
+  const observed = dialect.comparable('observed_at');
+  return `SELECT ${observed} FROM ${TABLE} WHERE ${observed} >= ${dialect.timestampParam(1)} ORDER BY ${observed} DESC LIMIT 1`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduled window: $1 capture_since, $2 lo, $3 hi (lo >= capture_since)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Qualifying message keys with a message created in [$2, $3) and no row observed at or after $1.
+ * Each key carries the earliest such message's creation (`first_created`), and every returned row
+ * the total and the earliest over all missing keys, so the checkpoint can stop right before it.
+ */
+export function windowShortfallSql(dialect: Dialect): string {
+  const created = dialect.comparable('sm_all.created_at');
+  return `SELECT task_session_id, tool_call_id, first_created, COUNT(*) OVER () AS total, MIN(first_created) OVER () AS earliest FROM (
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id, MIN(${created}) AS first_created
+  FROM ${subagentMessages(dialect)}
+  WHERE ${indexedRange(dialect, 'sm_all.created_at', 2, 3)}
+    AND ${created} >= ${dialect.timestampParam(2)} AND ${created} < ${dialect.timestampParam(3)}
+    AND ${QUALIFYING}
+    AND NOT EXISTS (SELECT 1 FROM ${TABLE} r WHERE r.task_session_id = sm_all.task_session_id
+      AND r.tool_call_id = sm_all.meta_tool_call_id AND ${dialect.comparable('r.observed_at')} >= ${dialect.timestampParam(1)})
+  GROUP BY sm_all.task_session_id, sm_all.meta_tool_call_id
+) missing
+ORDER BY task_session_id, tool_call_id
+LIMIT ${MISSING_SAMPLE_SIZE}`;
+}
+
+/** Rows observed in [$2, $3) (never before $1). */
+function windowRows(dialect: Dialect, alias: string): string {
+  const observed = dialect.comparable(`${alias}.observed_at`);
+  return `${observed} >= ${dialect.timestampParam(1)} AND ${observed} >= ${dialect.timestampParam(2)} AND ${observed} < ${dialect.timestampParam(3)}`;
+}
+
+/**
+ * Keys of rows observed in the window with no subagent message at all. With the host's index on
+ * the metadata's tool_call_id, each key probes its session's messages through it (the raw
+ * expression is the index's own, and safe: the index exists only where every document parsed);
+ * the guarded reading then decides, as in the full audit. Without that index (an older host),
+ * the window's keys are compared with every subagent message, as the full audit does.
+ */
+export function windowExcessSql(dialect: Dialect, hostToolCallIndex: boolean): string {
+  const keys = `SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE} r WHERE ${windowRows(dialect, 'r')}`;
+  if (!hostToolCallIndex) {
+    return `SELECT COUNT(*) AS excess FROM (
+  ${keys}
+  EXCEPT
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id FROM ${subagentMessages(dialect)}
+  WHERE sm_all.kind = 'subagent_task'
+) unexplained`;
+  }
+  return `SELECT COUNT(*) AS excess FROM (${keys}) k
+WHERE NOT EXISTS (SELECT 1 FROM ${subagentMessages(dialect)}
+  WHERE sm_all.task_session_id = k.task_session_id AND ${hostToolCallProbe(dialect, 'sm_all', 'k.tool_call_id')}
+    AND sm_all.kind = 'subagent_task' AND sm_all.meta_tool_call_id = k.tool_call_id)`;
+}
+
+/**
+ * A condition the host's index serves: the message's tool_call_id, read as its index reads it, is
+ * `key`. PostgreSQL's `->>` gives text for any JSON value, like our guarded reading. SQLite's
+ * json_extract gives a JSON number as a number, and the index is only used when the compared
+ * value has no affinity, so the key is offered both as text without affinity and as a number (a
+ * host id that is a JSON number then still finds its message; the guarded reading decides).
+ */
+export function hostToolCallProbe(dialect: Dialect, alias: string, key: string): string {
+  return dialect.name === 'postgres'
+    ? `(${alias}.metadata::jsonb ->> 'tool_call_id') = ${key}`
+    : `json_extract(${alias}.metadata, '$.tool_call_id') IN (${key} || '', CAST(${key} AS NUMERIC))`;
+}
+
+/** Rows observed in the window with an earlier row (observed_at, then id) of the same key since $1. */
+export function windowCollisionsSql(dialect: Dialect): string {
+  const mine = dialect.comparable('r.observed_at');
+  const other = dialect.comparable('o.observed_at');
+  return `SELECT COUNT(*) AS collisions FROM ${TABLE} r
+WHERE ${windowRows(dialect, 'r')}
+  AND EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
+    AND ${other} >= ${dialect.timestampParam(1)} AND (${other} < ${mine} OR (${other} = ${mine} AND o.id < r.id)))`;
+}
+
+/** Whether the host's tool_call_id index exists (and on PostgreSQL is valid): one catalog read. */
+export function hostIndexSql(dialect: Dialect): string {
+  return dialect.name === 'postgres'
+    ? `SELECT COUNT(*) AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace ns ON ns.oid = c.relnamespace
+  WHERE c.relname = $1 AND ns.nspname = current_schema() AND i.indisvalid`
+    : `SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'task_session_messages' AND name = $1`;
 }

@@ -1,19 +1,48 @@
 /** What one health check found (docs/health.md). Timestamps are RFC 3339 UTC with microseconds. */
 export type HealthStatus = 'not_activated' | 'shortfall' | 'silent' | 'healthy';
 
+/**
+ * `scheduled`: messages created and rows observed in a bounded window that starts at the
+ * checkpoint (minus an overlap); `full`: the audit of every message and row since capture_since.
+ */
+export type HealthKind = 'scheduled' | 'full';
+
 /** A subagent message key with no row since activation, named for triage. */
 export interface MissingKey {
   task_session_id: string;
   tool_call_id: string;
 }
 
+/**
+ * The instants compared: messages created in [from, to); rows observed in [from, to) for the
+ * scheduled kind, at or after `from` (= capture_since) for the full audit.
+ */
+export interface HealthWindow {
+  from: string;
+  to: string;
+}
+
+/** The scheduled kind's checkpoint: before and after this run (docs/health.md). */
+export interface CheckpointReport {
+  /** null when no run has verified anything yet (the window then starts at capture_since) */
+  before: string | null;
+  after: string | null;
+  /** whether this run moved it (a concurrent run that moved it first wins; this one then writes nothing) */
+  moved: boolean;
+  /** set when an operator acknowledged the window's shortfall to move the checkpoint past it */
+  acknowledged: boolean;
+}
+
 export interface HealthReport {
   status: HealthStatus;
+  kind: HealthKind;
+  /** null when not activated (nothing compared) */
+  window: HealthWindow | null;
   /** confirmed distinct message keys without a row; null when not activated (comparison not run) */
   shortfall: number | null;
-  /** distinct row keys without any subagent message; reported, never alarms */
+  /** distinct keys of rows observed since capture_since without any subagent message; never alarms */
   excess: number | null;
-  /** rows − distinct (task_session_id, tool_call_id) keys: cross-execution reuse */
+  /** rows observed since capture_since beyond the first of their (task_session_id, tool_call_id) key */
   collisions: number | null;
   /** MAX(observed_at) of rows at or after capture_since; null when nothing since activation */
   lastObservedAt: string | null;
@@ -21,6 +50,8 @@ export interface HealthReport {
   captureSince: string | null;
   /** up to MISSING_SAMPLE_SIZE keys of the shortfall, in key order */
   missing: MissingKey[];
+  /** scheduled kind only */
+  checkpoint: CheckpointReport | null;
   checkedAt: string;
 }
 

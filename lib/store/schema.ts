@@ -1,6 +1,7 @@
 import { COLUMNS, CONFLICT_KEY, TABLE, type Column } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 import { addLastObservedAt } from './last-observed-at.js';
+import type { Dialect } from '../db/dialect/dialect.js';
 
 const SQL_TYPE = { text: 'TEXT', integer: 'INTEGER', bigint: 'BIGINT', timestamp: 'TIMESTAMP' } as const;
 
@@ -16,6 +17,15 @@ ${COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE[c.type]}${c.nullable || isKey(c) ? 
   UNIQUE (${CONFLICT_KEY.join(', ')}),
   FOREIGN KEY (task_session_id) REFERENCES task_sessions(id) ON DELETE CASCADE
 )`;
+
+/**
+ * The health check's row side reads rows by observation time (docs/health.md). On SQLite the
+ * index is on the same microsecond-exact expression the statements compare, since the stored
+ * text's width varies and the bare column would not order like the instant.
+ */
+export function observedAtIndex(dialect: Dialect): string {
+  return `CREATE INDEX IF NOT EXISTS idx_subagents_observed_at ON ${TABLE} (${dialect.comparable('observed_at')})`;
+}
 
 export interface TableIndex {
   /** the host's name for it */
@@ -73,5 +83,6 @@ export async function ensureSubagentTable(db: Queryable): Promise<void> {
     }
     if (covering.length === 0) await db.query(createIndexSql(index));
   }
+  await db.query(observedAtIndex(db.dialect));
   for (const statement of db.dialect.extraDdl) await db.query(statement);
 }

@@ -9,6 +9,7 @@ import { runCli } from '../../lib/cli/main.js';
 import { startLocalPipeline } from '../../local/pipeline.js';
 import { nowMicros, formatRfc3339 } from '../../lib/time.js';
 import { frame, seedSession } from '../support/frames.js';
+import { seedMessage } from '../lib/health/seed.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -24,7 +25,8 @@ async function cli(...argv: string[]): Promise<{ code: number; stdout: string; s
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text), isTTY: false },
     // the test database's own proxy, so tests can cut the connection
-    env: process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {},
+    // (and no confirmation pause before a health shortfall counts: that is production pacing)
+    env: { HEALTH_CONFIRM_DELAY_SECONDS: '0', ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}) },
   }, { startPipeline: startLocalPipeline });
   let json: unknown;
   try {
@@ -77,6 +79,34 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
     const healthy = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--json');
     expect(healthy.json).toMatchObject({ status: 'healthy', shortfall: 0 });
     expect(healthy.code).toBe(EXIT.ok);
+  });
+
+  it('health runs the scheduled window by default, --full audits since activation, --acknowledge-through accepts a shortfall', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedMessage(t.db, { toolCallId: 'lost', createdAt: nowMicros() });
+    const scheduled = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--json');
+    expect(scheduled.code).toBe(EXIT.attention);
+    expect(scheduled.json).toMatchObject({ status: 'shortfall', kind: 'scheduled', shortfall: 1, checkpoint: { moved: true } });
+
+    const through = now();
+    const ack = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--acknowledge-through', through);
+    expect(ack.code).toBe(EXIT.ok);
+    expect(ack.stdout).toMatch(/^checkpoint\s+.*→ .*\(acknowledged/m);
+    expect((await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--json')).json).toMatchObject({ kind: 'scheduled', shortfall: 0 });
+
+    const full = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--full');
+    expect(full.code).toBe(EXIT.attention);
+    expect(full.stdout).toMatch(/^kind\s+full audit since capture_since$/m);
+    expect(full.stdout).toMatch(/^shortfall\s+1$/m);
+  });
+
+  it.each([
+    [['--acknowledge-through', 'yesterday'], /RFC 3339/],
+    [['--full', '--acknowledge-through', '2026-08-12T13:00:00Z'], /exclude each other/],
+  ])('health refuses %j as a usage error', async (args, message) => {
+    const run = await cli('health', '--database-url', t.url, ...args);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(message);
   });
 
   it('ingest feeds a file through the handler, drops exact duplicates, parks invalid lines and exits 3 (AC-2)', async () => {

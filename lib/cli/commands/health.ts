@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { runHealthCheck } from '../../health/check.js';
+import { runHealthCheck, type HealthCheckOptions } from '../../health/check.js';
 import type { HealthReport } from '../../health/report.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
@@ -8,11 +8,14 @@ import { renderFacts, renderTable } from '../table.js';
 export function renderHealth(report: HealthReport): string {
   const facts = renderFacts([
     ['status', report.status],
+    ['kind', report.kind === 'full' ? 'full audit since capture_since' : 'scheduled window'],
+    ['window', report.window === null ? null : `${report.window.from} … ${report.window.to}`],
     ['shortfall', report.shortfall],
     ['excess', report.excess],
     ['collisions', report.collisions],
     ['last observed', report.lastObservedAt],
     ['capture_since', report.captureSince],
+    ['checkpoint', checkpointText(report)],
     ['checked at', report.checkedAt],
   ]);
   if (report.missing.length === 0) return facts;
@@ -20,11 +23,20 @@ export function renderHealth(report: HealthReport): string {
   return `${facts}\n\nmissing (sample):\n${missing}`;
 }
 
+function checkpointText(report: HealthReport): string | null {
+  const c = report.checkpoint;
+  if (c === null) return null;
+  if (!c.moved) return `${c.after ?? '(none yet)'} (not moved)`;
+  return `${c.before ?? '(none)'} → ${c.after}${c.acknowledged ? ' (acknowledged: the shortfall above is accepted)' : ''}`;
+}
+
 /** `subagent-context health`: exit 0 only when healthy; not_activated, silent and shortfall exit 3. */
 export async function healthCommand(
   db: Queryable,
-  options: { graceSeconds: number; confirmDelayMs?: number },
+  options: HealthCheckOptions,
 ): Promise<CommandResult<HealthReport>> {
   const report = await runHealthCheck(db, options);
-  return { exitCode: report.status === 'healthy' ? EXIT.ok : EXIT.attention, result: report, text: renderHealth(report) };
+  // An acknowledgment that moved the checkpoint did what was asked, whatever it accepted.
+  const ok = report.status === 'healthy' || (report.checkpoint?.acknowledged ?? false);
+  return { exitCode: ok ? EXIT.ok : EXIT.attention, result: report, text: renderHealth(report) };
 }

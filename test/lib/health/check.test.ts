@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { HealthCheckError } from '../../../lib/health/check.js';
 import { formatKey, formatRfc3339 } from '../../../lib/time.js';
 import { fixtureHolds, TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
-import { at, check, MINUTE, SECOND, seedMessage, seedRow, setCaptureSince, subagentMetadata } from './seed.js';
+import type { Queryable } from '../../../lib/db/database.js';
+import type { HealthCheckOptions } from '../../../lib/health/check.js';
+import type { HealthKind } from '../../../lib/health/report.js';
+import { at, check as checkOnce, MINUTE, SECOND, seedMessage, seedRow, setCaptureSince, subagentMetadata } from './seed.js';
 
 // A whole-second activation instant: the host's SQLite text trims it to `…12:00:00+00:00`, so a
 // raw string comparison against a fractional form would misplace rows at the boundary.
@@ -10,9 +13,18 @@ const SINCE = at('2026-08-12T12:00:00Z');
 const NOW = SINCE + 120n * MINUTE;
 const LIVE = SINCE + 10n * MINUTE;
 
+const KINDS: HealthKind[] = ['scheduled', 'full'];
+
+// Both kinds answer the same questions; on a first run (no checkpoint yet) the scheduled window
+// starts at capture_since, so every rule below holds for each.
 describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixture) => {
   const t = useTestDatabase(name, { fixture });
   const activate = () => setCaptureSince(t.db, formatKey(SINCE));
+
+  describe.each(KINDS)('%s', (kind) => {
+  const check = (db: Queryable, now: bigint, options: Partial<HealthCheckOptions> = {}) => checkOnce(db, now, { kind, ...options });
+  const window = { from: formatRfc3339(SINCE), to: formatRfc3339(NOW - 15n * MINUTE) };
+  const checkpoint = kind === 'full' ? null : { before: null, after: formatRfc3339(NOW - 15n * MINUTE), moved: true, acknowledged: false };
 
   it('AC-28: is healthy after live writes cover every subagent message', async () => {
     await activate();
@@ -22,6 +34,9 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
     }
     expect(await check(t.db, NOW)).toEqual({
       status: 'healthy',
+      kind,
+      window,
+      checkpoint,
       shortfall: 0,
       excess: 0,
       collisions: 0,
@@ -97,6 +112,9 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
     expect(t.db.stats.roundTrips - before).toBe(1);
     expect(report).toEqual({
       status: 'not_activated',
+      kind,
+      window: null,
+      checkpoint: null,
       shortfall: null,
       excess: null,
       collisions: null,
@@ -237,4 +255,5 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
       expect(await check(t.db, NOW)).toMatchObject({ status: 'silent', lastObservedAt: null });
     });
   });
+});
 });

@@ -5,6 +5,9 @@ import type { HealthReport } from '../../../lib/health/report.js';
 
 const BASE: HealthReport = {
   status: 'healthy',
+  kind: 'scheduled',
+  window: { from: '2026-08-12T12:50:00.000000Z', to: '2026-08-12T12:55:00.500000Z' },
+  checkpoint: { before: '2026-08-12T12:50:00.000000Z', after: '2026-08-12T12:55:00.500000Z', moved: true, acknowledged: false },
   shortfall: 0,
   excess: 3,
   collisions: 1,
@@ -40,7 +43,24 @@ describe('health metrics', () => {
       excess: 3,
       collisions: 1,
       seconds_since_last_observed: 600,
+      checkpoint_lag_seconds: 900,
     });
+  });
+
+  it('the full audit emits its counts under audit_ names, so an acknowledged shortfall does not re-trigger the shortfall alarm', () => {
+    expect(emitted({ ...BASE, kind: 'full', checkpoint: null, shortfall: 2 })).toEqual({
+      audit_health_check_ok: 1,
+      not_activated: 0,
+      audit_shortfall: 2,
+      audit_excess: 3,
+      audit_collisions: 1,
+      seconds_since_last_observed: 600,
+    });
+  });
+
+  it('a checkpoint never written yet lags from capture_since', () => {
+    const report: HealthReport = { ...BASE, checkpoint: { before: null, after: null, moved: false, acknowledged: false } };
+    expect(emitted(report)).toMatchObject({ checkpoint_lag_seconds: 4200 });
   });
 
   it('AC-28a: emits not_activated and no comparison counts when capture_since is absent', () => {

@@ -72,8 +72,8 @@ describe.each(TARGETS)('the table on %s', (name) => {
     expect((await readAll(t.db)).map((r) => r.turn_id).sort()).toEqual(['never-created', 'u1']);
   });
 
-  it("R2-10: indexes task_session_id, task_id and turn_id under the host's names", async () => {
-    expect(await indexNames(t.db, TABLE)).toEqual(['idx_subagents_session_id', 'idx_subagents_task_id', 'idx_subagents_turn_id']);
+  it("R2-10: indexes task_session_id, task_id and turn_id under the host's names, and observed_at (the health check's row side)", async () => {
+    expect(await indexNames(t.db, TABLE)).toEqual(['idx_subagents_observed_at', 'idx_subagents_session_id', 'idx_subagents_task_id', 'idx_subagents_turn_id']);
   });
 
   it('ensureSubagentTable runs again without touching existing rows', async () => {
