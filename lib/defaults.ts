@@ -19,6 +19,12 @@ export const HEALTH_CONFIRM_DELAY_SECONDS = 5;
 /** Health: how often the scheduled check runs. */
 export const HEALTH_SCHEDULE = 'rate(5 minutes)';
 
+/** Health: the scheduled check starts each window this long before its checkpoint (late commits; docs/health.md). */
+export const HEALTH_OVERLAP_SECONDS = 300;
+
+/** Health: when the optional full audit runs (healthAuditEnabled, off by default; docs/health.md). */
+export const HEALTH_AUDIT_SCHEDULE = 'cron(30 3 * * ? *)';
+
 /** Records per ingest invocation (the SQS event source's batchSize; also the local poller's). */
 export const INGEST_BATCH_SIZE = 10;
 

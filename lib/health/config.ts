@@ -1,4 +1,4 @@
-import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.js';
+import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, HEALTH_OVERLAP_SECONDS } from '../defaults.js';
 
 /** docs/health.md: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
 export const DEFAULT_GRACE_SECONDS = HEALTH_GRACE_SECONDS;
@@ -8,7 +8,7 @@ export const DEFAULT_GRACE_SECONDS = HEALTH_GRACE_SECONDS;
  * row-less state was decided at the window's edge (a commit later than the grace period) is
  * looked at again (docs/health.md).
  */
-export const DEFAULT_OVERLAP_SECONDS = 300;
+export const DEFAULT_OVERLAP_SECONDS = HEALTH_OVERLAP_SECONDS;
 
 /** Pause before a non-zero shortfall is re-evaluated (AC-28b), so in-flight batches can land. */
 export const DEFAULT_CONFIRM_DELAY_SECONDS = HEALTH_CONFIRM_DELAY_SECONDS;

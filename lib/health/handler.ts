@@ -6,31 +6,38 @@ import { failureFields } from '../db/errors.js';
 import { withinInvocation, type RemainingTime } from '../deadline.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import { runHealthCheck } from './check.js';
-import { confirmDelaySecondsFromEnv, graceSecondsFromEnv } from './config.js';
+import { confirmDelaySecondsFromEnv, graceSecondsFromEnv, overlapSecondsFromEnv } from './config.js';
 import { logHealthReport, recordHealthMetrics } from './publish.js';
-import type { HealthReport } from './report.js';
+import type { HealthKind, HealthReport } from './report.js';
 
 export interface HealthHandlerDeps {
   /** the database, resolved per invocation; return a module-scope instance so warm invocations reuse it */
   db: () => Database;
   /** runs before each check (deployed: reads DATABASE_URL from SSM once) */
   loadConfig?: () => Promise<void>;
-  /** HEALTH_GRACE_SECONDS, HEALTH_CONFIRM_DELAY_SECONDS; read per invocation */
+  /** HEALTH_GRACE_SECONDS, HEALTH_OVERLAP_SECONDS, HEALTH_CONFIRM_DELAY_SECONDS; read per invocation */
   env?: NodeJS.ProcessEnv;
   metrics?: Metrics;
   logger?: Logger;
 }
 
-export type HealthHandler = (event?: unknown, context?: RemainingTime) => Promise<HealthReport>;
+/**
+ * What EventBridge sends: the 5-minute schedule its plain scheduled event (the scheduled window),
+ * the optional audit schedule (healthAuditSchedule in serverless.yml) `{ "kind": "full" }`.
+ */
+export type HealthEvent = unknown;
+
+export type HealthHandler = (event?: HealthEvent, context?: RemainingTime) => Promise<HealthReport>;
 
 /**
- * The scheduled divergence check (docs/health.md): the report as metrics and one log line, then
- * the report. A check that throws records `health_check_ok` 0 (the alarm on it) and rethrows.
+ * The divergence check (docs/health.md): the report as metrics and one log line, then the report.
+ * A check that throws records `health_check_ok` (the audit: `audit_health_check_ok`) 0 and rethrows.
  */
 export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
   const metrics = deps.metrics ?? createMetrics();
   const log = deps.logger ?? defaultLogger;
-  return async (_event, context) => {
+  return async (event, context) => {
+    const kind = kindOf(event);
     try {
       await deps.loadConfig?.();
       const env = deps.env ?? process.env;
@@ -39,7 +46,9 @@ export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
       const report = await refreshingCredentials(() =>
         withinInvocation(deps.db(), context, (db) =>
           runHealthCheck(db, {
+            kind,
             graceSeconds: graceSecondsFromEnv(env),
+            overlapSeconds: overlapSecondsFromEnv(env),
             confirmDelayMs: confirmDelaySecondsFromEnv(env) * 1000,
           }),
         ),
@@ -48,11 +57,16 @@ export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
       logHealthReport(log, report);
       return report;
     } catch (err) {
-      metrics.addMetric('health_check_ok', MetricUnit.Count, 0);
-      log.error('subagent health check failed', { ...failureFields(err), error: err as Error });
+      metrics.addMetric(kind === 'full' ? 'audit_health_check_ok' : 'health_check_ok', MetricUnit.Count, 0);
+      log.error(`subagent health check failed (${kind})`, { ...failureFields(err), error: err as Error });
       throw err;
     } finally {
       metrics.publishStoredMetrics();
     }
   };
+}
+
+/** `{ "kind": "full" }` → the audit; anything else (the scheduled event, nothing) → the scheduled window. */
+function kindOf(event: HealthEvent): HealthKind {
+  return event !== null && typeof event === 'object' && (event as { kind?: unknown }).kind === 'full' ? 'full' : 'scheduled';
 }

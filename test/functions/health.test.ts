@@ -82,6 +82,19 @@ describe.each(TARGET_FIXTURES)('health function on %s, %s host schema', (name, f
     expect(errors(lines)).toEqual([expect.objectContaining({ status: 'shortfall', missing: report.missing })]);
   });
 
+  it('the audit schedule\'s { kind: "full" } runs the full audit and publishes audit_ metrics; the plain scheduled event runs the window', async () => {
+    const now = nowMicros();
+    await setCaptureSince(t.db, formatKey(now - 120n * MINUTE));
+    await seedRow(t.db, { toolCallId: 'c1', observedAt: now - 60n * MINUTE });
+    await seedMessage(t.db, { toolCallId: 'c1', createdAt: now - 60n * MINUTE });
+    let printed = capturePrinted();
+    expect(await handler({ kind: 'full' })).toMatchObject({ status: 'healthy', kind: 'full', checkpoint: null });
+    expect(emf(printed())).toMatchObject({ audit_health_check_ok: 1, audit_shortfall: 0 });
+    printed = capturePrinted();
+    expect(await handler({ 'detail-type': 'Scheduled Event' } as never)).toMatchObject({ kind: 'scheduled', checkpoint: { moved: true } });
+    expect(emf(printed())).toMatchObject({ health_check_ok: 1, shortfall: 0 });
+  });
+
   it('a check that cannot run rejects and emits health_check_ok 0', async () => {
     process.env.HEALTH_GRACE_SECONDS = 'soon';
     const printed = capturePrinted();

@@ -90,9 +90,13 @@ describe('the packaged CloudFormation template', () => {
 
   it('runs health on a schedule and migrate with no event and a 15-minute timeout', () => {
     const rules = ofType('AWS::Events::Rule');
-    expect(rules).toHaveLength(1);
-    expect(rules[0]![1].Properties.ScheduleExpression).toBe('rate(5 minutes)');
-    expect(JSON.stringify(rules[0]![1].Properties.Targets)).toContain('HealthLambdaFunction');
+    expect(rules).toHaveLength(2);
+    const [check, audit] = ['rate(5 minutes)', 'cron(30 3 * * ? *)'].map((rate) => rules.find(([, r]) => r.Properties.ScheduleExpression === rate)![1].Properties) as [any, any];
+    expect(JSON.stringify(check.Targets)).toContain('HealthLambdaFunction');
+    expect(check.State).not.toBe('DISABLED');
+    // The full audit: daily, off unless healthAuditEnabled, and it tells the handler which kind it is.
+    expect(audit.State).toBe('DISABLED');
+    expect(JSON.parse(audit.Targets[0].Input)).toEqual({ kind: 'full' });
     expect(resource('MigrateLambdaFunction').Properties.Timeout).toBe(900);
     expect(templateText).not.toMatch(/Migrate[A-Za-z]*(EventSourceMapping|EventsRule|Permission)/);
   });
