@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import { benchColdStart, type ColdStartFigures } from './cold-start.js';
@@ -56,8 +56,23 @@ if (wants('cold-start')) {
   coldStart = await benchColdStart(deployed, plan.coldStartRuns);
 }
 const totalSeconds = (performance.now() - started) / 1000;
+// The heavy health-at-scale section (npm run bench -- health) is kept from the previous file.
+const kept = keptHealthSection(plan.out);
 writeFileSync(
   plan.out,
-  renderReport({ plan, machine: machineBefore, loadAfter: machineFacts().loadAverage, deployed, targets: targets.map((t) => ({ name: t.name, label: t.label })), ingest, stores, coldStart, totalSeconds }),
+  renderReport({ plan, machine: machineBefore, loadAfter: machineFacts().loadAverage, deployed, targets: targets.map((t) => ({ name: t.name, label: t.label })), ingest, stores, coldStart, totalSeconds }) + kept,
 );
 log(`wrote ${plan.out} after ${totalSeconds.toFixed(0)} s`);
+
+function keptHealthSection(file: string): string {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+  const endMarker = '<!-- health-scale:end -->';
+  const start = text.indexOf('<!-- health-scale:start -->');
+  const end = text.indexOf(endMarker);
+  return start >= 0 && end > start ? `\n${text.slice(start, end + endMarker.length)}\n` : '';
+}
