@@ -55,7 +55,7 @@ async function plans(db: Database, activatedAt: Micros): Promise<Record<string, 
 }
 
 /** PostgreSQL returns the plan as lines; SQLite as (id, parent, detail) rows of a tree. */
-function formatPlan(rows: Row[]): string {
+export function formatPlan(rows: Row[]): string {
   if (rows.length > 0 && 'QUERY PLAN' in rows[0]!) return rows.map((r) => String(r['QUERY PLAN'])).join('\n');
   const depth = new Map<number, number>([[0, -1]]);
   return rows

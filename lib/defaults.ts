@@ -22,6 +22,9 @@ export const HEALTH_SCHEDULE = 'rate(5 minutes)';
 /** Health: the scheduled check starts each window this long before its checkpoint (late commits; docs/health.md). */
 export const HEALTH_OVERLAP_SECONDS = 300;
 
+/** Alarms: the scheduled health check's checkpoint older than this (a shortfall holds it) alarms. */
+export const HEALTH_CHECKPOINT_LAG_ALARM_SECONDS = 21_600;
+
 /** Health: when the optional full audit runs (healthAuditEnabled, off by default; docs/health.md). */
 export const HEALTH_AUDIT_SCHEDULE = 'cron(30 3 * * ? *)';
 

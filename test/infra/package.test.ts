@@ -105,6 +105,7 @@ describe('the packaged CloudFormation template', () => {
     ['HealthShortfallAlarm', 'shortfall', 'notBreaching'],
     ['HealthNotActivatedAlarm', 'not_activated', 'notBreaching'],
     ['HealthCheckMissingAlarm', 'health_check_ok', 'breaching'],
+    ['HealthCheckpointLagAlarm', 'checkpoint_lag_seconds', 'notBreaching'],
     ['DeadLetterQueueNotEmptyAlarm', 'ApproximateNumberOfMessagesVisible', 'notBreaching'],
     ['OldestMessageAgeAlarm', 'ApproximateAgeOfOldestMessage', 'notBreaching'],
     ['IngestErrorsAlarm', 'Errors', 'notBreaching'],
