@@ -23,31 +23,37 @@ const machine = machineFacts();
 const started = performance.now();
 const targets = await startTargets();
 const figures: HealthScaleFigures[] = [];
+const labels = targets.filter((t) => !only || only.includes(t.name)).map((t) => `${t.name}: ${t.label}`);
 try {
-  for (const target of targets) {
-    if (only && !only.includes(target.name)) continue;
-    for (const n of sizes) {
+  // Every size on every target before the next size, and the section rewritten after each store,
+  // so the 1M figures are on disk long before the 10M stores finish.
+  for (const n of sizes) {
+    for (const target of targets) {
+      if (only && !only.includes(target.name)) continue;
       log(`${target.name}: ${n.toLocaleString('en-US')} messages`);
       const f = await benchHealthScale(target, n, runs);
       log(`  generated in ${(f.generateMs / 1000).toFixed(0)} s; scheduled ${f.scheduled.wallMs.toFixed(1)} ms; full ${(f.full.wallMs / 1000).toFixed(2)} s`);
       figures.push(f);
+      write(renderHealthScale(figures, labels, machine, (performance.now() - started) / 1000));
     }
   }
 } finally {
   for (const target of targets) await target.stop();
 }
-const section = renderHealthScale(figures, targets.map((t) => `${t.name}: ${t.label}`), machine, (performance.now() - started) / 1000);
-let text = '';
-try {
-  text = readFileSync(out, 'utf8');
-} catch {
-  text = '# Benchmarks\n';
+
+function write(section: string): void {
+  let text = '';
+  try {
+    text = readFileSync(out, 'utf8');
+  } catch {
+    text = '# Benchmarks\n';
+  }
+  const at = text.indexOf(START);
+  const end = text.indexOf(END);
+  text = at >= 0 && end > at ? `${text.slice(0, at)}${section}${text.slice(end + END.length)}` : `${text.trimEnd()}\n\n${section}\n`;
+  writeFileSync(out, text);
+  log(`wrote the health section of ${out}`);
 }
-const at = text.indexOf(START);
-const end = text.indexOf(END);
-text = at >= 0 && end > at ? `${text.slice(0, at)}${section}${text.slice(end + END.length)}` : `${text.trimEnd()}\n\n${section}\n`;
-writeFileSync(out, text);
-log(`wrote the health section of ${out}`);
 
 function renderHealthScale(rows: HealthScaleFigures[], labels: string[], m: ReturnType<typeof machineFacts>, seconds: number): string {
   const int = (n: number) => Math.round(n).toLocaleString('en-US');
