@@ -67,6 +67,9 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       'ETIMEDOUT',
     );
 
+  /** failures to open a connection: a retry "on a fresh connection" would only wait again */
+  const connectFailures = new WeakSet<Error>();
+
   /** A pooled connection, within the deadline; one that arrives after it is handed back. */
   const connect = async (): Promise<PoolClient> => {
     const pending = pool.connect();
@@ -75,7 +78,9 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
         pending.then((client) => client.release(), ignore);
       });
     } catch (err) {
-      throw toDatabaseError(err);
+      const error = toDatabaseError(err);
+      connectFailures.add(error);
+      throw error;
     }
   };
 
@@ -141,8 +146,10 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
         // A connection that died unnoticed fails before the server sees the statement; every
         // statement sent outside a transaction here is idempotent, so one retry on a fresh
         // connection is safe. A database that is really down fails again and is reported. A
-        // statement that ran out of time is not retried: there is no time left.
-        if (err instanceof DatabaseError && err.sqlstate === undefined && err.driverCode !== 'ETIMEDOUT') return runAlone<T>(sql, params);
+        // statement that ran out of time, or a connection that could not be opened, is not
+        // retried: there is no time left, or the fresh connection is what failed.
+        const deadConnection = err instanceof DatabaseError && err.sqlstate === undefined && err.driverCode !== 'ETIMEDOUT' && !connectFailures.has(err);
+        if (deadConnection) return runAlone<T>(sql, params);
         throw err;
       }
     },
