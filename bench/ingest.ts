@@ -6,7 +6,8 @@ import { readAll } from '../lib/store/read.js';
 import { createHostSchema } from '../local/host-schema.js';
 import { createBaselineWriter } from './baseline-writer.js';
 import { generateFrameStream, type QueuedFrame } from './frames.js';
-import { limitSql, prepareLimitBatch } from './limit-writer.js';
+import { runPrepared } from '../lib/store/write.js';
+import { prepareLimitBatch } from './limit-writer.js';
 import { toSqsEvent } from './sqs-event.js';
 import { median, percentile } from './stats.js';
 import type { BenchTarget } from './targets.js';
@@ -70,7 +71,6 @@ export async function benchIngest(target: BenchTarget, plan: IngestPlan, createH
     await seedSessions(db, stream.sessions);
     const handler = createHandler(() => db);
     const baselineWriter = createBaselineWriter(() => db);
-    const sql = limitSql(db);
     const designs: Record<DesignName, { call: Caller; frames: number }> = {
       handler: { call: (event) => () => handler(event), frames: plan.handlerFrames },
       baseline: { call: (event) => () => baselineWriter(event), frames: plan.baselineFrames },
@@ -78,7 +78,7 @@ export async function benchIngest(target: BenchTarget, plan: IngestPlan, createH
         call: (event) => {
           const prepared = prepareLimitBatch(db, event);
           return async () => {
-            if (prepared) await db.query(sql, prepared.params);
+            await runPrepared(db, prepared);
             return { batchItemFailures: [] };
           };
         },

@@ -1,27 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import type { SQSEvent } from 'aws-lambda';
-import { COLUMNS } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
 import { parseFrame } from '../lib/frame/parse.js';
-import { foldByKey } from '../lib/merge.js';
 import { normalizeFrame } from '../lib/normalize.js';
-import { rowKey, type SubagentWrite } from '../lib/row.js';
-import { upsertSql } from '../lib/store/upsert.js';
-import { nowMicros } from '../lib/time.js';
-
-/** One batch's statement parameters, bound before the clock starts. */
-export interface PreparedStatement {
-  params: unknown[];
-}
+import type { SubagentWrite } from '../lib/row.js';
+import { prepareBatch, type PreparedStatement } from '../lib/store/write.js';
 
 /**
- * The database's own limit for the handler's work: the same rows (parsed, normalized, folded per
- * batch and sorted by conflict key, ids and updated_at bound) prepared before timing, so only the
- * one `INSERT … SELECT FROM unnest(…) ON CONFLICT` statement per batch is timed, issued straight
- * through the same driver and connection. Whatever the handler spends above this is its own work.
+ * The database's own limit for the handler's work: the same rows (parsed, normalized, in rounds by
+ * conflict key, ids and updated_at bound: lib/store/write.ts prepareBatch, the handler's own
+ * statements) prepared before timing, so only the `INSERT … SELECT FROM unnest(…) ON CONFLICT`
+ * statements are timed (one per round; BEGIN/COMMIT around them when there are several, as the
+ * handler does), issued straight through the same driver and connection. Since R2-7 the handler
+ * cannot fold a key's frames into one row (an older frame only fills NULLs, which depends on the
+ * stored row), so the limit is not pre-folded either: it does exactly the database work the
+ * handler does. Whatever the handler spends above this is its own work.
  */
-export function prepareLimitBatch(db: Database, event: SQSEvent): PreparedStatement | undefined {
-  const { dialect } = db;
+export function prepareLimitBatch(db: Database, event: SQSEvent): PreparedStatement[] {
   const writes: SubagentWrite[] = [];
   for (const record of event.Records) {
     const parsed = parseFrame(record.body);
@@ -29,22 +23,5 @@ export function prepareLimitBatch(db: Database, event: SQSEvent): PreparedStatem
     const normalized = normalizeFrame(parsed.frame);
     if (normalized.kind === 'write') writes.push(normalized.row);
   }
-  if (writes.length === 0) return undefined;
-  const updatedAt = dialect.encodeTimestamp(nowMicros());
-  const folded = foldByKey(writes, rowKey)
-    .map((write) => ({ key: rowKey(write), write }))
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const rows = folded.map(({ write }) =>
-    COLUMNS.map(({ name }) => {
-      if (name === 'id') return randomUUID();
-      if (name === 'updated_at') return updatedAt;
-      const value = write[name as keyof SubagentWrite];
-      return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;
-    }),
-  );
-  return { params: dialect.bindRows(COLUMNS, rows) };
-}
-
-export function limitSql(db: Database): string {
-  return upsertSql(db.dialect);
+  return writes.length === 0 ? [] : prepareBatch(db.dialect, writes);
 }

@@ -27,18 +27,32 @@ export function parseStoredTimestamp(text: string): Micros | undefined {
 const MIN_INSTANT: Micros = -62_135_596_800_000_000n;
 const MAX_INSTANT: Micros = 253_402_300_799_999_999n;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil), as `Date` counts them. */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+/**
+ * Plain integer arithmetic (no `Date`, two BigInt conversions): every ingested frame's
+ * `observed_at` comes through here, so it is on the ingest hot path (issue 14).
+ */
 function toMicros(m: RegExpExecArray): Micros | undefined {
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number, number, number, number, number, number,
-  ];
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = Number(m[6]);
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) return undefined;
-  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return undefined;
-  // A leap second (:60) rolls into the next minute, as PostgreSQL reads it.
-  const ms = date.getTime() + ((hour * 60 + minute) * 60 + second) * 1000;
-  const fraction = BigInt((m[7] ?? '').padEnd(6, '0').slice(0, 6));
+  if (day > (month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!)) return undefined;
   let offsetMinutes = 0;
   if (m[9] !== undefined) {
     const hours = Number(m[10]);
@@ -46,15 +60,46 @@ function toMicros(m: RegExpExecArray): Micros | undefined {
     if (hours > 23 || minutes > 59) return undefined;
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (hours * 60 + minutes);
   }
-  const us = BigInt(ms) * 1000n + fraction - BigInt(offsetMinutes) * 60_000_000n;
+  // A leap second (:60) rolls into the next minute, as PostgreSQL reads it. Whole seconds stay
+  // far below 2^53, so only the final microseconds need a bigint.
+  const seconds = daysFromCivil(year, month, day) * 86_400 + (hour * 60 + minute - offsetMinutes) * 60 + second;
+  const fraction = m[7] === undefined ? 0 : Number(m[7].length >= 6 ? m[7].slice(0, 6) : m[7].padEnd(6, '0'));
+  const total = seconds * 1_000_000 + fraction;
+  const us = Number.isSafeInteger(total) ? BigInt(total) : BigInt(seconds) * 1_000_000n + BigInt(fraction);
   return us < MIN_INSTANT || us > MAX_INSTANT ? undefined : us;
 }
 
+/** The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's civil_from_days). */
+function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (month <= 2 ? 1 : 0), month, day];
+}
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+/** Integer arithmetic, no `Date`: every written row formats two instants (issue 14, hot path). */
 function parts(us: Micros): { date: string; time: string; fraction: string } {
-  const ms = Number(us / 1000n) - (us % 1000n < 0n ? 1 : 0);
-  const iso = new Date(ms).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
-  const micro = ((us % 1_000_000n) + 1_000_000n) % 1_000_000n;
-  return { date: iso.slice(0, 10), time: iso.slice(11, 19), fraction: micro.toString().padStart(6, '0') };
+  let seconds = Number(us / 1_000_000n);
+  let micro = Number(us % 1_000_000n);
+  if (micro < 0) {
+    micro += 1_000_000;
+    seconds -= 1;
+  }
+  const days = Math.floor(seconds / 86_400);
+  const ofDay = seconds - days * 86_400;
+  const [year, month, day] = civilFromDays(days);
+  return {
+    date: `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`,
+    time: `${pad(Math.floor(ofDay / 3600), 2)}:${pad(Math.floor(ofDay / 60) % 60, 2)}:${pad(ofDay % 60, 2)}`,
+    fraction: pad(micro, 6),
+  };
 }
 
 /** `2026-08-12 13:24:58.123456`: fixed width, what PostgreSQL binds and what SQLite compares. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { COLUMN_NAMES, COLUMNS } from '../columns.js';
 import type { Database, Queryable } from '../db/database.js';
+import type { Dialect } from '../db/dialect/dialect.js';
 import { rowKey, type SubagentWrite } from '../row.js';
 import { nowMicros, type Micros } from '../time.js';
 import { upsertSql } from './upsert.js';
@@ -29,40 +30,59 @@ export function rounds(writes: readonly SubagentWrite[]): { key: string; write: 
   return out;
 }
 
+/** One statement of a batch, bound. */
+export interface PreparedStatement {
+  sql: string;
+  params: unknown[];
+}
+
 /**
- * Persists writes given in arrival order so the table ends exactly as one upsert per write, in
- * order, would leave it: one statement per round (see `rounds`), all of them in one transaction
- * when there is more than one, so the batch lands whole or not at all.
+ * The statements `writeBatch` issues for `writes`: one upsert per round (see `rounds`), bound.
+ * Pure; `npm run bench` times the database's own limit with exactly these (bench/limit-writer.ts).
  */
-export async function writeBatch(db: Queryable, writes: readonly SubagentWrite[], now: Micros = nowMicros()): Promise<void> {
-  if (writes.length === 0) return;
-  const all = rounds(writes);
-  const run = async (q: Queryable) => {
-    for (const round of all) await upsertRound(q, round.map((r) => r.write), now);
-  };
-  if (all.length > 1 && isDatabase(db)) await db.transaction(run);
-  else await run(db);
-}
-
-function isDatabase(db: Queryable): db is Database {
-  return typeof (db as Partial<Database>).transaction === 'function';
-}
-
-async function upsertRound(db: Queryable, writes: readonly SubagentWrite[], now: Micros): Promise<void> {
-  const { dialect } = db;
+export function prepareBatch(dialect: Dialect, writes: readonly SubagentWrite[], now: Micros = nowMicros()): PreparedStatement[] {
   const updatedAt = dialect.encodeTimestamp(now);
-  const rows = writes.map((write) =>
-    COLUMN_NAMES.map((name) => {
-      if (name === 'id') return randomUUID();
-      if (name === 'updated_at') return updatedAt;
-      const value = write[name];
-      return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;
-    }),
-  );
   let sql = sqlByDialect.get(dialect.name);
   if (!sql) {
     sql = upsertSql(dialect);
     sqlByDialect.set(dialect.name, sql);
   }
-  await db.query(sql, dialect.bindRows(COLUMNS, rows));
+  const statement = sql;
+  return rounds(writes).map((round) => {
+    const rows = round.map(({ write }) =>
+      COLUMN_NAMES.map((name) => {
+        if (name === 'id') return randomUUID();
+        if (name === 'updated_at') return updatedAt;
+        const value = write[name];
+        return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;
+      }),
+    );
+    return { sql: statement, params: dialect.bindRows(COLUMNS, rows) };
+  });
+}
+
+/**
+ * Runs a batch's statements: all of them in one transaction when there is more than one, so the
+ * batch lands whole or not at all.
+ */
+export async function runPrepared(db: Queryable, statements: readonly PreparedStatement[]): Promise<void> {
+  const run = async (q: Queryable) => {
+    for (const { sql, params } of statements) await q.query(sql, params);
+  };
+  if (statements.length > 1 && isDatabase(db)) await db.transaction(run);
+  else await run(db);
+}
+
+/**
+ * Persists writes given in arrival order so the table ends exactly as one upsert per write, in
+ * order, would leave it: one statement per round (see `rounds`), all of them in one transaction
+ * when there is more than one.
+ */
+export async function writeBatch(db: Queryable, writes: readonly SubagentWrite[], now: Micros = nowMicros()): Promise<void> {
+  if (writes.length === 0) return;
+  await runPrepared(db, prepareBatch(db.dialect, writes, now));
+}
+
+function isDatabase(db: Queryable): db is Database {
+  return typeof (db as Partial<Database>).transaction === 'function';
 }
