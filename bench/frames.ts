@@ -64,7 +64,8 @@ export function generateFrameStream(options: { frames: number; seed: number; ses
     const turnId = `bench-turn-${options.seed}-${turn++}`;
     const fanOut = weighted(random, FAN_OUT);
     for (let i = 0; i < fanOut; i++) {
-      const parent = !nested && turn > 20 && i > 0 ? (nested = true) : false;
+      const parent = !nested && turn > 20 && i > 0;
+      if (parent) nested = true;
       pending.push(...subagentFrames(random, { session, turnId, at: turnAt + i * 40, nested: parent }));
     }
   }

@@ -24,6 +24,7 @@ const NUL_STAND_IN = 0xffff;
 // Lone high surrogate (not followed by a low one) or lone low surrogate (not preceded by a high one).
 const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const UNPAIRED_ALL = new RegExp(UNPAIRED.source, 'g');
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding U+0000 is the point (R2-1)
 const NUL = /\u0000/;
 const NUL_ALL = new RegExp(NUL.source, 'g');
 
@@ -83,10 +84,10 @@ const position = (d: Dialect, haystack: string, needle: string) =>
  * the escape pay for the three replaces; the rest cost one substring search.
  */
 export function cleanJsonText(d: Dialect, column: string): string {
-  const escape = `'\\u0000'`;
+  const nulEscape = `'\\u0000'`;
   const swapped = `replace(${column}, '\\\\', ${chr(d, 1)})`;
-  const cleaned = `replace(replace(${swapped}, ${escape}, '\\uffff'), ${chr(d, 1)}, '\\\\')`;
-  return `(CASE WHEN ${position(d, column, escape)} > 0 THEN ${cleaned} ELSE ${column} END)`;
+  const cleaned = `replace(replace(${swapped}, ${nulEscape}, '\\uffff'), ${chr(d, 1)}, '\\\\')`;
+  return `(CASE WHEN ${position(d, column, nulEscape)} > 0 THEN ${cleaned} ELSE ${column} END)`;
 }
 
 /** A condition: the text `expr` (from a cleaned document) passes the identity rule (NULL passes). */

@@ -59,6 +59,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     stdout: { write: (text: string) => rawIo.stdout.write(redactText(text)) },
     stderr: { isTTY: rawIo.stderr.isTTY, write: (text: string) => rawIo.stderr.write(redactText(text)) },
   };
+  // biome-ignore lint/suspicious/noImplicitAnyLet: the type is parseArgs's result for the options below, inferred at the assignment
   let parsed;
   try {
     parsed = parseArgs({
@@ -100,7 +101,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       switch (command) {
         case 'migrate':
           expectArguments(rest, 0, command);
-          return migrateCommand((db = await open()));
+          db = await open();
+          return migrateCommand(db);
         case 'health': {
           expectArguments(rest, 0, command);
           const graceSeconds = values['grace-seconds'] === undefined ? graceSecondsFromEnv(io.env) : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
@@ -110,7 +112,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             throw new UsageError(`--acknowledge-through needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${acknowledge}")`);
           }
           if (values.full && acknowledgeThrough !== undefined) throw new UsageError('--full and --acknowledge-through exclude each other');
-          return healthCommand((db = await open()), {
+          db = await open();
+          return healthCommand(db, {
             graceSeconds,
             overlapSeconds: overlapSecondsFromEnv(io.env),
             confirmDelayMs: confirmDelaySecondsFromEnv(io.env) * 1000,
@@ -120,7 +123,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         }
         case 'ingest':
           expectArguments(rest, 1, command);
-          return ingestCommand((db = await open()), { file: rest[0]!, rejectedFile: values.rejected }, io, deps.startPipeline);
+          db = await open();
+          return ingestCommand(db, { file: rest[0]!, rejectedFile: values.rejected }, io, deps.startPipeline);
         case undefined:
           throw new UsageError('no command given');
         default:

@@ -71,7 +71,10 @@ export function openSqlite(path: string): Database {
       throw new DatabaseError("no time left in the invocation for this statement — the frames stay on the queue", 'system', undefined, 'ETIMEDOUT');
     }
     const wanted = Math.min(busyTimeoutMs, Math.ceil(left));
-    if (wanted !== appliedBusyMs) db.pragma(`busy_timeout = ${(appliedBusyMs = wanted)}`);
+    if (wanted !== appliedBusyMs) {
+      appliedBusyMs = wanted;
+      db.pragma(`busy_timeout = ${wanted}`);
+    }
   };
 
   const run = <T>(sql: string, params: readonly unknown[] = [], finishing = false): T[] => {

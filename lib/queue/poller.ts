@@ -13,6 +13,7 @@ export interface PollerOptions {
   sqs: SQSClient;
   queueUrl: string;
   /** the function the event source invokes, e.g. createIngestHandler(…) */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a Lambda handler may resolve to nothing, as the AWS types allow
   handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>;
   /** records per invocation, 1–10 (Lambda's FIFO maximum is 10) */
   batchSize?: number;

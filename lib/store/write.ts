@@ -22,7 +22,8 @@ export function rounds(writes: readonly SubagentWrite[]): { key: string; write: 
     const key = rowKey(write);
     const k = depth.get(key) ?? 0;
     depth.set(key, k + 1);
-    (out[k] ??= []).push({ key, write });
+    out[k] ??= [];
+    out[k].push({ key, write });
   }
   // Conflict-key order: concurrent batches sharing keys lock them in one order and cannot
   // deadlock (40P01) against each other on PostgreSQL.

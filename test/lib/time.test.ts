@@ -164,7 +164,10 @@ describe('R2-9: the microsecond clock never goes backwards', () => {
     let i = 0;
     let current = readings[0]!;
     return monotonicClock({
-      wall: () => (current = readings[Math.min(i++, readings.length - 1)]!)[0],
+      wall: () => {
+        current = readings[Math.min(i++, readings.length - 1)]!;
+        return current[0];
+      },
       monotonic: () => current[1],
     });
   };

@@ -31,14 +31,19 @@ async function everythingFrom(fn: () => Promise<unknown>): Promise<string> {
   const chunks: string[] = [];
   const streams = [process.stdout, process.stderr];
   const originals = streams.map((s) => s.write);
-  for (const s of streams) s.write = ((chunk: string | Uint8Array) => (chunks.push(String(chunk)), true)) as typeof s.write;
+  for (const s of streams) {
+    s.write = ((chunk: string | Uint8Array) => {
+      chunks.push(String(chunk));
+      return true;
+    }) as typeof s.write;
+  }
   let thrown = '';
   try {
     await fn();
   } catch (err) {
     for (let e: unknown = err; e instanceof Error; e = e.cause) thrown += `${e.message}\n${e.stack}\n`;
   } finally {
-    streams.forEach((s, i) => (s.write = originals[i]!));
+    for (const [i, s] of streams.entries()) s.write = originals[i]!;
   }
   return chunks.join('') + thrown;
 }

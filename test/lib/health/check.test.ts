@@ -163,7 +163,11 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
     await activate();
     await seedMessage(t.db, { toolCallId: 'c1', createdAt: LIVE });
     let waited = 0;
-    const report = await check(t.db, NOW, { beforeConfirm: async () => void (waited += 1) });
+    const report = await check(t.db, NOW, {
+      beforeConfirm: async () => {
+        waited += 1;
+      },
+    });
     expect(waited).toBe(1);
     expect(report).toMatchObject({ status: 'shortfall', shortfall: 1 });
   });
@@ -171,7 +175,11 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
   it('a zero shortfall is not re-evaluated', async () => {
     await activate();
     let waited = 0;
-    await check(t.db, NOW, { beforeConfirm: async () => void (waited += 1) });
+    await check(t.db, NOW, {
+      beforeConfirm: async () => {
+        waited += 1;
+      },
+    });
     expect(waited).toBe(0);
   });
 

@@ -11,7 +11,6 @@ import { captureOutput, handlerDatabase, makeUnavailable, sqsEvent, sqsRecord } 
 import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 
 const NOW = 1_786_541_100_000_000n; // 2026-08-12T13:25:00Z
-const OBSERVED_AT = '2026-08-12T13:24:58.123456Z'; // frame()'s default: 1876.544 ms before NOW
 
 /** A database-side rejection of one tool call id, as a CHECK-like trigger would reject a row. */
 async function rejectToolCall(t: TestDatabase, toolCallId: string): Promise<void> {

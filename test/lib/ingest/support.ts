@@ -51,7 +51,7 @@ export async function captureOutput<T>(fn: () => Promise<T>): Promise<{ result: 
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     return { result, lines };
   } finally {
-    streams.forEach((stream, i) => (stream.write = originals[i]!));
+    for (const [i, stream] of streams.entries()) stream.write = originals[i]!;
   }
 }
 
