@@ -134,7 +134,7 @@ async function generate(db: Database, n: number): Promise<void> {
   const turns = Math.ceil(n / 25);
   const at = (g: string) =>
     d === 'postgres'
-      ? `(TIMESTAMP '${formatCanonical(END)}' - ((${n - 1} - ${g}) * ${STEP_MS}) * INTERVAL '1 millisecond')`
+      ? `(TIMESTAMP '${formatCanonical(END)}' - ((${n - 1} - ${g}) * ${STEP_MS}::bigint) * INTERVAL '1 millisecond')`
       : `(strftime('%Y-%m-%d %H:%M:%f', (${Number(END / 1000n)} - (${n - 1} - ${g}) * ${STEP_MS}) / 1000.0, 'unixepoch') || '+00:00')`;
   const hostTime = `'2026-01-01 00:00:00'`;
   const from = (count: number, body: (g: string) => string) =>
