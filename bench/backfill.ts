@@ -1,6 +1,6 @@
 import { TABLE } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
-import { runMigration, type MigrationReport } from '../lib/migrate/run-migration.js';
+import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { median, timed } from './stats.js';
 

@@ -45,7 +45,8 @@ function singleRowUpsert(dialect: Dialect): string {
   if (!sql) {
     const batched = upsertSql(dialect);
     const source = dialect.selectRows(COLUMNS);
-    if (!batched.includes(source)) throw new Error('lib/store/upsert.ts no longer selects from dialect.selectRows; update the baseline');
+    if (!batched.includes(source))
+      throw new Error('lib/store/upsert.ts no longer selects from dialect.selectRows; update the baseline');
     sql = batched.replace(source, `VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`);
     sqlByDialect.set(dialect.name, sql);
   }

@@ -1,12 +1,29 @@
 import { basename, join } from 'node:path';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
 import type { DeployedShape } from './serverless-config.js';
 
 // serverless-esbuild's own options, which it removes before calling esbuild (dist/bundle.js).
 const PLUGIN_OPTIONS = [
-  'concurrency', 'zipConcurrency', 'exclude', 'nativeZip', 'packager', 'packagePath', 'watch', 'keepOutputDirectory',
-  'packagerOptions', 'installExtraArgs', 'outputFileExtension', 'outputBuildFolder', 'outputWorkFolder', 'nodeExternals',
-  'skipBuild', 'skipRebuild', 'skipBuildExcludeFns', 'stripEntryResolveExtensions', 'disposeContext', 'config',
+  'concurrency',
+  'zipConcurrency',
+  'exclude',
+  'nativeZip',
+  'packager',
+  'packagePath',
+  'watch',
+  'keepOutputDirectory',
+  'packagerOptions',
+  'installExtraArgs',
+  'outputFileExtension',
+  'outputBuildFolder',
+  'outputWorkFolder',
+  'nodeExternals',
+  'skipBuild',
+  'skipRebuild',
+  'skipBuildExcludeFns',
+  'stripEntryResolveExtensions',
+  'disposeContext',
+  'config',
 ];
 
 /**

@@ -45,11 +45,19 @@ export function costPerMillionFrames(input: CostInputs): CostPerMillionFrames {
   // deletes them in batches of the same size: three requests per batch, each billed per 64 KiB.
   const batches = frames / Math.min(input.batchSize, 10);
   const chunks = Math.ceil((Math.min(input.batchSize, 10) * input.meanBodyBytes) / PRICES.sqsChunkBytes);
-  const sqsRequests = batches * (chunks /* send */ + chunks /* receive */ + 1 /* delete */);
+  const sqsRequests = batches * (chunks /* send */ + chunks /* receive */ + 1) /* delete */;
   const lambdaCompute = gbSeconds * PRICES.lambdaArm64PerGbSecond;
   const lambdaRequests = (invocations / 1_000_000) * PRICES.lambdaPerMillionRequests;
   const sqs = (sqsRequests / 1_000_000) * PRICES.sqsFifoPerMillionRequests;
-  return { invocations, gbSeconds, lambdaCompute, lambdaRequests, sqsRequests, sqs, total: lambdaCompute + lambdaRequests + sqs };
+  return {
+    invocations,
+    gbSeconds,
+    lambdaCompute,
+    lambdaRequests,
+    sqsRequests,
+    sqs,
+    total: lambdaCompute + lambdaRequests + sqs,
+  };
 }
 
 /** The billed INIT phase of one cold start (billed for managed runtimes since 2025-08-01). */

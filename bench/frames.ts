@@ -17,12 +17,28 @@ export interface FrameStream {
 }
 
 // docs/README.md#real-traffic: subagents per fanned-out turn (1 → 65 turns, 2 → 12, 3 → 42, 4 → 5, 5 → 2, 8 → 1).
-const FAN_OUT: readonly (readonly [number, number])[] = [[1, 65], [2, 12], [3, 42], [4, 5], [5, 2], [8, 1]];
+const FAN_OUT: readonly (readonly [number, number])[] = [
+  [1, 65],
+  [2, 12],
+  [3, 42],
+  [4, 5],
+  [5, 2],
+  [8, 1],
+];
 // docs/README.md#real-traffic: agent status mix (async_launched 190, completed 57, started 5, absent 1).
 type Kind = 'async_launched' | 'completed' | 'started' | 'absent';
-const KINDS: readonly (readonly [Kind, number])[] = [['async_launched', 190], ['completed', 57], ['started', 5], ['absent', 1]];
+const KINDS: readonly (readonly [Kind, number])[] = [
+  ['async_launched', 190],
+  ['completed', 57],
+  ['started', 5],
+  ['absent', 1],
+];
 // "each subagent seen on ~3 frames": 2, 3 or 4 (a 4th is a duplicate delivery), mean 3.
-const FRAMES_PER_SUBAGENT: readonly (readonly [number, number])[] = [[2, 1], [3, 2], [4, 1]];
+const FRAMES_PER_SUBAGENT: readonly (readonly [number, number])[] = [
+  [2, 1],
+  [3, 2],
+  [4, 1],
+];
 const TYPES = ['general-purpose', 'security-reviewer', 'code-explorer', 'test-writer', 'Explore', 'Plan'];
 const MODELS = ['claude-opus-5[1m]', 'claude-sonnet-5', 'claude-haiku-5'];
 const START = parseRfc3339('2026-08-12T09:00:00Z')!;
@@ -43,7 +59,8 @@ interface Pending {
 type Random = () => number;
 
 const chance = (random: Random, p: number) => random() < p;
-const hex = (random: Random, length: number) => Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join('');
+const hex = (random: Random, length: number) =>
+  Array.from({ length }, () => Math.floor(random() * 16).toString(16)).join('');
 
 export function generateFrameStream(options: { frames: number; seed: number; sessions?: number }): FrameStream {
   const random = prng(options.seed);
@@ -103,7 +120,11 @@ function subagentFrames(
   // Detached dispatches return at once; a completed subagent reports after seconds to minutes.
   const finalAfter = kind === 'completed' ? between(random, 8_000, 180_000) : between(random, 200, 3_000);
   const stages: { after: number; toolStatus: string; extra: Record<string, unknown> }[] = [
-    { after: 0, toolStatus: 'pending', extra: kind === 'absent' ? {} : { status: kind === 'completed' ? 'running' : kind } },
+    {
+      after: 0,
+      toolStatus: 'pending',
+      extra: kind === 'absent' ? {} : { status: kind === 'completed' ? 'running' : kind },
+    },
     { after: Math.floor(finalAfter / 3), toolStatus: 'in_progress', extra: progress(random, kind) },
     { after: finalAfter, toolStatus: kind === 'started' ? 'in_progress' : 'completed', extra: result(random, kind) },
   ];

@@ -1,4 +1,3 @@
-import { kandevSchema } from '../local/kandev-schema.js';
 import type { Database, Queryable } from '../lib/db/database.js';
 import { runHealthCheck } from '../lib/health/check.js';
 import { CHECKPOINT_KEY } from '../lib/health/checkpoint.js';
@@ -13,9 +12,10 @@ import {
   windowShortfallSql,
 } from '../lib/health/queries.js';
 import type { HealthReport } from '../lib/health/report.js';
-import { ensureSubagentTable } from '../lib/store/schema.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
-import { formatCanonical, formatKey, parseRfc3339, type Micros } from '../lib/time.js';
+import { ensureSubagentTable } from '../lib/store/schema.js';
+import { formatCanonical, formatKey, type Micros, parseRfc3339 } from '../lib/time.js';
+import { kandevSchema } from '../local/kandev-schema.js';
 import { formatPlan } from './health.js';
 import { median, timed } from './stats.js';
 import type { BenchTarget } from './targets.js';
@@ -54,7 +54,11 @@ const SUBAGENT_EVERY = 10;
 const END: Micros = parseRfc3339('2026-11-30T00:00:00Z')!;
 const NEW_TRAFFIC = 300n * 1_000_000n;
 
-export async function benchHealthScale(target: BenchTarget, messages: number, runs: { scheduled: number; full: number }): Promise<HealthScaleFigures> {
+export async function benchHealthScale(
+  target: BenchTarget,
+  messages: number,
+  runs: { scheduled: number; full: number },
+): Promise<HealthScaleFigures> {
   const bench = await target.fresh();
   try {
     const { db } = bench;
@@ -72,14 +76,44 @@ export async function benchHealthScale(target: BenchTarget, messages: number, ru
     // The last 5 minutes are the new traffic: the checkpoint stands at their start.
     const checkpoint = END - NEW_TRAFFIC;
     // One untimed run opens the pool's connections and warms the caches, as a warm Lambda has them.
-    await runHealthCheck(pool, { kind: 'scheduled', graceSeconds: DEFAULT_GRACE_SECONDS, now, beforeConfirm: async () => undefined });
-    const scheduled = await repeat(runs.scheduled, async () => {
-      await db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [CHECKPOINT_KEY, formatKey(checkpoint)]);
-      return timed(() => runHealthCheck(pool, { kind: 'scheduled', graceSeconds: DEFAULT_GRACE_SECONDS, now, beforeConfirm: async () => undefined }));
+    await runHealthCheck(pool, {
+      kind: 'scheduled',
+      graceSeconds: DEFAULT_GRACE_SECONDS,
+      now,
+      beforeConfirm: async () => undefined,
     });
-    const full = await repeat(runs.full, () => timed(() => runHealthCheck(auditPool, { kind: 'full', graceSeconds: DEFAULT_GRACE_SECONDS, now, beforeConfirm: async () => undefined })));
-    for (const [kind, timing] of [['scheduled', scheduled], ['full', full]] as const) {
-      if (timing.report.status !== 'healthy') throw new Error(`the ${kind} check on a consistent store should be healthy, got ${JSON.stringify(timing.report)}`);
+    const scheduled = await repeat(runs.scheduled, async () => {
+      await db.query(
+        'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+        [CHECKPOINT_KEY, formatKey(checkpoint)],
+      );
+      return timed(() =>
+        runHealthCheck(pool, {
+          kind: 'scheduled',
+          graceSeconds: DEFAULT_GRACE_SECONDS,
+          now,
+          beforeConfirm: async () => undefined,
+        }),
+      );
+    });
+    const full = await repeat(runs.full, () =>
+      timed(() =>
+        runHealthCheck(auditPool, {
+          kind: 'full',
+          graceSeconds: DEFAULT_GRACE_SECONDS,
+          now,
+          beforeConfirm: async () => undefined,
+        }),
+      ),
+    );
+    for (const [kind, timing] of [
+      ['scheduled', scheduled],
+      ['full', full],
+    ] as const) {
+      if (timing.report.status !== 'healthy')
+        throw new Error(
+          `the ${kind} check on a consistent store should be healthy, got ${JSON.stringify(timing.report)}`,
+        );
     }
     const from = checkpoint - BigInt(DEFAULT_OVERLAP_SECONDS) * 1_000_000n;
     const windowMessages = Math.min(messages, Number((END - from) / 1000n / BigInt(STEP_MS)) + 1);
@@ -117,7 +151,11 @@ function untimed(pool: Database): Queryable {
 async function repeat(runs: number, once: () => Promise<{ result: HealthReport; ms: number }>): Promise<Timing> {
   const samples: { result: HealthReport; ms: number }[] = [];
   for (let i = 0; i < runs; i++) samples.push(await once());
-  return { wallMs: median(samples.map((s) => s.ms)), perRunMs: samples.map((s) => s.ms), report: samples.at(-1)!.result };
+  return {
+    wallMs: median(samples.map((s) => s.ms)),
+    perRunMs: samples.map((s) => s.ms),
+    report: samples.at(-1)!.result,
+  };
 }
 
 /**
@@ -126,7 +164,9 @@ async function repeat(runs: number, once: () => Promise<{ result: HealthReport; 
  */
 async function generate(db: Database, n: number): Promise<void> {
   const d = db.dialect.name;
-  const statements = kandevSchema(d).filter((s) => !/^CREATE TABLE IF NOT EXISTS task_session_subagents|ON task_session_subagents/.test(s));
+  const statements = kandevSchema(d).filter(
+    (s) => !/^CREATE TABLE IF NOT EXISTS task_session_subagents|ON task_session_subagents/.test(s),
+  );
   const deferred = statements.filter((s) => /^CREATE INDEX.* ON task_session_messages/s.test(s));
   for (const s of statements) if (!deferred.includes(s)) await db.query(s);
 
@@ -142,17 +182,24 @@ async function generate(db: Database, n: number): Promise<void> {
       ? `${body('g')} FROM generate_series(0, ${count - 1}) AS s(g)`
       : `WITH RECURSIVE s(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM s WHERE g < ${count - 1}) ${body('g')} FROM s`;
 
-  await db.query(`INSERT INTO tasks (id, title, created_at, updated_at) ${from(Math.ceil(sessions / 2), (g) => `SELECT 'task-' || ${g}, 'bench', ${hostTime}, ${hostTime}`)}`);
-  await db.query(`INSERT INTO task_sessions (id, task_id, started_at, updated_at) ${from(sessions, (g) => `SELECT 'ses-' || ${g}, 'task-' || (${g} / 2), ${hostTime}, ${hostTime}`)}`);
+  await db.query(
+    `INSERT INTO tasks (id, title, created_at, updated_at) ${from(Math.ceil(sessions / 2), (g) => `SELECT 'task-' || ${g}, 'bench', ${hostTime}, ${hostTime}`)}`,
+  );
+  await db.query(
+    `INSERT INTO task_sessions (id, task_id, started_at, updated_at) ${from(sessions, (g) => `SELECT 'ses-' || ${g}, 'task-' || (${g} / 2), ${hostTime}, ${hostTime}`)}`,
+  );
   await db.query(
     `INSERT INTO task_session_turns (id, task_session_id, task_id, started_at, created_at, updated_at) ${from(turns, (g) => `SELECT 'turn-' || ${g}, 'ses-' || (${g} / 6), 'task-' || (${g} / 12), ${hostTime}, ${hostTime}, ${hostTime}`)}`,
   );
   const subagent = (g: string) =>
     `'{"tool_call_id":"toolu_' || ${g} || '","parent_tool_call_id":"","status":"completed","normalized":{"kind":"subagent_task","subagent_task":{"subagent_type":"Explore","status":"completed","is_async":false,"total_tokens":1234,"prompt":"never stored"}}}'`;
-  const ordinary = (g: string) => `'{"tool_call_id":"tool_' || ${g} || '","status":"completed","normalized":{"kind":"shell_exec"}}'`;
+  const ordinary = (g: string) =>
+    `'{"tool_call_id":"tool_' || ${g} || '","status":"completed","normalized":{"kind":"shell_exec"}}'`;
   await db.query(
-    `INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, content, type, metadata, created_at, updated_at) ${from(n, (g) =>
-      `SELECT 'msg-' || ${g}, 'ses-' || (${g} / 150), 'task-' || (${g} / 300), 'turn-' || (${g} / 25), 'agent', 'bench',
+    `INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, content, type, metadata, created_at, updated_at) ${from(
+      n,
+      (g) =>
+        `SELECT 'msg-' || ${g}, 'ses-' || (${g} / 150), 'task-' || (${g} / 300), 'turn-' || (${g} / 25), 'agent', 'bench',
         CASE WHEN ${g} % ${SUBAGENT_EVERY} = 0 THEN 'tool_call' ELSE 'message' END,
         CASE WHEN ${g} % ${SUBAGENT_EVERY} = 0 THEN ${subagent(g)} WHEN ${g} % 2 = 0 THEN '{}' ELSE ${ordinary(g)} END,
         ${at(g)}, ${at(g)}`,
@@ -163,14 +210,20 @@ async function generate(db: Database, n: number): Promise<void> {
   await ensureSubagentTable(db);
   // One row per subagent call, observed when its message was created (as a timely live frame).
   await db.query(
-    `INSERT INTO task_session_subagents (id, task_session_id, task_id, turn_id, tool_call_id, agent_execution_id, subagent_type, agent_status, tool_status, is_async, source, observed_at, updated_at) ${from(Math.ceil(n / SUBAGENT_EVERY), (k) => {
-      const g = `(${k} * ${SUBAGENT_EVERY})`;
-      return `SELECT 'row-' || ${g}, 'ses-' || (${g} / 150), 'task-' || (${g} / 300), 'turn-' || (${g} / 25), 'toolu_' || ${g}, 'exec-' || ${g}, 'Explore', 'completed', 'completed', 0, 'live', ${at(g)}, ${at(g)}`;
-    })}`,
+    `INSERT INTO task_session_subagents (id, task_session_id, task_id, turn_id, tool_call_id, agent_execution_id, subagent_type, agent_status, tool_status, is_async, source, observed_at, updated_at) ${from(
+      Math.ceil(n / SUBAGENT_EVERY),
+      (k) => {
+        const g = `(${k} * ${SUBAGENT_EVERY})`;
+        return `SELECT 'row-' || ${g}, 'ses-' || (${g} / 150), 'task-' || (${g} / 300), 'turn-' || (${g} / 25), 'toolu_' || ${g}, 'exec-' || ${g}, 'Explore', 'completed', 'completed', 0, 'live', ${at(g)}, ${at(g)}`;
+      },
+    )}`,
   );
 }
 
-const EXPLAIN: Record<Database['dialect']['name'], string> = { postgres: 'EXPLAIN (ANALYZE, BUFFERS)', sqlite: 'EXPLAIN QUERY PLAN' };
+const EXPLAIN: Record<Database['dialect']['name'], string> = {
+  postgres: 'EXPLAIN (ANALYZE, BUFFERS)',
+  sqlite: 'EXPLAIN QUERY PLAN',
+};
 
 async function plans(db: Database, since: Micros, from: Micros, to: Micros): Promise<Record<string, string>> {
   const { dialect } = db;

@@ -1,10 +1,10 @@
 import type { Database, Row } from '../lib/db/database.js';
-import { runHealthCheck, type HealthCheckOptions } from '../lib/health/check.js';
+import { type HealthCheckOptions, runHealthCheck } from '../lib/health/check.js';
 import { DEFAULT_GRACE_SECONDS } from '../lib/health/config.js';
 import { excessSql, rowFactsSql, shortfallSql } from '../lib/health/queries.js';
 import type { HealthReport } from '../lib/health/report.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
-import { formatCanonical, formatKey, nowMicros, type Micros } from '../lib/time.js';
+import { formatCanonical, formatKey, type Micros, nowMicros } from '../lib/time.js';
 import { median, timed } from './stats.js';
 
 export interface HealthFigures {
@@ -28,14 +28,25 @@ const EXPLAIN: Record<Database['dialect']['name'], string> = { postgres: 'EXPLAI
 export async function benchHealth(db: Database, activatedAt: Micros, runs: number): Promise<HealthFigures> {
   await db.query('UPDATE kandev_meta SET value = $1 WHERE key = $2', [formatKey(activatedAt), CAPTURE_SINCE_KEY]);
   // A confirmation wait would time a sleep, not the database: the store is consistent, so none is expected.
-  const options: HealthCheckOptions = { kind: 'full', graceSeconds: DEFAULT_GRACE_SECONDS, beforeConfirm: async () => undefined };
+  const options: HealthCheckOptions = {
+    kind: 'full',
+    graceSeconds: DEFAULT_GRACE_SECONDS,
+    beforeConfirm: async () => undefined,
+  };
   const samples: { ms: number; report: HealthReport }[] = [];
-  for (let run = 0; run < runs; run++) samples.push(await timed(() => runHealthCheck(db, options)).then(({ result, ms }) => ({ ms, report: result })));
+  for (let run = 0; run < runs; run++)
+    samples.push(await timed(() => runHealthCheck(db, options)).then(({ result, ms }) => ({ ms, report: result })));
   const report = samples[samples.length - 1]!.report;
   if (report.status !== 'healthy') {
     throw new Error(`the health check on a fully backfilled store should be healthy, got ${JSON.stringify(report)}`);
   }
-  return { wallMs: median(samples.map((s) => s.ms)), runs, perRunMs: samples.map((s) => s.ms), report, plans: await plans(db, activatedAt) };
+  return {
+    wallMs: median(samples.map((s) => s.ms)),
+    runs,
+    perRunMs: samples.map((s) => s.ms),
+    report,
+    plans: await plans(db, activatedAt),
+  };
 }
 
 async function plans(db: Database, activatedAt: Micros): Promise<Record<string, string>> {

@@ -1,6 +1,6 @@
-import { createHostSchema } from '../local/host-schema.js';
 import { generateHostStore, type HostStoreSummary } from '../local/generate-host-store.js';
-import { benchBackfill, type BackfillFigures } from './backfill.js';
+import { createHostSchema } from '../local/host-schema.js';
+import { type BackfillFigures, benchBackfill } from './backfill.js';
 import { benchHealth, type HealthFigures } from './health.js';
 import { timed } from './stats.js';
 import type { BenchTarget } from './targets.js';
@@ -18,18 +18,25 @@ export interface HostStoreFigures {
  * One generated host store per target (docs/README.md#real-traffic shapes, 10% subagent messages, malformed
  * documents and values included), then the backfill and the health check on it.
  */
-export async function benchHostStore(target: BenchTarget, plan: { messages: number; runs: number }): Promise<HostStoreFigures> {
+export async function benchHostStore(
+  target: BenchTarget,
+  plan: { messages: number; runs: number },
+): Promise<HostStoreFigures> {
   const bench = await target.fresh();
   try {
     const { db } = bench;
     await createHostSchema(db);
-    const generated = await timed(() => generateHostStore(db, { messages: plan.messages, subagentShare: 0.1, seed: 1 }));
+    const generated = await timed(() =>
+      generateHostStore(db, { messages: plan.messages, subagentShare: 0.1, seed: 1 }),
+    );
     const summary = generated.result;
     // Planner statistics, as a live store has them (autovacuum / the host's own maintenance).
     await db.query('ANALYZE');
     const backfill = await benchBackfill(db, summary.messages, plan.runs);
     if (backfill.inserted !== summary.qualifyingKeys) {
-      throw new Error(`the backfill inserted ${backfill.inserted} rows, the store has ${summary.qualifyingKeys} qualifying keys`);
+      throw new Error(
+        `the backfill inserted ${backfill.inserted} rows, the store has ${summary.qualifyingKeys} qualifying keys`,
+      );
     }
     await db.query('ANALYZE');
     // The health function's database is a pool (its statements run side by side).

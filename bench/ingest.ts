@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { Database } from '../lib/db/database.js';
-import { ensureSubagentTable } from '../lib/store/schema.js';
 import { readAll } from '../lib/store/read.js';
+import { ensureSubagentTable } from '../lib/store/schema.js';
+import { runPrepared } from '../lib/store/write.js';
 import { createHostSchema } from '../local/host-schema.js';
 import { createBaselineWriter } from './baseline-writer.js';
 import { generateFrameStream, type QueuedFrame } from './frames.js';
-import { runPrepared } from '../lib/store/write.js';
 import { prepareLimitBatch } from './limit-writer.js';
 import { toSqsEvent } from './sqs-event.js';
 import { median, percentile } from './stats.js';
@@ -61,7 +61,11 @@ export interface IngestPlan {
  * FIFO-ordered events, one call after another on one connection, starting from an empty table
  * each run (designs alternate which goes first). Frames/s is the run's frames over the time spent in its calls.
  */
-export async function benchIngest(target: BenchTarget, plan: IngestPlan, createHandler: HandlerFactory): Promise<IngestFigures> {
+export async function benchIngest(
+  target: BenchTarget,
+  plan: IngestPlan,
+  createHandler: HandlerFactory,
+): Promise<IngestFigures> {
   const stream = generateFrameStream({ frames: Math.max(plan.handlerFrames, plan.baselineFrames), seed: 7 });
   const bench = await target.fresh();
   try {
@@ -143,7 +147,12 @@ interface RunSample {
 }
 
 /** Calls the design with each batch in turn, as the event source would; each event is built (and prepared) just before its call. */
-async function runEvents(db: Database, design: Caller, frames: readonly QueuedFrame[], batchSize: number): Promise<RunSample> {
+async function runEvents(
+  db: Database,
+  design: Caller,
+  frames: readonly QueuedFrame[],
+  batchSize: number,
+): Promise<RunSample> {
   const latenciesMs: number[] = [];
   const roundTripsBefore = db.stats.roundTrips;
   for (let start = 0; start < frames.length; start += batchSize) {
@@ -177,7 +186,10 @@ function summarize(samples: readonly RunSample[], frames: number): DesignFigures
 async function seedSessions(db: Database, sessions: readonly { id: string; taskId: string }[]): Promise<void> {
   await db.transaction(async (tx) => {
     for (const s of sessions) {
-      await tx.query('INSERT INTO task_sessions (id, task_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [s.id, s.taskId]);
+      await tx.query('INSERT INTO task_sessions (id, task_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [
+        s.id,
+        s.taskId,
+      ]);
     }
   });
 }
@@ -191,6 +203,11 @@ async function clearTable(db: Database): Promise<void> {
 /** The table's content without the generated id and the writer's clock. */
 async function tableFingerprint(db: Database): Promise<string> {
   const rows = (await readAll(db)).map(({ id: _id, updated_at: _updatedAt, ...rest }) => rest);
-  rows.sort((a, b) => (JSON.stringify([a.task_session_id, a.agent_execution_id, a.tool_call_id]) < JSON.stringify([b.task_session_id, b.agent_execution_id, b.tool_call_id]) ? -1 : 1));
+  rows.sort((a, b) =>
+    JSON.stringify([a.task_session_id, a.agent_execution_id, a.tool_call_id]) <
+    JSON.stringify([b.task_session_id, b.agent_execution_id, b.tool_call_id])
+      ? -1
+      : 1,
+  );
   return createHash('sha256').update(JSON.stringify(rows)).digest('hex');
 }

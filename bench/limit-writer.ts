@@ -3,7 +3,7 @@ import type { Database } from '../lib/db/database.js';
 import { parseFrame } from '../lib/frame/parse.js';
 import { normalizeFrame } from '../lib/normalize.js';
 import type { SubagentWrite } from '../lib/row.js';
-import { prepareBatch, type PreparedStatement } from '../lib/store/write.js';
+import { type PreparedStatement, prepareBatch } from '../lib/store/write.js';
 
 /**
  * The database's own limit for the handler's work: the same rows (parsed, normalized, in rounds by

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createIngestHandler } from '../lib/ingest/handler.js';
+import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 import { benchColdStart, type ColdStartFigures } from './cold-start.js';
 import { benchHostStore, type HostStoreFigures } from './host-store.js';
 import { benchIngest, type HandlerFactory, type IngestFigures } from './ingest.js';
@@ -10,7 +11,6 @@ import { silentMetrics } from './quiet.js';
 import { renderReport } from './report.js';
 import { readServerlessConfig } from './serverless-config.js';
 import { startTargets } from './targets.js';
-import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 
 const plan = planFromEnv();
 const wants = (section: string) => !plan.only || plan.only.has(section);
@@ -18,10 +18,20 @@ const log = (message: string) => process.stderr.write(`[bench ${new Date().toISO
 
 // Every benchmark frame is valid, so the dead-letter queue is never called; a client pointed at
 // nothing makes sure of it (a call would fail the batch and stop the benchmark).
-const sqs = new SQSClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' }, maxAttempts: 1 });
+const sqs = new SQSClient({
+  region: 'us-east-1',
+  endpoint: 'http://127.0.0.1:9',
+  credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+  maxAttempts: 1,
+});
 const metrics = silentMetrics();
 const realHandler: HandlerFactory = (db) =>
-  createIngestHandler({ db, sqs: sqsViaSdk(sqs), dlqUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-dlq.fifo', metrics });
+  createIngestHandler({
+    db,
+    sqs: sqsViaSdk(sqs),
+    dlqUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-dlq.fifo',
+    metrics,
+  });
 
 const started = performance.now();
 const machineBefore = machineFacts();
@@ -34,9 +44,13 @@ try {
   for (const target of targets) {
     if (wants('ingest')) {
       for (const step of plan.ingest) {
-        log(`ingest ${target.name} batch ${step.batchSize}: ${step.runs} runs of ${step.handlerFrames} (handler) / ${step.baselineFrames} (baseline) frames`);
+        log(
+          `ingest ${target.name} batch ${step.batchSize}: ${step.runs} runs of ${step.handlerFrames} (handler) / ${step.baselineFrames} (baseline) frames`,
+        );
         const figures = await benchIngest(target, step, realHandler);
-        log(`  handler ${Math.round(figures.handler.framesPerSecond)} frames/s, baseline ${Math.round(figures.baseline.framesPerSecond)} frames/s, ratio ${figures.ratio.toFixed(1)}×; limit ${Math.round(figures.limit.framesPerSecond)} frames/s, handler ÷ limit ${figures.limitRatio.toFixed(2)}`);
+        log(
+          `  handler ${Math.round(figures.handler.framesPerSecond)} frames/s, baseline ${Math.round(figures.baseline.framesPerSecond)} frames/s, ratio ${figures.ratio.toFixed(1)}×; limit ${Math.round(figures.limit.framesPerSecond)} frames/s, handler ÷ limit ${figures.limitRatio.toFixed(2)}`,
+        );
         ingest.push(figures);
       }
     }
@@ -44,7 +58,9 @@ try {
       const messages = plan.messages[target.name];
       log(`host store ${target.name}: ${messages} messages, backfill and health ${plan.hostStoreRuns} runs each`);
       const figures = await benchHostStore(target, { messages, runs: plan.hostStoreRuns });
-      log(`  generated in ${(figures.generateMs / 1000).toFixed(1)} s; backfill ${(figures.backfill.wallMs / 1000).toFixed(2)} s (${Math.round(figures.backfill.rowsPerSecond)} rows/s); health ${Math.round(figures.health.wallMs)} ms`);
+      log(
+        `  generated in ${(figures.generateMs / 1000).toFixed(1)} s; backfill ${(figures.backfill.wallMs / 1000).toFixed(2)} s (${Math.round(figures.backfill.rowsPerSecond)} rows/s); health ${Math.round(figures.health.wallMs)} ms`,
+      );
       stores.push(figures);
     }
   }
@@ -52,7 +68,9 @@ try {
   for (const target of targets) await target.stop();
 }
 if (wants('cold-start')) {
-  log(`cold start: bundling ${Object.keys(deployed.entries).join(', ')} and loading each ${plan.coldStartRuns}× in a fresh node`);
+  log(
+    `cold start: bundling ${Object.keys(deployed.entries).join(', ')} and loading each ${plan.coldStartRuns}× in a fresh node`,
+  );
   coldStart = await benchColdStart(deployed, plan.coldStartRuns);
 }
 const totalSeconds = (performance.now() - started) / 1000;
@@ -60,7 +78,17 @@ const totalSeconds = (performance.now() - started) / 1000;
 const kept = keptHealthSection(plan.out);
 writeFileSync(
   plan.out,
-  renderReport({ plan, machine: machineBefore, loadAfter: machineFacts().loadAverage, deployed, targets: targets.map((t) => ({ name: t.name, label: t.label })), ingest, stores, coldStart, totalSeconds }) + kept,
+  renderReport({
+    plan,
+    machine: machineBefore,
+    loadAfter: machineFacts().loadAverage,
+    deployed,
+    targets: targets.map((t) => ({ name: t.name, label: t.label })),
+    ingest,
+    stores,
+    coldStart,
+    totalSeconds,
+  }) + kept,
 );
 log(`wrote ${plan.out} after ${totalSeconds.toFixed(0)} s`);
 

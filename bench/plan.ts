@@ -21,7 +21,8 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): BenchPlan {
   const messages = env.BENCH_MESSAGES ? Math.round(positive(env.BENCH_MESSAGES, 1)) : undefined;
   const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
   for (const name of only ?? []) {
-    if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`BENCH_ONLY: unknown section "${name}" (use ${SECTIONS.join(', ')})`);
+    if (!(SECTIONS as readonly string[]).includes(name))
+      throw new Error(`BENCH_ONLY: unknown section "${name}" (use ${SECTIONS.join(', ')})`);
   }
   return {
     scale,

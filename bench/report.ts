@@ -1,6 +1,6 @@
 import { BUNDLE_BUDGET_KIB, INIT_TARGET_MS } from './bundle.js';
 import type { ColdStartFigures } from './cold-start.js';
-import { coldStartCost, costPerMillionFrames, PRICES, type CostPerMillionFrames } from './cost.js';
+import { type CostPerMillionFrames, coldStartCost, costPerMillionFrames, PRICES } from './cost.js';
 import type { HostStoreFigures } from './host-store.js';
 import type { DesignFigures, IngestFigures } from './ingest.js';
 import type { MachineFacts } from './machine.js';
@@ -53,14 +53,21 @@ function verdicts(r: BenchResults): string[] {
   const lines: string[] = [];
   for (const f of r.ingest.filter((f) => f.target !== 'sqlite')) {
     const want = TARGET_RATIO[f.batchSize];
-    if (want !== undefined) lines.push(`- batch ${int(f.batchSize)}: handler ÷ baseline = **${f.ratio.toFixed(1)}×** (target ≥ ${want}×) ${f.ratio >= want ? '— met' : '— **not met**'}`);
+    if (want !== undefined)
+      lines.push(
+        `- batch ${int(f.batchSize)}: handler ÷ baseline = **${f.ratio.toFixed(1)}×** (target ≥ ${want}×) ${f.ratio >= want ? '— met' : '— **not met**'}`,
+      );
     const limitWant = TARGET_LIMIT_RATIO[f.batchSize];
     if (limitWant !== undefined) {
-      lines.push(`- batch ${int(f.batchSize)}: handler ÷ the database's own limit = **${f.limitRatio.toFixed(2)}** (target ≥ ${limitWant}) ${f.limitRatio >= limitWant ? '— met' : '— **not met**'}`);
+      lines.push(
+        `- batch ${int(f.batchSize)}: handler ÷ the database's own limit = **${f.limitRatio.toFixed(2)}** (target ≥ ${limitWant}) ${f.limitRatio >= limitWant ? '— met' : '— **not met**'}`,
+      );
     }
     if (f.batchSize === 1000) {
       const fps = f.handler.framesPerSecond;
-      lines.push(`- batch 1,000: **${int(fps)} frames/s** on one connection (target ≥ ${int(TARGET_FRAMES_PER_SECOND_AT_1000)}) ${fps >= TARGET_FRAMES_PER_SECOND_AT_1000 ? '— met' : '— **not met**'}`);
+      lines.push(
+        `- batch 1,000: **${int(fps)} frames/s** on one connection (target ≥ ${int(TARGET_FRAMES_PER_SECOND_AT_1000)}) ${fps >= TARGET_FRAMES_PER_SECOND_AT_1000 ? '— met' : '— **not met**'}`,
+      );
     }
   }
   if (lines.length === 0) return [];
@@ -97,7 +104,7 @@ function method(r: BenchResults): string[] {
     `- **Backfill.** \`generateHostStore\` (10% subagent messages, malformed documents and values included), \`ANALYZE\`, then ${p.hostStoreRuns} runs of \`runMigration\` from a never-migrated state (our table dropped, both keys deleted); median wall time.`,
     `- **Health.** On the backfilled store, with \`capture_since\` moved back to the store's first message so both anti-joins cover every message and row (the worst case: the window only grows after activation); \`runHealthCheck\` on a pool of 4 (its statements run side by side), ${p.hostStoreRuns} runs, median. The plan is \`EXPLAIN\` (PostgreSQL) / \`EXPLAIN QUERY PLAN\` (SQLite) of each statement with the same parameters.`,
     `- **Cold start.** Each function bundled with esbuild using serverless.yml's \`custom.esbuild\` over serverless-esbuild's defaults (as deployed, bench/bundle.ts); each bundle loaded ${p.coldStartRuns}× in a fresh \`node\` with the function's environment from serverless.yml (NODE_OPTIONS=--enable-source-maps included), \`DATABASE_URL\` set so nothing reaches the network; median of \`require(bundle)\` time (module initialisation, wall clock as before issue 14, and its CPU time, which a loaded machine does not inflate) and of process start → module loaded. Lambda's own runtime start is not included. This machine runs Node ${r.machine.node}; Lambda runs ${r.deployed.runtime}.`,
-    '- **Cost** is computed from the PostgreSQL batch-10 figures (Lambda\'s FIFO batch) and list prices, below.',
+    "- **Cost** is computed from the PostgreSQL batch-10 figures (Lambda's FIFO batch) and list prices, below.",
     '',
   ];
 }
@@ -107,17 +114,21 @@ function ingestSection(r: BenchResults): string[] {
   const row = (f: IngestFigures, design: 'handler' | 'baseline' | 'limit', d: DesignFigures) =>
     `| ${f.target} | ${int(f.batchSize)} | ${design} | ${int(d.frames)} × ${d.runs} | **${int(d.framesPerSecond)}** | ${d.roundTripsPerBatch.toFixed(d.roundTripsPerBatch % 1 ? 2 : 0)} | ${ms(d.p50Ms)} | ${ms(d.p99Ms)} | ${(d.framesPerSecond / f.baseline.framesPerSecond).toFixed(1)}× | ${design === 'handler' ? `**${f.limitRatio.toFixed(2)}**` : (d.framesPerSecond / f.limit.framesPerSecond).toFixed(2)} |`;
   return [
-    '## Ingest: handler vs one upsert per frame, and vs the database\'s own limit',
+    "## Ingest: handler vs one upsert per frame, and vs the database's own limit",
     '',
     '| database | frames per call | design | frames × runs | frames/s (median) | DB round trips per call | p50 ms per call | p99 ms per call | vs baseline | vs limit |',
     '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.ingest.flatMap((f) => [row(f, 'handler', f.handler), row(f, 'limit', f.limit), row(f, 'baseline', f.baseline)]),
+    ...r.ingest.flatMap((f) => [
+      row(f, 'handler', f.handler),
+      row(f, 'limit', f.limit),
+      row(f, 'baseline', f.baseline),
+    ]),
     '',
     ...r.ingest.map(
       (f) =>
         `- ${f.target}, batch ${int(f.batchSize)}: ${int(f.rows)} rows from ${f.framesPerRow.toFixed(2)} frames per row; tables identical across designs: ${f.sameTable ? 'yes' : '**NO**'}; per-run handler frames/s ${f.handler.perRun.map(int).join(', ')}; limit ${f.limit.perRun.map(int).join(', ')}; baseline ${f.baseline.perRun.map(int).join(', ')}.`,
     ),
-    '- On SQLite a round trip is a call into the same process, so one statement per frame costs little there: what the handler saves is small, and its fixed per-call work (FIFO partial-batch bookkeeping, the EMF document) can outweigh it at batch 10. The targets are PostgreSQL\'s, where every statement crosses the driver, the WebSocket and the server.',
+    "- On SQLite a round trip is a call into the same process, so one statement per frame costs little there: what the handler saves is small, and its fixed per-call work (FIFO partial-batch bookkeeping, the EMF document) can outweigh it at batch 10. The targets are PostgreSQL's, where every statement crosses the driver, the WebSocket and the server.",
     '',
   ];
 }
@@ -173,7 +184,12 @@ function costSection(r: BenchResults, pgName: BenchTargetName | undefined): stri
   const f = r.ingest.find((x) => x.target === pgName && x.batchSize === r.deployed.ingestBatchSize);
   if (!f) return [];
   const memoryMb = r.deployed.memoryMb.ingest ?? 1024;
-  const input = (d: DesignFigures) => ({ batchSize: f.batchSize, meanInvocationMs: (f.batchSize / d.framesPerSecond) * 1000, memoryMb, meanBodyBytes: f.meanBodyBytes });
+  const input = (d: DesignFigures) => ({
+    batchSize: f.batchSize,
+    meanInvocationMs: (f.batchSize / d.framesPerSecond) * 1000,
+    memoryMb,
+    meanBodyBytes: f.meanBodyBytes,
+  });
   const handler = costPerMillionFrames(input(f.handler));
   const baseline = costPerMillionFrames(input(f.baseline));
   const row = (name: string, c: CostPerMillionFrames, meanMs: number) =>
@@ -191,9 +207,11 @@ function costSection(r: BenchResults, pgName: BenchTargetName | undefined): stri
     '',
     `- The handler's Lambda compute is ${(baseline.lambdaCompute / handler.lambdaCompute).toFixed(1)}× cheaper than the baseline's${handler.sqs > handler.lambdaCompute + handler.lambdaRequests ? '; with the handler, SQS requests are most of the bill' : ''}.`,
     ...(ingestInit !== undefined
-      ? [`- A cold start's INIT phase (billed for managed runtimes since 2025-08-01) at the measured ${ms(ingestInit)} ms costs ${usd(coldStartCost(ingestInit, memoryMb))} each; at one per thousand invocations that adds ${usd(coldStartCost(ingestInit, memoryMb) * (handler.invocations / 1000))} per million frames.`]
+      ? [
+          `- A cold start's INIT phase (billed for managed runtimes since 2025-08-01) at the measured ${ms(ingestInit)} ms costs ${usd(coldStartCost(ingestInit, memoryMb))} each; at one per thousand invocations that adds ${usd(coldStartCost(ingestInit, memoryMb) * (handler.invocations / 1000))} per million frames.`,
+        ]
       : []),
-    '- Not included: the database (Neon compute/storage), CloudWatch Logs ingestion and custom metrics (a fixed per-metric monthly price, not per frame), the event source\'s empty long-poll receives on an idle queue (fixed, not per frame), data transfer.',
+    "- Not included: the database (Neon compute/storage), CloudWatch Logs ingestion and custom metrics (a fixed per-metric monthly price, not per frame), the event source's empty long-poll receives on an idle queue (fixed, not per frame), data transfer.",
     '- When traffic trickles, batches are smaller than 10: at one frame per invocation the Lambda request count is 1,000,000 ($0.20) and SQS requests triple; the per-invocation time stays about that of a batch of 10.',
     '',
   ];

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 interface YamlType {
-  new (tag: string, options: { kind: 'scalar' | 'sequence' | 'mapping'; construct: (data: unknown) => unknown }): unknown;
+  new (
+    tag: string,
+    options: { kind: 'scalar' | 'sequence' | 'mapping'; construct: (data: unknown) => unknown },
+  ): unknown;
 }
 interface JsYaml {
   load(text: string, options: { schema: unknown }): unknown;
@@ -13,10 +16,30 @@ interface JsYaml {
 // js-yaml comes with osls (the deploy tool, a devDependency); the benchmark only reads the file.
 const yaml = createRequire(import.meta.url)('js-yaml') as JsYaml;
 
-const CLOUDFORMATION_TAGS = ['Ref', 'GetAtt', 'Sub', 'Join', 'If', 'Equals', 'Select', 'Split', 'ImportValue', 'FindInMap', 'GetAZs', 'Base64', 'Cidr', 'Not', 'And', 'Or', 'Condition'];
+const CLOUDFORMATION_TAGS = [
+  'Ref',
+  'GetAtt',
+  'Sub',
+  'Join',
+  'If',
+  'Equals',
+  'Select',
+  'Split',
+  'ImportValue',
+  'FindInMap',
+  'GetAZs',
+  'Base64',
+  'Cidr',
+  'Not',
+  'And',
+  'Or',
+  'Condition',
+];
 const schema = yaml.DEFAULT_SCHEMA.extend(
   CLOUDFORMATION_TAGS.flatMap((tag) =>
-    (['scalar', 'sequence', 'mapping'] as const).map((kind) => new yaml.Type(`!${tag}`, { kind, construct: (data) => ({ [tag]: data }) })),
+    (['scalar', 'sequence', 'mapping'] as const).map(
+      (kind) => new yaml.Type(`!${tag}`, { kind, construct: (data) => ({ [tag]: data }) }),
+    ),
   ),
 );
 
@@ -41,7 +64,15 @@ export function readServerlessConfig(path = 'serverless.yml'): DeployedShape {
   const doc = yaml.load(readFileSync(path, 'utf8'), { schema }) as {
     custom?: { esbuild?: Record<string, unknown> };
     provider: { runtime: string; architecture?: string; memorySize?: number; environment?: Record<string, unknown> };
-    functions: Record<string, { handler: string; memorySize?: number; environment?: Record<string, unknown>; events?: { sqs?: { batchSize?: number } }[] }>;
+    functions: Record<
+      string,
+      {
+        handler: string;
+        memorySize?: number;
+        environment?: Record<string, unknown>;
+        events?: { sqs?: { batchSize?: number } }[];
+      }
+    >;
   };
   const memoryMb: Record<string, number> = {};
   const entries: Record<string, string> = {};
@@ -68,6 +99,8 @@ export function readServerlessConfig(path = 'serverless.yml'): DeployedShape {
 /** Variables resolved at deploy time (`${…}`) and CloudFormation references are left out. */
 function literals(env: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(env).flatMap(([key, value]) => (typeof value === 'string' && !value.includes('${') ? [[key, value]] : [])),
+    Object.entries(env).flatMap(([key, value]) =>
+      typeof value === 'string' && !value.includes('${') ? [[key, value]] : [],
+    ),
   );
 }

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../local/pglite-server.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
 import { startWsProxy } from '../lib/db/ws-proxy.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../local/pglite-server.js';
 
 export type BenchTargetName = 'postgres' | 'pglite' | 'sqlite';
 
@@ -50,9 +50,12 @@ async function serverTarget(adminUrl: string): Promise<BenchTarget> {
       await admin.query(`CREATE DATABASE ${name}`);
       const dbUrl = new URL(adminUrl);
       dbUrl.pathname = `/${name}`;
-      return clients((max) => openDatabase(dbUrl.toString(), { wsProxy: proxy.address, max }), async () => {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      });
+      return clients(
+        (max) => openDatabase(dbUrl.toString(), { wsProxy: proxy.address, max }),
+        async () => {
+          await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        },
+      );
     },
     async stop() {
       await admin.close();
@@ -93,7 +96,10 @@ async function sqliteTarget(): Promise<BenchTarget> {
     label: `SQLite ${row?.v ?? ''} (better-sqlite3, file in WAL mode)`,
     async fresh() {
       const path = join(dir, `bench-${++sequence}.db`);
-      return clients(() => openDatabase(`sqlite:${path}`), async () => rmSync(path, { force: true }));
+      return clients(
+        () => openDatabase(`sqlite:${path}`),
+        async () => rmSync(path, { force: true }),
+      );
     },
     stop: async () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { logger } from '../lib/observability.js';
-import { renderStackSummary } from '../local/stack-summary.js';
 import { runLocalStack } from '../local/stack.js';
+import { renderStackSummary } from '../local/stack-summary.js';
 
 const USAGE = `Usage: npm start -- [options]
 
@@ -52,7 +52,11 @@ async function main(): Promise<number> {
     seed: number('seed', values.seed),
     progress: process.stderr,
   });
-  process.stdout.write(values.json ? `${JSON.stringify(result, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n` : `\n${renderStackSummary(result)}\n`);
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify(result, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`
+      : `\n${renderStackSummary(result)}\n`,
+  );
   return result.ok ? 0 : 1;
 }
 

@@ -10,4 +10,9 @@ import { createIngestHandler } from '../lib/ingest/handler.js';
  * not the ~450 KiB SDK client); its endpoint comes from the region (or AWS_ENDPOINT_URL_SQS
  * locally), never from DLQ_URL's host: an emulator's queue URLs name hosts that need not resolve.
  */
-export const handler = createIngestHandler({ db: databaseFromEnv, sqs: signedSqs, dlqUrl: process.env.DLQ_URL, loadConfig: loadDatabaseUrl });
+export const handler = createIngestHandler({
+  db: databaseFromEnv,
+  sqs: signedSqs,
+  dlqUrl: process.env.DLQ_URL,
+  loadConfig: loadDatabaseUrl,
+});

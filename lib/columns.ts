@@ -93,7 +93,9 @@ export const COLUMN_NAMES: readonly ColumnName[] = DEFINITIONS.map((c) => c.name
 
 /** The columns stored as timestamps (read back as RFC 3339 text). */
 export type TimestampColumn = Extract<ColumnDef, { type: 'timestamp' }>['name'];
-export const TIMESTAMP_COLUMNS: readonly TimestampColumn[] = DEFINITIONS.flatMap((c) => (c.type === 'timestamp' ? [c.name] : []));
+export const TIMESTAMP_COLUMNS: readonly TimestampColumn[] = DEFINITIONS.flatMap((c) =>
+  c.type === 'timestamp' ? [c.name] : [],
+);
 
 /** What `source` may hold: a live frame's row or a backfilled one. */
 export const SOURCES = definition('source').values;

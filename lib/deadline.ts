@@ -13,7 +13,11 @@ export interface RemainingTime {
 export const RESPONSE_MARGIN_MS = 1000;
 
 /** The invocation's deadline, or undefined when there is no Lambda context (CLI, local poller). */
-export function deadlineFrom(context: RemainingTime | undefined, marginMs = RESPONSE_MARGIN_MS, now = Date.now()): number | undefined {
+export function deadlineFrom(
+  context: RemainingTime | undefined,
+  marginMs = RESPONSE_MARGIN_MS,
+  now = Date.now(),
+): number | undefined {
   const remaining = context?.getRemainingTimeInMillis?.();
   if (remaining === undefined || !Number.isFinite(remaining)) return undefined;
   return now + Math.max(0, remaining - marginMs);
@@ -23,7 +27,11 @@ export function deadlineFrom(context: RemainingTime | undefined, marginMs = RESP
  * An earlier deadline for one phase, keeping `share` of what is left (at most `maxReserveMs`) for
  * the phases after it: the database writes leave time for parking on the DLQ.
  */
-export function phaseDeadline(deadline: number | undefined, options: { share: number; maxReserveMs: number }, now = Date.now()): number | undefined {
+export function phaseDeadline(
+  deadline: number | undefined,
+  options: { share: number; maxReserveMs: number },
+  now = Date.now(),
+): number | undefined {
   if (deadline === undefined) return undefined;
   const left = Math.max(0, deadline - now);
   return deadline - Math.min(options.maxReserveMs, left * options.share);
@@ -75,7 +83,11 @@ interface Deadlined {
  * Runs one invocation's database work bounded by the Lambda context's remaining time (migrate,
  * health): a statement past it fails, and the caller's error names the step it was in.
  */
-export async function withinInvocation<D extends Deadlined, T>(db: D, context: RemainingTime | undefined, work: (db: D) => Promise<T>): Promise<T> {
+export async function withinInvocation<D extends Deadlined, T>(
+  db: D,
+  context: RemainingTime | undefined,
+  work: (db: D) => Promise<T>,
+): Promise<T> {
   const deadline = deadlineFrom(context);
   if (deadline === undefined) return work(db);
   db.setDeadline(deadline);

@@ -23,7 +23,12 @@ interface MergeContext {
 export function mergeWrite(stored: SubagentWrite, next: SubagentWrite): SubagentWrite {
   const newest = stored.last_observed_at ?? stored.observed_at;
   const settled = stored.settled_at !== null;
-  const context: MergeContext = { older: next.observed_at < newest, settled, settles: !settled && next.settled_at !== null, newest };
+  const context: MergeContext = {
+    older: next.observed_at < newest,
+    settled,
+    settles: !settled && next.settled_at !== null,
+    newest,
+  };
   const merged: Record<string, Value> = { ...stored };
   for (const column of COLUMNS) {
     const name = column.name as keyof SubagentWrite;

@@ -1,6 +1,6 @@
 import { MAX_METRIC } from './columns.js';
 import type { Frame } from './frame/schema.js';
-import { UNKNOWN_EXECUTION, type SubagentWrite } from './row.js';
+import { type SubagentWrite, UNKNOWN_EXECUTION } from './row.js';
 import { isTerminalToolStatus } from './terminal.js';
 import { storedText } from './text.js';
 import { parseRfc3339 } from './time.js';

@@ -7,7 +7,9 @@ import { redactingReplacer } from './redact.js';
  * Structured JSON logs (Powertools). Never log prompt or result text; every line passes through
  * the redaction helper (lib/redact.ts, docs/security.md R2-6). Loggers made elsewhere use createLogger.
  */
-export function createLogger(options: { logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT' } = {}): Logger {
+export function createLogger(
+  options: { logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT' } = {},
+): Logger {
   return new Logger({ serviceName: SERVICE_NAME, jsonReplacerFn: redactingReplacer, ...options });
 }
 

@@ -20,7 +20,8 @@ export function redactText(text: string): string {
 
 /** A JSON-safe copy of an error with every string redacted, `cause` included (recursively, cycle-safe). */
 export function redactError(error: unknown, seen = new WeakSet<object>()): Record<string, unknown> | string {
-  if (!(error instanceof Error)) return typeof error === 'string' ? redactText(error) : (redact(error, seen) as Record<string, unknown>);
+  if (!(error instanceof Error))
+    return typeof error === 'string' ? redactText(error) : (redact(error, seen) as Record<string, unknown>);
   if (seen.has(error)) return '[circular]';
   seen.add(error);
   const own: Record<string, unknown> = { name: error.name, message: redactText(error.message) };

@@ -10,7 +10,9 @@ export type Source = RowOf<Micros>['source'];
  * from lib/columns.ts. `last_observed_at` is never NULL here: a frame's own write carries its
  * observed_at (the column is nullable for the host's writer, R2-7).
  */
-export type SubagentWrite = Omit<RowOf<Micros>, 'id' | 'updated_at' | 'last_observed_at'> & { last_observed_at: Micros };
+export type SubagentWrite = Omit<RowOf<Micros>, 'id' | 'updated_at' | 'last_observed_at'> & {
+  last_observed_at: Micros;
+};
 
 /**
  * A stored row as reads return it; timestamps as RFC 3339 UTC text with microseconds. A stored

@@ -50,7 +50,8 @@ function codePointsUpTo(text: string, limit: number): number {
 export function identityProblem(value: string): string | undefined {
   if (value.includes('\u0000')) return 'contains U+0000';
   if (UNPAIRED.test(value)) return 'contains an unpaired UTF-16 surrogate';
-  if (codePointsUpTo(value, MAX_IDENTITY_CHARS) > MAX_IDENTITY_CHARS) return `is longer than ${MAX_IDENTITY_CHARS} characters`;
+  if (codePointsUpTo(value, MAX_IDENTITY_CHARS) > MAX_IDENTITY_CHARS)
+    return `is longer than ${MAX_IDENTITY_CHARS} characters`;
   return undefined;
 }
 

@@ -28,5 +28,9 @@ export async function startLocalSqs(options: { port?: number } = {}): Promise<Lo
 }
 
 export function sqsClientFor(endpoint: string): SQSClient {
-  return new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 }

@@ -1,6 +1,6 @@
 import type { Column, ColumnType } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
-import { parseRfc3339, type Micros } from '../lib/time.js';
+import { type Micros, parseRfc3339 } from '../lib/time.js';
 import { HOST_FIXTURES, type HostFixtureName } from './host-fixtures.js';
 
 /**
@@ -82,11 +82,18 @@ export interface HostStoreSummary {
 
 /** docs/README.md#real-traffic: turns fanned out to n subagents in the real sample. */
 const FAN_OUT_WEIGHTS: ReadonlyArray<readonly [number, number]> = [
-  [1, 65], [2, 12], [3, 42], [4, 5], [5, 2], [8, 1],
+  [1, 65],
+  [2, 12],
+  [3, 42],
+  [4, 5],
+  [5, 2],
+  [8, 1],
 ];
 /** docs/README.md#real-traffic: agent status shares (the one absent status is placed explicitly). */
 const STATUS_WEIGHTS: ReadonlyArray<readonly [Status, number]> = [
-  ['async_launched', 190], ['completed', 57], ['started', 5],
+  ['async_launched', 190],
+  ['completed', 57],
+  ['started', 5],
 ];
 type Status = 'async_launched' | 'completed' | 'started' | 'absent';
 /** The launching tool call's ACP status: deliberately not always the child's own status. */
@@ -142,17 +149,46 @@ interface Invocation {
 function columns(spec: ReadonlyArray<readonly [string, ColumnType]>): Column[] {
   return spec.map(([name, type]) => ({ name, type, nullable: true, merge: 'keep' }));
 }
-const SESSION_COLUMNS = columns([['id', 'text'], ['task_id', 'text']]);
-const TURN_COLUMNS = columns([['id', 'text'], ['task_session_id', 'text']]);
+const SESSION_COLUMNS = columns([
+  ['id', 'text'],
+  ['task_id', 'text'],
+]);
+const TURN_COLUMNS = columns([
+  ['id', 'text'],
+  ['task_session_id', 'text'],
+]);
 /** The real host's NOT NULL columns without a DEFAULT (local/kandev-schema.ts). */
-const HOST_TASK_COLUMNS = columns([['id', 'text'], ['title', 'text'], ['created_at', 'timestamp'], ['updated_at', 'timestamp']]);
-const HOST_SESSION_COLUMNS = columns([['id', 'text'], ['task_id', 'text'], ['started_at', 'timestamp'], ['updated_at', 'timestamp']]);
+const HOST_TASK_COLUMNS = columns([
+  ['id', 'text'],
+  ['title', 'text'],
+  ['created_at', 'timestamp'],
+  ['updated_at', 'timestamp'],
+]);
+const HOST_SESSION_COLUMNS = columns([
+  ['id', 'text'],
+  ['task_id', 'text'],
+  ['started_at', 'timestamp'],
+  ['updated_at', 'timestamp'],
+]);
 const HOST_TURN_COLUMNS = columns([
-  ['id', 'text'], ['task_session_id', 'text'], ['task_id', 'text'], ['started_at', 'timestamp'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+  ['id', 'text'],
+  ['task_session_id', 'text'],
+  ['task_id', 'text'],
+  ['started_at', 'timestamp'],
+  ['created_at', 'timestamp'],
+  ['updated_at', 'timestamp'],
 ]);
 const MESSAGE_COLUMNS = columns([
-  ['id', 'text'], ['task_session_id', 'text'], ['task_id', 'text'], ['turn_id', 'text'], ['author_type', 'text'],
-  ['content', 'text'], ['type', 'text'], ['metadata', 'text'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+  ['id', 'text'],
+  ['task_session_id', 'text'],
+  ['task_id', 'text'],
+  ['turn_id', 'text'],
+  ['author_type', 'text'],
+  ['content', 'text'],
+  ['type', 'text'],
+  ['metadata', 'text'],
+  ['created_at', 'timestamp'],
+  ['updated_at', 'timestamp'],
 ]);
 
 /** Multi-row inserts through the dialect's one-statement row source, BATCH_ROWS at a time. */
@@ -218,7 +254,11 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     const n = Math.min(weighted(random, FAN_OUT_WEIGHTS), keyCount - made);
     const turn: Invocation[] = [];
     for (let j = 0; j < n; j++) {
-      turn.push({ toolCallId: `toolu_${prefix}${pad(made++)}`, status: weighted(random, STATUS_WEIGHTS), parentToolCallId: '' });
+      turn.push({
+        toolCallId: `toolu_${prefix}${pad(made++)}`,
+        status: weighted(random, STATUS_WEIGHTS),
+        parentToolCallId: '',
+      });
     }
     fanOutTurns.push(turn);
   }
@@ -230,7 +270,10 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     turn[1]!.parentToolCallId = turn[0]!.toolCallId;
   }
   // Bad values land on completed invocations first, where metrics are reported.
-  const valueTargets = [...invocations.filter((i) => i.status === 'completed'), ...invocations.filter((i) => i.status !== 'completed')];
+  const valueTargets = [
+    ...invocations.filter((i) => i.status === 'completed'),
+    ...invocations.filter((i) => i.status !== 'completed'),
+  ];
   let target = 0;
   for (const kind of VALUE_KINDS) for (let k = 0; k < malformed[kind]; k++) valueTargets[target++]!.malformed = kind;
 
@@ -240,7 +283,12 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   for (const [f, t] of fanOutTurns.entries()) fanOutAt.set(Math.floor((f * turns) / fanOutTurns.length), t);
   // Superseded keys are plain async launches that later complete, spread over the store.
   const launches = invocations.filter((i) => i.status === 'async_launched' && !i.parentToolCallId && !i.malformed);
-  const superseded = new Set(Array.from({ length: Math.min(superseding, launches.length) }, (_, d) => launches[Math.floor((d * launches.length) / superseding)]!));
+  const superseded = new Set(
+    Array.from(
+      { length: Math.min(superseding, launches.length) },
+      (_, d) => launches[Math.floor((d * launches.length) / superseding)]!,
+    ),
+  );
   const identitylessAt = new Map<number, number>();
   for (let i = 0; i < identityless; i++) {
     const turn = Math.floor((i * turns) / identityless);
@@ -257,13 +305,16 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     await taskRows.flush();
   }
   const sessionRows = new BatchInserter(db, 'task_sessions', real ? HOST_SESSION_COLUMNS : SESSION_COLUMNS);
-  for (let s = 0; s < sessions; s++) await sessionRows.add(real ? [sessionId(s), taskId(s), hostTime, hostTime] : [sessionId(s), taskId(s)]);
+  for (let s = 0; s < sessions; s++)
+    await sessionRows.add(real ? [sessionId(s), taskId(s), hostTime, hostTime] : [sessionId(s), taskId(s)]);
   await sessionRows.flush();
   const turnRows = new BatchInserter(db, 'task_session_turns', real ? HOST_TURN_COLUMNS : TURN_COLUMNS);
   for (let t = 0; t < turns; t++) {
     const session = Math.floor(t / TURNS_PER_SESSION);
     const id = `${prefix}turn-${pad(t)}`;
-    await turnRows.add(real ? [id, sessionId(session), taskId(session), hostTime, hostTime, hostTime] : [id, sessionId(session)]);
+    await turnRows.add(
+      real ? [id, sessionId(session), taskId(session), hostTime, hostTime, hostTime] : [id, sessionId(session)],
+    );
   }
   await turnRows.flush();
 
@@ -272,9 +323,16 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   const messageRows = new BatchInserter(db, 'task_session_messages', MESSAGE_COLUMNS);
   const span = endAt - startAt;
   let index = 0;
-  const seen: { first: Micros | null; last: Micros; newestQualifying: Micros | null } = { first: null, last: startAt - 1n, newestQualifying: null };
+  const seen: { first: Micros | null; last: Micros; newestQualifying: Micros | null } = {
+    first: null,
+    last: startAt - 1n,
+    newestQualifying: null,
+  };
   const nextCreatedAt = (): Micros => {
-    let at = startAt + (span * BigInt(index)) / BigInt(Math.max(total, 1)) + BigInt(Math.floor(random() * Number(span / BigInt(Math.max(total, 1)))));
+    let at =
+      startAt +
+      (span * BigInt(index)) / BigInt(Math.max(total, 1)) +
+      BigInt(Math.floor(random() * Number(span / BigInt(Math.max(total, 1)))));
     const width = random();
     if (width < 0.05) at -= at % 1_000_000n;
     else if (width < 0.15) at -= at % 1_000n;
@@ -308,14 +366,31 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   // Called right after nextCreatedAt(), so `index - 1` is this message's position.
   const addMessage = (m: Message) =>
     messageRows.add([
-      `${prefix}msg-${pad(index - 1)}`, sessionId(m.session), m.task ?? taskId(m.session), `${prefix}turn-${pad(m.turn)}`,
-      m.author, m.content, m.type, m.metadata, encode(m.createdAt), encode(m.updatedAt),
+      `${prefix}msg-${pad(index - 1)}`,
+      sessionId(m.session),
+      m.task ?? taskId(m.session),
+      `${prefix}turn-${pad(m.turn)}`,
+      m.author,
+      m.content,
+      m.type,
+      m.metadata,
+      encode(m.createdAt),
+      encode(m.updatedAt),
     ]);
   const addSubagent = async (session: number, turn: number, inv: Invocation, status: Status) => {
     const createdAt = nextCreatedAt();
     const updatedAt = createdAt + BigInt(between(random, 0, 120_000_000));
     const metadata = subagentMetadata(random, inv, status);
-    await addMessage({ session, turn, author: 'agent', type: 'tool_call', content: 'subagent', metadata, createdAt, updatedAt });
+    await addMessage({
+      session,
+      turn,
+      author: 'agent',
+      type: 'tool_call',
+      content: 'subagent',
+      metadata,
+      createdAt,
+      updatedAt,
+    });
     if (seen.newestQualifying === null || createdAt > seen.newestQualifying) seen.newestQualifying = createdAt;
   };
   const addOrdinary = async (session: number, turn: number) => {
@@ -323,13 +398,29 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     // Spread the unreadable documents evenly over the ordinary messages.
     const remaining = ordinary - ordinaryIndex++;
     const malformedHere = documentLeft > 0 && random() * remaining < documentLeft;
-    let metadata: string | null = random() < 0.5 ? '{}' : JSON.stringify({ tool_call_id: `tool_${prefix}${pad(index)}`, status: 'completed', normalized: { kind: 'shell_exec' } });
+    let metadata: string | null =
+      random() < 0.5
+        ? '{}'
+        : JSON.stringify({
+            tool_call_id: `tool_${prefix}${pad(index)}`,
+            status: 'completed',
+            normalized: { kind: 'shell_exec' },
+          });
     if (malformedHere) {
       documentLeft -= 1;
       metadata = documentText(documentQueue.shift()!);
     }
     const author = random() < 0.3 ? 'user' : 'agent';
-    await addMessage({ session, turn, author, type: 'message', content: 'ordinary message', metadata, createdAt, updatedAt: createdAt });
+    await addMessage({
+      session,
+      turn,
+      author,
+      type: 'message',
+      content: 'ordinary message',
+      metadata,
+      createdAt,
+      updatedAt: createdAt,
+    });
   };
 
   for (let t = 0; t < turns; t++) {
@@ -359,10 +450,24 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
       const createdAt = nextCreatedAt();
       // alternately no tool_call_id and an empty task_id column (AC-21a)
       const noToolCall = identitylessMade++ % 2 === 0;
-      const inv: Invocation = { toolCallId: noToolCall ? '' : `toolu_${prefix}anon-${pad(index)}`, status: 'async_launched', parentToolCallId: '' };
+      const inv: Invocation = {
+        toolCallId: noToolCall ? '' : `toolu_${prefix}anon-${pad(index)}`,
+        status: 'async_launched',
+        parentToolCallId: '',
+      };
       const metadata = subagentMetadata(random, inv, inv.status);
       const task = noToolCall ? undefined : '';
-      await addMessage({ session, turn: t, author: 'agent', type: 'tool_call', content: 'subagent', metadata, createdAt, updatedAt: createdAt, task });
+      await addMessage({
+        session,
+        turn: t,
+        author: 'agent',
+        type: 'tool_call',
+        content: 'subagent',
+        metadata,
+        createdAt,
+        updatedAt: createdAt,
+        task,
+      });
     }
     for (; filled < fillers; filled++) await addOrdinary(session, t);
   }

@@ -38,10 +38,16 @@ export const HOST_FIXTURES: Readonly<Record<HostFixtureName, HostFixture>> = {
     name: 'minimal',
     create: createHostSchema,
     async addSession(db, id, taskId) {
-      await db.query('INSERT INTO task_sessions (id, task_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, taskId]);
+      await db.query('INSERT INTO task_sessions (id, task_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [
+        id,
+        taskId,
+      ]);
     },
     async addTurn(db, id, sessionId) {
-      await db.query('INSERT INTO task_session_turns (id, task_session_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, sessionId]);
+      await db.query(
+        'INSERT INTO task_session_turns (id, task_session_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING',
+        [id, sessionId],
+      );
     },
     holdsMetadata: () => true,
   },

@@ -36,7 +36,8 @@ const normalizedMicrosecond = (expr: string) => {
   return `substr(datetime(${expr}), 1, 19) || '.' || substr((CASE WHEN substr(${expr}, 20, 1) = '.' THEN ${digitRun} ELSE '' END) || '000000000', 1, 6)`;
 };
 
-const promptOrderKey = (d: DialectName) => (d === 'postgres' ? 'created_at' : `(${normalizedMicrosecond('created_at')})`);
+const promptOrderKey = (d: DialectName) =>
+  d === 'postgres' ? 'created_at' : `(${normalizedMicrosecond('created_at')})`;
 
 /** The host's `task_session_subagents` DDL, verbatim (initSubagentContextSchema). */
 export const KANDEV_SUBAGENT_TABLE = `CREATE TABLE IF NOT EXISTS task_session_subagents (
@@ -211,7 +212,8 @@ export function kandevSchema(d: DialectName): readonly string[] {
  * already there (a second boot) is not an error.
  */
 export async function createKandevSchema(db: Queryable, options: { subagentTable?: boolean } = {}): Promise<void> {
-  const statements = options.subagentTable === false ? kandevBaseSchema(db.dialect.name) : kandevSchema(db.dialect.name);
+  const statements =
+    options.subagentTable === false ? kandevBaseSchema(db.dialect.name) : kandevSchema(db.dialect.name);
   for (const statement of statements) {
     try {
       await db.query(statement);

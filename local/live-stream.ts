@@ -83,10 +83,37 @@ const MS = 1_000n;
 export const INVALID_BODIES: readonly string[] = [
   'subagent finished (not JSON)',
   '[1, 2, 3]',
-  JSON.stringify({ version: 2, task_session_id: 's', task_id: 't', tool_call_id: 'c', observed_at: '2026-08-12T13:24:58Z', subagent_task: {} }),
-  JSON.stringify({ version: 1, task_session_id: 's', task_id: 't', tool_call_id: 'c', observed_at: 'yesterday', subagent_task: {} }),
-  JSON.stringify({ version: 1, task_session_id: 's', task_id: 't', tool_call_id: 'c', observed_at: '2026-08-12T13:24:58Z' }),
-  JSON.stringify({ version: 1, task_session_id: 42, task_id: 't', tool_call_id: 'c', observed_at: '2026-08-12T13:24:58Z', subagent_task: {} }),
+  JSON.stringify({
+    version: 2,
+    task_session_id: 's',
+    task_id: 't',
+    tool_call_id: 'c',
+    observed_at: '2026-08-12T13:24:58Z',
+    subagent_task: {},
+  }),
+  JSON.stringify({
+    version: 1,
+    task_session_id: 's',
+    task_id: 't',
+    tool_call_id: 'c',
+    observed_at: 'yesterday',
+    subagent_task: {},
+  }),
+  JSON.stringify({
+    version: 1,
+    task_session_id: 's',
+    task_id: 't',
+    tool_call_id: 'c',
+    observed_at: '2026-08-12T13:24:58Z',
+  }),
+  JSON.stringify({
+    version: 1,
+    task_session_id: 42,
+    task_id: 't',
+    tool_call_id: 'c',
+    observed_at: '2026-08-12T13:24:58Z',
+    subagent_task: {},
+  }),
 ];
 
 const count = (record: Record<string, number>, key: string) => (record[key] = (record[key] ?? 0) + 1);
@@ -106,8 +133,16 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
   const hostMessages: HostMessage[] = [];
   const frames: Array<Record<string, unknown>> = [];
   const expected: LiveExpectation = {
-    attempted: 0, skipped_no_identity: 0, persisted: 0, anomalous_value: 0, unknown_execution: 0,
-    invalid: INVALID_BODIES.length, newRows: 0, newRowsByStatus: {}, backfillStatusChanges: [], collisions: 0,
+    attempted: 0,
+    skipped_no_identity: 0,
+    persisted: 0,
+    anomalous_value: 0,
+    unknown_execution: 0,
+    invalid: INVALID_BODIES.length,
+    newRows: 0,
+    newRowsByStatus: {},
+    backfillStatusChanges: [],
+    collisions: 0,
   };
   /** records a frame; `exactDuplicate` frames are dropped by the queue's deduplication */
   const record = (frame: Record<string, unknown>, effects: { anomalous?: boolean; exactDuplicate?: boolean } = {}) => {
@@ -150,7 +185,11 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
       ...(executionId ? { execution_id: executionId } : {}),
       ...(parent ? { parent_tool_call_id: parent } : {}),
     };
-    const describe = { description: `live task ${i}`, subagent_type: i % 2 ? 'Explore' : 'general-purpose', prompt: 'never stored' };
+    const describe = {
+      description: `live task ${i}`,
+      subagent_type: i % 2 ? 'Explore' : 'general-purpose',
+      prompt: 'never stored',
+    };
     const launchedAt = tick();
     hostMessages.push({
       id: `${prefix}msg-${i}`,
@@ -169,23 +208,44 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
     count(expected.newRowsByStatus, status);
 
     if (status === 'async_launched') {
-      const frame = { ...base, tool_status: 'completed', observed_at: at(launchedAt, i), subagent_task: { ...describe, status, is_async: true } };
+      const frame = {
+        ...base,
+        tool_status: 'completed',
+        observed_at: at(launchedAt, i),
+        subagent_task: { ...describe, status, is_async: true },
+      };
       record(frame);
       if (i % 7 === 0) record({ ...frame }, { exactDuplicate: true });
       // The host saw it again a moment later: a different frame, merged onto the same row.
       if (i % 11 === 0) record({ ...frame, observed_at: at(tick(), i) });
     } else if (status === 'started') {
-      record({ ...base, tool_status: 'in_progress', observed_at: at(launchedAt, i), subagent_task: { ...describe, status, child_session_id: `ses_${prefix}${i}` } });
+      record({
+        ...base,
+        tool_status: 'in_progress',
+        observed_at: at(launchedAt, i),
+        subagent_task: { ...describe, status, child_session_id: `ses_${prefix}${i}` },
+      });
     } else {
-      const launch = { ...base, tool_status: 'in_progress', observed_at: at(launchedAt, i), subagent_task: { ...describe, is_async: false } };
+      const launch = {
+        ...base,
+        tool_status: 'in_progress',
+        observed_at: at(launchedAt, i),
+        subagent_task: { ...describe, is_async: false },
+      };
       const anomalous = i % 3 === 0;
       const completion = {
         ...base,
         tool_status: 'completed',
         observed_at: at(tick(), i),
         subagent_task: {
-          ...describe, status, agent_id: `agent-${i}`, model: 'claude-opus-5[1m]', duration_ms: 30_000 + i,
-          total_tokens: anomalous ? -1 : 40_000 + i, tool_use_count: i % 4, result_text: 'never stored',
+          ...describe,
+          status,
+          agent_id: `agent-${i}`,
+          model: 'claude-opus-5[1m]',
+          duration_ms: 30_000 + i,
+          total_tokens: anomalous ? -1 : 40_000 + i,
+          tool_use_count: i % 4,
+          result_text: 'never stored',
         },
       };
       // Frames arrive out of order: some completions are recorded before their launch.
@@ -197,7 +257,13 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
   // Another execution reusing a tool_call_id of the same session: a second row, one collision.
   const reused = frames.find((f) => f.execution_id && f.tool_call_id);
   if (reused) {
-    record({ ...reused, execution_id: `exec-reuse-${prefix}`, observed_at: at(tick(), 0), tool_status: 'completed', subagent_task: { status: 'async_launched', is_async: true } });
+    record({
+      ...reused,
+      execution_id: `exec-reuse-${prefix}`,
+      observed_at: at(tick(), 0),
+      tool_status: 'completed',
+      subagent_task: { status: 'async_launched', is_async: true },
+    });
     expected.newRows += 1;
     expected.collisions += 1;
     count(expected.newRowsByStatus, 'async_launched');
@@ -208,16 +274,33 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
   const lateTargets = options.backfilled.filter((r) => r.agent_status === 'async_launched').slice(0, LATE_COMPLETIONS);
   for (const row of lateTargets) {
     record({
-      version: 1, task_session_id: row.task_session_id, task_id: row.task_id, tool_call_id: row.tool_call_id,
-      tool_status: 'completed', observed_at: at(tick(), 1),
-      subagent_task: { status: 'completed', model: 'claude-sonnet-4-5', total_tokens: 12_345, duration_ms: 60_000, tool_use_count: 7 },
+      version: 1,
+      task_session_id: row.task_session_id,
+      task_id: row.task_id,
+      tool_call_id: row.tool_call_id,
+      tool_status: 'completed',
+      observed_at: at(tick(), 1),
+      subagent_task: {
+        status: 'completed',
+        model: 'claude-sonnet-4-5',
+        total_tokens: 12_345,
+        duration_ms: 60_000,
+        tool_use_count: 7,
+      },
     });
     expected.backfillStatusChanges.push({ from: 'async_launched', to: 'completed' });
   }
 
   for (let k = 0; k < IDENTITYLESS; k++) {
     const turn = turns[k % turns.length]!;
-    record({ version: 1, task_session_id: turn.task_session_id, task_id: turn.task_id, tool_call_id: '', observed_at: at(tick(), k), subagent_task: { status: 'async_launched' } });
+    record({
+      version: 1,
+      task_session_id: turn.task_session_id,
+      task_id: turn.task_id,
+      tool_call_id: '',
+      observed_at: at(tick(), k),
+      subagent_task: { status: 'async_launched' },
+    });
   }
 
   return { hostMessages, frames, invalidBodies: [...INVALID_BODIES], expected };

@@ -16,9 +16,16 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedPostgres(options: { dataDir?: string; maxConnections?: number } = {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  options: { dataDir?: string; maxConnections?: number } = {},
+): Promise<EmbeddedPostgres> {
   const pglite = await PGlite.create(options.dataDir);
-  const server = new PGLiteSocketServer({ db: pglite, port: 0, host: '127.0.0.1', maxConnections: options.maxConnections ?? 32 });
+  const server = new PGLiteSocketServer({
+    db: pglite,
+    port: 0,
+    host: '127.0.0.1',
+    maxConnections: options.maxConnections ?? 32,
+  });
   await server.start();
   const port = Number(server.getServerConn().split(':').pop());
   const proxy = await startWsProxy();

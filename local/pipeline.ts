@@ -1,19 +1,19 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { drainDeadLetters, type DeadLetter } from '../lib/cli/dead-letters.js';
+import { type DeadLetter, drainDeadLetters } from '../lib/cli/dead-letters.js';
 import { createIngestTotals, type IngestTotals } from '../lib/cli/ingest-totals.js';
 import type { Database } from '../lib/db/database.js';
 import { MAX_RECEIVE_COUNT } from '../lib/defaults.js';
 import { createIngestHandler } from '../lib/ingest/handler.js';
+import type { BatchReport } from '../lib/ingest/report.js';
 import { deduplicationId } from '../lib/producer/canonical.js';
 import { messageGroupId } from '../lib/producer/wire.js';
-import type { BatchReport } from '../lib/ingest/report.js';
 import { messageSize, packBatches } from '../lib/queue/pack.js';
 import { createPoller, type Poller } from '../lib/queue/poller.js';
-import { startLocalSqs, type LocalSqs } from './fauxqs.js';
-import { createIngestQueues, type IngestQueues } from './queues.js';
 import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
+import { type LocalSqs, startLocalSqs } from './fauxqs.js';
+import { createIngestQueues, type IngestQueues } from './queues.js';
 
 export interface LocalPipelineOptions {
   db: Database;
@@ -99,18 +99,28 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         return { Id: `m${i}`, MessageBody: body, MessageGroupId: group, MessageDeduplicationId: dedup };
       });
       const { batches, oversize } = packBatches(entries, (e) => messageSize(e.MessageBody));
-      if (oversize.length > 0) throw new Error(`${oversize.length} message(s) exceed the SQS batch size limit; split the input`);
+      if (oversize.length > 0)
+        throw new Error(`${oversize.length} message(s) exceed the SQS batch size limit; split the input`);
       for (const batch of batches) {
-        const { Failed = [] } = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queues.queueUrl, Entries: batch }));
-        if (Failed.length > 0) throw new Error(`the queue refused ${Failed.length} message(s): ${Failed[0]!.Code} ${Failed[0]!.Message}`);
+        const { Failed = [] } = await sqs.send(
+          new SendMessageBatchCommand({ QueueUrl: queues.queueUrl, Entries: batch }),
+        );
+        if (Failed.length > 0)
+          throw new Error(`the queue refused ${Failed.length} message(s): ${Failed[0]!.Code} ${Failed[0]!.Message}`);
       }
       return entries.length;
     },
     async depth(queueUrl = queues.queueUrl) {
       const { Attributes = {} } = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       );
-      return { visible: Number(Attributes.ApproximateNumberOfMessages ?? 0), inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) };
+      return {
+        visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+        inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+      };
     },
     deadLetters: () => drainDeadLetters(sqs, queues.dlqUrl),
     async stop() {

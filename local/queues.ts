@@ -25,13 +25,19 @@ export interface IngestQueues {
 export async function createIngestQueues(sqs: SQSClient, options: IngestQueuesOptions = {}): Promise<IngestQueues> {
   const name = options.name ?? 'subagent-context-frames';
   // 256 KiB for body + attributes, as infra/queues.yml declares: parking must fit it (R2-3).
-  const dlqUrl = await createQueue(sqs, `${name}-dlq.fifo`, { FifoQueue: 'true', MaximumMessageSize: MAX_MESSAGE_BYTES });
+  const dlqUrl = await createQueue(sqs, `${name}-dlq.fifo`, {
+    FifoQueue: 'true',
+    MaximumMessageSize: MAX_MESSAGE_BYTES,
+  });
   const dlqArn = await arnOf(sqs, dlqUrl);
   const queueUrl = await createQueue(sqs, `${name}.fifo`, {
     FifoQueue: 'true',
     MaximumMessageSize: MAX_MESSAGE_BYTES,
     VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? MAX_RECEIVE_COUNT }),
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: dlqArn,
+      maxReceiveCount: options.maxReceiveCount ?? MAX_RECEIVE_COUNT,
+    }),
   });
   return { queueUrl, queueArn: await arnOf(sqs, queueUrl), dlqUrl, dlqArn };
 }
@@ -45,7 +51,9 @@ async function createQueue(sqs: SQSClient, name: string, attributes: Record<stri
 }
 
 async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
   if (!Attributes?.QueueArn) throw new Error(`no QueueArn for ${queueUrl}`);
   return Attributes.QueueArn;
 }

@@ -1,6 +1,6 @@
-import { renderCounters, renderDeadLetters } from '../lib/cli/render-ingest.js';
 import { renderHealth } from '../lib/cli/commands/health.js';
 import { renderMigration } from '../lib/cli/commands/migrate.js';
+import { renderCounters, renderDeadLetters } from '../lib/cli/render-ingest.js';
 import { renderFacts, renderTable } from '../lib/cli/table.js';
 import type { LocalStackResult } from './stack.js';
 
@@ -22,7 +22,12 @@ export function renderStackSummary(result: LocalStackResult): string {
         ['without identity', store.identityless],
         ['malformed metadata', store.malformedTotal],
         ['nested', store.nested],
-        ['fan-out (n: turns)', Object.entries(store.fanOut).map(([n, turns]) => `${n}:${turns}`).join(' ')],
+        [
+          'fan-out (n: turns)',
+          Object.entries(store.fanOut)
+            .map(([n, turns]) => `${n}:${turns}`)
+            .join(' '),
+        ],
       ]),
     ),
     section('migrate', renderMigration(result.migration)),
@@ -36,11 +41,23 @@ export function renderStackSummary(result: LocalStackResult): string {
         ['invalid bodies injected', result.plan.invalidBodies],
       ]),
     ),
-    section('rows by source and agent_status', renderTable(['source', 'agent_status', 'rows'], result.rows.map((r) => [r.source, r.agent_status, r.rows]))),
+    section(
+      'rows by source and agent_status',
+      renderTable(
+        ['source', 'agent_status', 'rows'],
+        result.rows.map((r) => [r.source, r.agent_status, r.rows]),
+      ),
+    ),
     section('ingest counters', renderCounters(result.totals)),
     section('dead-letter queue', renderDeadLetters(result.deadLetters)),
     section('health', renderHealth(result.health)),
-    section('expected vs got', renderTable(['check', 'expected', 'got', ''], result.checks.map((c) => [c.name, c.expected, c.got, c.ok ? 'OK' : 'MISMATCH']))),
+    section(
+      'expected vs got',
+      renderTable(
+        ['check', 'expected', 'got', ''],
+        result.checks.map((c) => [c.name, c.expected, c.got, c.ok ? 'OK' : 'MISMATCH']),
+      ),
+    ),
     failed.length === 0
       ? `ALL ${result.checks.length} CHECKS OK in ${(result.durationMs / 1000).toFixed(1)} s`
       : `${failed.length} MISMATCH(ES) of ${result.checks.length} checks: ${failed.map((c) => c.name).join('; ')}`,

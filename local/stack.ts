@@ -1,22 +1,29 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { TABLE } from '../lib/columns.js';
-import { groupDeadLetters, type DeadLetter } from '../lib/cli/dead-letters.js';
-import { proxyFor, type ProxyChoice } from '../lib/cli/local-proxy.js';
+import { type DeadLetter, groupDeadLetters } from '../lib/cli/dead-letters.js';
+import type { IngestTotals } from '../lib/cli/ingest-totals.js';
+import { type ProxyChoice, proxyFor } from '../lib/cli/local-proxy.js';
 import type { ProgressStream } from '../lib/cli/progress.js';
+import { TABLE } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
+import { SERVICE_NAME } from '../lib/defaults.js';
 import { runHealthCheck } from '../lib/health/check.js';
 import type { HealthReport } from '../lib/health/report.js';
-import type { IngestTotals } from '../lib/cli/ingest-totals.js';
-import { runMigration, type MigrationReport } from '../lib/migrate/run-migration.js';
-import { SERVICE_NAME } from '../lib/defaults.js';
+import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, nowMicros } from '../lib/time.js';
 import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
 import { createHostSchema } from './host-schema.js';
-import { insertHostMessages, planLiveStream, type BackfilledRow, type HostTurn, type LiveExpectation, type LivePlan } from './live-stream.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './pglite-server.js';
+import {
+  type BackfilledRow,
+  type HostTurn,
+  insertHostMessages,
+  type LiveExpectation,
+  type LivePlan,
+  planLiveStream,
+} from './live-stream.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './pglite-server.js';
 import { startLocalPipeline } from './pipeline.js';
 
 export interface LocalStackOptions {
@@ -85,7 +92,9 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     if (options.databaseUrl) {
       proxy = options.wsProxy ? undefined : await proxyFor(options.databaseUrl, process.env);
       db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy });
-      database = options.databaseUrl.startsWith('sqlite:') ? `SQLite ${options.databaseUrl.slice(7)}` : `PostgreSQL ${redact(options.databaseUrl)} (Neon driver)`;
+      database = options.databaseUrl.startsWith('sqlite:')
+        ? `SQLite ${options.databaseUrl.slice(7)}`
+        : `PostgreSQL ${redact(options.databaseUrl)} (Neon driver)`;
     } else {
       say('starting embedded PostgreSQL (PGlite) behind the Neon driver…');
       embedded = await startEmbeddedPostgres();
@@ -98,13 +107,22 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     const messages = options.messages ?? 4000;
     say(`generating a host store of ${messages} messages…`);
     const store = await generateHostStore(db, { messages, seed: options.seed ?? 1 });
-    say(`  ${store.sessions} sessions, ${store.turns} turns, ${store.subagentMessages} subagent messages (${store.qualifyingKeys} qualifying keys, ${store.identityless} without identity, ${store.malformedTotal} malformed)`);
+    say(
+      `  ${store.sessions} sessions, ${store.turns} turns, ${store.subagentMessages} subagent messages (${store.qualifyingKeys} qualifying keys, ${store.identityless} without identity, ${store.malformedTotal} malformed)`,
+    );
 
     say('migrate: schema + backfill…');
     const migration = await runMigration(db);
-    say(`  backfill ${migration.backfill}: ${migration.inserted} rows from ${migration.matched} messages in ${migration.durationMs} ms`);
+    say(
+      `  backfill ${migration.backfill}: ${migration.inserted} rows from ${migration.matched} messages in ${migration.durationMs} ms`,
+    );
 
-    const plan = planLiveStream({ turns: await liveTurns(db), backfilled: await backfilledRows(db), invocations: options.live ?? 120, startAt: nowMicros() + 1000n });
+    const plan = planLiveStream({
+      turns: await liveTurns(db),
+      backfilled: await backfilledRows(db),
+      invocations: options.live ?? 120,
+      startAt: nowMicros() + 1000n,
+    });
     const { producer, pipeline } = await streamLive(db, plan, quiet, say);
 
     say('health check…');
@@ -112,12 +130,26 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     const deadLetters = await pipeline.deadLetters();
     await pipeline.stop();
     const rows = await rowsBySourceAndStatus(db);
-    const checks = buildChecks({ store, migration, plan, totals: pipeline.totals, deadLetters, health, rows, asyncWithMetrics: await asyncLaunchedWithMetrics(db) });
+    const checks = buildChecks({
+      store,
+      migration,
+      plan,
+      totals: pipeline.totals,
+      deadLetters,
+      health,
+      rows,
+      asyncWithMetrics: await asyncLaunchedWithMetrics(db),
+    });
     return {
       database,
       store,
       migration,
-      plan: { hostMessages: plan.hostMessages.length, framesRecorded: plan.frames.length, invalidBodies: plan.invalidBodies.length, expected: plan.expected },
+      plan: {
+        hostMessages: plan.hostMessages.length,
+        framesRecorded: plan.frames.length,
+        invalidBodies: plan.invalidBodies.length,
+        expected: plan.expected,
+      },
       producer,
       totals: pipeline.totals,
       deadLetters,
@@ -137,13 +169,22 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
 async function streamLive(db: Database, plan: LivePlan, logger: Logger, say: (line: string) => void) {
   say('starting the SQS emulator (FIFO queue + DLQ) and the event-source poller…');
   const pipeline = await startLocalPipeline({ db, logger });
-  const producer = createFrameProducer({ queueUrl: pipeline.queues.queueUrl, sqs: pipeline.sqs, flushIntervalMs: 20, logger });
+  const producer = createFrameProducer({
+    queueUrl: pipeline.queues.queueUrl,
+    sqs: pipeline.sqs,
+    flushIntervalMs: 20,
+    logger,
+  });
   pipeline.poller.start();
-  say(`live stream: ${plan.hostMessages.length} new invocations, ${plan.frames.length} frames (+${plan.invalidBodies.length} invalid bodies)…`);
+  say(
+    `live stream: ${plan.hostMessages.length} new invocations, ${plan.frames.length} frames (+${plan.invalidBodies.length} invalid bodies)…`,
+  );
   await insertHostMessages(db, plan.hostMessages);
   const show = () => {
     const c = pipeline.totals.counts;
-    say(`  sent ${producer.stats.sent}/${plan.frames.length}  ingested ${c.persisted} persisted, ${c.skipped_no_identity} skipped, ${c.invalid} invalid`);
+    say(
+      `  sent ${producer.stats.sent}/${plan.frames.length}  ingested ${c.persisted} persisted, ${c.skipped_no_identity} skipped, ${c.invalid} invalid`,
+    );
   };
   for (let i = 0; i < plan.frames.length; i += STREAM_CHUNK) {
     for (const frame of plan.frames.slice(i, i + STREAM_CHUNK)) producer.record(frame);
@@ -161,7 +202,9 @@ async function streamLive(db: Database, plan: LivePlan, logger: Logger, say: (li
 
 async function requireEmpty(db: Database): Promise<void> {
   const [messages] = await db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_messages');
-  const [keys] = await db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM kandev_meta WHERE key = $1', [CAPTURE_SINCE_KEY]);
+  const [keys] = await db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM kandev_meta WHERE key = $1', [
+    CAPTURE_SINCE_KEY,
+  ]);
   if (Number(messages?.n) > 0 || Number(keys?.n) > 0) {
     throw new Error(
       'the local stack generates its own host store and needs an empty database; this one already holds host messages or an activation key. ' +
@@ -179,7 +222,9 @@ async function liveTurns(db: Database): Promise<HostTurn[]> {
 }
 
 async function backfilledRows(db: Database): Promise<BackfilledRow[]> {
-  return db.query<BackfilledRow>(`SELECT task_session_id, task_id, tool_call_id, agent_status FROM ${TABLE} WHERE source = 'backfill' ORDER BY task_session_id, tool_call_id`);
+  return db.query<BackfilledRow>(
+    `SELECT task_session_id, task_id, tool_call_id, agent_status FROM ${TABLE} WHERE source = 'backfill' ORDER BY task_session_id, tool_call_id`,
+  );
 }
 
 async function rowsBySourceAndStatus(db: Database): Promise<RowsBy[]> {
@@ -188,7 +233,9 @@ async function rowsBySourceAndStatus(db: Database): Promise<RowsBy[]> {
   );
   return rows
     .map((r) => ({ source: r.source, agent_status: r.agent_status ?? '(absent)', rows: Number(r.rows) }))
-    .sort((a, b) => a.source.localeCompare(b.source) || b.rows - a.rows || a.agent_status.localeCompare(b.agent_status));
+    .sort(
+      (a, b) => a.source.localeCompare(b.source) || b.rows - a.rows || a.agent_status.localeCompare(b.agent_status),
+    );
 }
 
 /** docs/merge.md#recording-one-frame: the one shape that must never go wrong — an async launch stores NULL, not 0. */
@@ -215,15 +262,21 @@ export function buildChecks(input: CheckInputs): Check[] {
   const { store, migration, plan, totals, deadLetters, health, rows } = input;
   const want = plan.expected;
   const checks: Check[] = [];
-  const check = (name: string, expected: string | number, got: string | number) => checks.push({ name, expected, got, ok: expected === got });
+  const check = (name: string, expected: string | number, got: string | number) =>
+    checks.push({ name, expected, got, ok: expected === got });
 
   check('backfill', 'completed', migration.backfill);
   check('backfill rows inserted = qualifying keys', store.qualifyingKeys, migration.inserted);
   check('backfill messages matched', store.qualifyingMessages, migration.matched);
-  check('backfill_through = newest qualifying message', store.newestQualifyingCreatedAt === null ? '' : formatKey(store.newestQualifyingCreatedAt), migration.backfillThrough ?? '(absent)');
+  check(
+    'backfill_through = newest qualifying message',
+    store.newestQualifyingCreatedAt === null ? '' : formatKey(store.newestQualifyingCreatedAt),
+    migration.backfillThrough ?? '(absent)',
+  );
 
   const expectedRows = new Map<string, number>();
-  const add = (source: string, status: string, n: number) => expectedRows.set(`${source}\u0000${status}`, (expectedRows.get(`${source}\u0000${status}`) ?? 0) + n);
+  const add = (source: string, status: string, n: number) =>
+    expectedRows.set(`${source}\u0000${status}`, (expectedRows.get(`${source}\u0000${status}`) ?? 0) + n);
   for (const [status, n] of Object.entries(store.byStatus)) add('backfill', status, n);
   for (const { from, to } of want.backfillStatusChanges) {
     add('backfill', from, -1);
@@ -237,7 +290,11 @@ export function buildChecks(input: CheckInputs): Check[] {
     const got = gotRows.get(key) ?? 0;
     if (expected !== 0 || got !== 0) check(`rows ${source} ${status}`, expected, got);
   }
-  check('rows total', store.qualifyingKeys + want.newRows, rows.reduce((sum, r) => sum + r.rows, 0));
+  check(
+    'rows total',
+    store.qualifyingKeys + want.newRows,
+    rows.reduce((sum, r) => sum + r.rows, 0),
+  );
   check('async_launched rows with a metric (must be NULL)', 0, input.asyncWithMetrics);
 
   const c = totals.counts;
@@ -245,15 +302,27 @@ export function buildChecks(input: CheckInputs): Check[] {
   check('persisted', want.persisted, c.persisted);
   check('skipped_no_identity', want.skipped_no_identity, c.skipped_no_identity);
   check('failed', 0, c.failed);
-  check('attempted = skipped_no_identity + persisted + failed', c.attempted, c.skipped_no_identity + c.persisted + c.failed);
+  check(
+    'attempted = skipped_no_identity + persisted + failed',
+    c.attempted,
+    c.skipped_no_identity + c.persisted + c.failed,
+  );
   check('anomalous_value', want.anomalous_value, c.anomalous_value);
   check('unknown_execution', want.unknown_execution, c.unknown_execution);
   check('invalid', want.invalid, c.invalid);
   check('orphaned', 0, c.orphaned);
 
   const parked = groupDeadLetters(deadLetters);
-  check('dead-letter queue: invalid frames', want.invalid, parked.filter((g) => g.failure === 'invalid_frame').reduce((s, g) => s + g.count, 0));
-  check('dead-letter queue: anything else', 0, parked.filter((g) => g.failure !== 'invalid_frame').reduce((s, g) => s + g.count, 0));
+  check(
+    'dead-letter queue: invalid frames',
+    want.invalid,
+    parked.filter((g) => g.failure === 'invalid_frame').reduce((s, g) => s + g.count, 0),
+  );
+  check(
+    'dead-letter queue: anything else',
+    0,
+    parked.filter((g) => g.failure !== 'invalid_frame').reduce((s, g) => s + g.count, 0),
+  );
 
   check('health status', 'healthy', health.status);
   check('health shortfall', 0, health.shortfall ?? -1);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { area, areaGraph, findCycles, packageName, readImportGraph, type ImportGraph } from './support/import-graph.js';
+import { area, areaGraph, findCycles, type ImportGraph, packageName, readImportGraph } from './support/import-graph.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -14,7 +14,11 @@ const OUTSIDE_LIB = ['local', 'bench', 'test', 'functions', 'bin', 'scripts', 'i
 function layerViolations(graph: ImportGraph): string[] {
   return graph.edges
     .filter((e) => e.to !== undefined)
-    .filter((e) => (area(e.from) === 'lib' && area(e.to!) !== 'lib') || (area(e.from) === 'functions' && !['lib', 'functions'].includes(area(e.to!))))
+    .filter(
+      (e) =>
+        (area(e.from) === 'lib' && area(e.to!) !== 'lib') ||
+        (area(e.from) === 'functions' && !['lib', 'functions'].includes(area(e.to!))),
+    )
     .map((e) => `${e.from} imports ${e.to}`);
 }
 
@@ -35,7 +39,10 @@ describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
 
   it('reads the whole tree (lib, functions, local, test, …)', () => {
     for (const folder of ['lib', 'functions', 'bin', 'local', 'bench', 'test']) {
-      expect(graph.files.some((f) => area(f) === folder), folder).toBe(true);
+      expect(
+        graph.files.some((f) => area(f) === folder),
+        folder,
+      ).toBe(true);
     }
     expect(graph.edges.length).toBeGreaterThan(100);
   });
@@ -45,7 +52,8 @@ describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
   });
 
   it('the database layer (lib/db/) knows nothing of the domain: it imports only lib/db/ and the utilities lib/time.ts, lib/errors.ts, lib/deadline.ts', () => {
-    const allowed = (to: string) => to.startsWith('lib/db/') || ['lib/time.ts', 'lib/errors.ts', 'lib/deadline.ts'].includes(to);
+    const allowed = (to: string) =>
+      to.startsWith('lib/db/') || ['lib/time.ts', 'lib/errors.ts', 'lib/deadline.ts'].includes(to);
     const leaks = graph.edges.filter((e) => e.from.startsWith('lib/db/') && e.to !== undefined && !allowed(e.to));
     expect(leaks.map((e) => `${e.from} imports ${e.to}`)).toEqual([]);
   });
@@ -66,7 +74,10 @@ describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
       const factory = `create${fn[0]!.toUpperCase()}${fn.slice(1)}Handler`;
       const source = readFileSync(join(ROOT, file), 'utf8');
       const code = source.split('\n').filter((line) => line.trim() !== '' && !/^\s*(\/\/|\/\*|\*)/.test(line));
-      expect(graph.edges.some((e) => e.from === file && e.to === `lib/${fn}/handler.ts`), `${file} imports lib/${fn}/handler.ts`).toBe(true);
+      expect(
+        graph.edges.some((e) => e.from === file && e.to === `lib/${fn}/handler.ts`),
+        `${file} imports lib/${fn}/handler.ts`,
+      ).toBe(true);
       expect(source, file).toMatch(new RegExp(`export const handler = ${factory}\\(`));
       expect(code.length, `${file}: ${code.length} lines of code`).toBeLessThanOrEqual(12);
     }
@@ -86,22 +97,32 @@ describe('architecture: the checks can fail', () => {
   };
   // the shape of the cycle this check was written for: a CLI command in lib/ starting the local
   // pipeline, which imports the CLI's helpers back
-  write('lib/cli/ingest.ts', "import { start } from '../../local/pipeline.js';\nimport type { X } from './x.js';\n// import { no } from '../../bench/commented-out.js';\n");
+  write(
+    'lib/cli/ingest.ts',
+    "import { start } from '../../local/pipeline.js';\nimport type { X } from './x.js';\n// import { no } from '../../bench/commented-out.js';\n",
+  );
   write('lib/cli/x.ts', 'export type X = 1;\n');
-  write('local/pipeline.ts', "import { helper } from '../lib/cli/helper.js';\nexport const start = () => import('./later.js');\n");
+  write(
+    'local/pipeline.ts',
+    "import { helper } from '../lib/cli/helper.js';\nexport const start = () => import('./later.js');\n",
+  );
   write('local/later.ts', 'export {};\n');
   write('lib/cli/helper.ts', "export * from './ingest.js';\nimport 'fauxqs';\nimport type { Y } from 'tsx';\n");
   const graph = readImportGraph(dir);
 
   it('finds a lib/ → local/ import and the cycle through it, and ignores commented-out imports', () => {
     expect(layerViolations(graph)).toEqual(['lib/cli/ingest.ts imports local/pipeline.ts']);
-    expect(findCycles(graph).map((c) => c.join(' → '))).toEqual(['lib/cli/helper.ts → lib/cli/ingest.ts → local/pipeline.ts → lib/cli/helper.ts']);
+    expect(findCycles(graph).map((c) => c.join(' → '))).toEqual([
+      'lib/cli/helper.ts → lib/cli/ingest.ts → local/pipeline.ts → lib/cli/helper.ts',
+    ]);
     expect(findCycles(areaGraph(graph)).map((c) => c.join(' → '))).toEqual(['lib → local → lib']);
     expect(graph.edges.some((e) => e.specifier.includes('bench'))).toBe(false);
     expect(graph.edges.find((e) => e.to === 'local/later.ts')?.typeOnly).toBe(false);
   });
 
   it('finds a runtime import of a package that is not a dependency (a type-only one is fine)', () => {
-    expect(devOnlyRuntimeImports(graph, [])).toEqual(["lib/cli/helper.ts imports 'fauxqs' at runtime, which is not in package.json dependencies"]);
+    expect(devOnlyRuntimeImports(graph, [])).toEqual([
+      "lib/cli/helper.ts imports 'fauxqs' at runtime, which is not in package.json dependencies",
+    ]);
   });
 });

@@ -61,13 +61,21 @@ describe('lib/defaults.ts is the one place for defaults', () => {
   });
 
   it('the health check reads them, and the CLI usage text prints them', () => {
-    expect([DEFAULT_GRACE_SECONDS, DEFAULT_CONFIRM_DELAY_SECONDS]).toEqual([D.HEALTH_GRACE_SECONDS, D.HEALTH_CONFIRM_DELAY_SECONDS]);
+    expect([DEFAULT_GRACE_SECONDS, DEFAULT_CONFIRM_DELAY_SECONDS]).toEqual([
+      D.HEALTH_GRACE_SECONDS,
+      D.HEALTH_CONFIRM_DELAY_SECONDS,
+    ]);
     expect(USAGE).toContain(`HEALTH_GRACE_SECONDS or ${D.HEALTH_GRACE_SECONDS}`);
     expect(USAGE).toContain(`HEALTH_CONFIRM_DELAY_SECONDS, default ${D.HEALTH_CONFIRM_DELAY_SECONDS}`);
   });
 
   it('the YAML reader finds nested keys and list items, and misses what is not there', () => {
-    const text = 'a:\n  b: 1 # note\n  c:\n    - d:\n        e: x\n# a.b: 2\nf: \'q\'\n';
-    expect([yamlScalar(text, 'a.b'), yamlScalar(text, 'a.c.d.e'), yamlScalar(text, 'f'), yamlScalar(text, 'a.z')]).toEqual(['1', 'x', 'q', undefined]);
+    const text = "a:\n  b: 1 # note\n  c:\n    - d:\n        e: x\n# a.b: 2\nf: 'q'\n";
+    expect([
+      yamlScalar(text, 'a.b'),
+      yamlScalar(text, 'a.c.d.e'),
+      yamlScalar(text, 'f'),
+      yamlScalar(text, 'a.z'),
+    ]).toEqual(['1', 'x', 'q', undefined]);
   });
 });

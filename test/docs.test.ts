@@ -7,7 +7,21 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DOCS = join(ROOT, 'docs');
 
 /** Where the code, tests and operator files cite the contract. */
-const CITING = ['lib', 'functions', 'bin', 'local', 'bench', 'test', 'scripts', 'infra', 'schema', 'serverless.yml', 'README.md', 'BENCHMARKS.md', '.ci'];
+const CITING = [
+  'lib',
+  'functions',
+  'bin',
+  'local',
+  'bench',
+  'test',
+  'scripts',
+  'infra',
+  'schema',
+  'serverless.yml',
+  'README.md',
+  'BENCHMARKS.md',
+  '.ci',
+];
 
 const CITATION = /\bdocs\/([\w-]+\.md)(?:#([\w-]+))?/g;
 const RULE_ID = /\b(AC-\d+[a-z]?|R2-\d+)\b/g;
@@ -17,7 +31,9 @@ const DEFINITION = /\*\*(AC-\d+[a-z]?|R2-\d+)\*\*/g;
 function filesUnder(path: string): string[] {
   if (!existsSync(path)) return [];
   try {
-    return readdirSync(path, { withFileTypes: true }).flatMap((e) => (e.name === 'node_modules' ? [] : filesUnder(join(path, e.name))));
+    return readdirSync(path, { withFileTypes: true }).flatMap((e) =>
+      e.name === 'node_modules' ? [] : filesUnder(join(path, e.name)),
+    );
   } catch {
     return [path];
   }
@@ -46,18 +62,33 @@ function scan(pattern: RegExp, files: readonly string[]): Citation[] {
   return files.flatMap((file) =>
     readFileSync(file, 'utf8')
       .split('\n')
-      .flatMap((lineText, i) => [...lineText.matchAll(pattern)].map((m) => ({ file: file.slice(ROOT.length + 1), line: i + 1, text: m[0] }))),
+      .flatMap((lineText, i) =>
+        [...lineText.matchAll(pattern)].map((m) => ({ file: file.slice(ROOT.length + 1), line: i + 1, text: m[0] })),
+      ),
   );
 }
 
 describe('docs/: every citation in code and tests points at something that exists', () => {
   const docs = readdirSync(DOCS).filter((f) => f.endsWith('.md'));
   const texts = new Map(docs.map((f) => [f, readFileSync(join(DOCS, f), 'utf8')]));
-  const citing = CITING.flatMap((entry) => filesUnder(join(ROOT, entry))).filter((f) => !f.endsWith('test/docs.test.ts'));
+  const citing = CITING.flatMap((entry) => filesUnder(join(ROOT, entry))).filter(
+    (f) => !f.endsWith('test/docs.test.ts'),
+  );
   const definitions = [...texts.values()].flatMap((t) => [...t.matchAll(DEFINITION)].map((m) => m[1]!));
 
   it('holds the index and the contract files', () => {
-    for (const file of ['README.md', 'frame.md', 'table.md', 'merge.md', 'ingest.md', 'migrate.md', 'health.md', 'time.md', 'dialects.md', 'security.md']) {
+    for (const file of [
+      'README.md',
+      'frame.md',
+      'table.md',
+      'merge.md',
+      'ingest.md',
+      'migrate.md',
+      'health.md',
+      'time.md',
+      'dialects.md',
+      'security.md',
+    ]) {
       expect(docs, file).toContain(file);
     }
     expect(citing.length).toBeGreaterThan(100);
@@ -88,14 +119,16 @@ describe('docs/: every citation in code and tests points at something that exist
   it("links between docs files land on a heading of the target (when the target exists; producers.md is the producer issue's)", () => {
     const broken = docs.flatMap((from) =>
       [...texts.get(from)!.matchAll(/\]\(([\w-]+\.md)(?:#([\w-]+))?\)/g)]
-        .filter(([, file, anchor]) => texts.has(file!) && anchor !== undefined && !anchorsOf(texts.get(file!)!).has(anchor))
+        .filter(
+          ([, file, anchor]) => texts.has(file!) && anchor !== undefined && !anchorsOf(texts.get(file!)!).has(anchor),
+        )
         .map((m) => `${from}: ${m[0]}`),
     );
     expect(broken).toEqual([]);
   });
 
   it('the anchor rule matches GitHub on the headings used here', () => {
-    expect(anchorOf("3. The backfill transaction")).toBe('3-the-backfill-transaction');
+    expect(anchorOf('3. The backfill transaction')).toBe('3-the-backfill-transaction');
     expect(anchorOf("The writer's clock")).toBe('the-writers-clock');
   });
 });

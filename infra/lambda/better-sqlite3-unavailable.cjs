@@ -3,5 +3,7 @@
 // load on arm64 Lambda anyway. Using SQLite there fails loudly instead of at import time.
 'use strict';
 module.exports = function BetterSqlite3Unavailable() {
-  throw new Error('SQLite is not available in the Lambda package: set DATABASE_URL to postgres://… (run SQLite stores with the CLI instead)');
+  throw new Error(
+    'SQLite is not available in the Lambda package: set DATABASE_URL to postgres://… (run SQLite stores with the CLI instead)',
+  );
 };

@@ -3,5 +3,7 @@
 // A runtime without the global fails loudly at the first connection instead of at import time.
 'use strict';
 module.exports = function WsUnavailable() {
-  throw new Error('no WebSocket: this bundle expects the global WebSocket of Node.js 22 (serverless.yml runtime nodejs22.x); ws is not bundled');
+  throw new Error(
+    'no WebSocket: this bundle expects the global WebSocket of Node.js 22 (serverless.yml runtime nodejs22.x); ws is not bundled',
+  );
 };

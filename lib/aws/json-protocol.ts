@@ -1,4 +1,4 @@
-import { signRequest, type AwsCredentials } from './sigv4.js';
+import { type AwsCredentials, signRequest } from './sigv4.js';
 
 /**
  * One call of an AWS JSON-protocol API (SSM's GetParameter, SQS's SendMessageBatch) with a signed
@@ -39,16 +39,32 @@ const ATTEMPTS = 3;
 export async function callAwsJson<T>(call: JsonCall): Promise<T> {
   const env = call.env ?? process.env;
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-  if (!region) throw new AwsCallError(`${call.target}: AWS_REGION is not set (Lambda sets it; set it for local runs)`, 'ConfigError', undefined);
+  if (!region)
+    throw new AwsCallError(
+      `${call.target}: AWS_REGION is not set (Lambda sets it; set it for local runs)`,
+      'ConfigError',
+      undefined,
+    );
   const credentials = credentialsFrom(env, call.target);
   const url = new URL(endpointFor(call.service, region, env));
   const body = JSON.stringify(call.body);
   let last: AwsCallError | undefined;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
     if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
-    if (call.signal?.aborted) throw new AwsCallError(`${call.target} to ${url.host}: out of time (${String(call.signal.reason)})`, 'TimeoutError', undefined, { cause: last });
+    if (call.signal?.aborted)
+      throw new AwsCallError(
+        `${call.target} to ${url.host}: out of time (${String(call.signal.reason)})`,
+        'TimeoutError',
+        undefined,
+        { cause: last },
+      );
     const headers = signRequest(
-      { method: 'POST', url, headers: { 'content-type': `application/x-amz-json-${call.jsonVersion}`, 'x-amz-target': call.target }, body },
+      {
+        method: 'POST',
+        url,
+        headers: { 'content-type': `application/x-amz-json-${call.jsonVersion}`, 'x-amz-target': call.target },
+        body,
+      },
       { service: call.service, region, credentials },
     );
     // fetch derives Host from the URL itself (it may not be set by hand); it is the one signed.
@@ -57,8 +73,14 @@ export async function callAwsJson<T>(call: JsonCall): Promise<T> {
     try {
       response = await fetch(url, { method: 'POST', headers: sent, body, signal: attemptSignal(call) });
     } catch (err) {
-      if (call.signal?.aborted) throw new AwsCallError(`${call.target} to ${url.host}: out of time`, 'TimeoutError', undefined, { cause: err });
-      last = new AwsCallError(`${call.target} to ${url.host} failed: ${(err as Error).message}`, 'NetworkError', undefined, { cause: err });
+      if (call.signal?.aborted)
+        throw new AwsCallError(`${call.target} to ${url.host}: out of time`, 'TimeoutError', undefined, { cause: err });
+      last = new AwsCallError(
+        `${call.target} to ${url.host} failed: ${(err as Error).message}`,
+        'NetworkError',
+        undefined,
+        { cause: err },
+      );
       continue;
     }
     const text = await response.text();
@@ -75,7 +97,11 @@ function attemptSignal(call: JsonCall): AbortSignal {
 }
 
 function endpointFor(service: string, region: string, env: NodeJS.ProcessEnv): string {
-  return env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] || env.AWS_ENDPOINT_URL || `https://${service}.${region}.amazonaws.com`;
+  return (
+    env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] ||
+    env.AWS_ENDPOINT_URL ||
+    `https://${service}.${region}.amazonaws.com`
+  );
 }
 
 function credentialsFrom(env: NodeJS.ProcessEnv, target: string): AwsCredentials {

@@ -27,11 +27,19 @@ export function signRequest(
   scope: { service: string; region: string; credentials: AwsCredentials },
   now: Date = new Date(),
 ): Record<string, string> {
-  const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const day = amzDate.slice(0, 8);
   const payloadHash = sha256Hex(request.body);
   // x-amz-content-sha256 as the SDK's signer sends it (applyChecksum), so requests look the same.
-  const headers: Record<string, string> = { ...request.headers, host: request.url.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': amzDate };
+  const headers: Record<string, string> = {
+    ...request.headers,
+    host: request.url.host,
+    'x-amz-content-sha256': payloadHash,
+    'x-amz-date': amzDate,
+  };
   if (scope.credentials.sessionToken) headers['x-amz-security-token'] = scope.credentials.sessionToken;
   const names = Object.keys(headers).sort();
   const signedHeaders = names.join(';');

@@ -8,7 +8,10 @@ import { callAwsJson } from './json-protocol.js';
  */
 export interface SendMessageBatchClient {
   /** `signal` ends the call, retries included (R2-5: the invocation's deadline) */
-  sendMessageBatch(input: SendMessageBatchRequest, options?: { signal?: AbortSignal }): Promise<{ Failed?: BatchResultErrorEntry[] }>;
+  sendMessageBatch(
+    input: SendMessageBatchRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ Failed?: BatchResultErrorEntry[] }>;
 }
 
 /** SendMessageBatch through a signed fetch (AWS JSON 1.0); region, credentials and AWS_ENDPOINT_URL_SQS from the environment. */

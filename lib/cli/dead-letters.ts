@@ -18,7 +18,13 @@ export async function drainDeadLetters(sqs: SQSClient, dlqUrl: string): Promise<
   const letters: DeadLetter[] = [];
   for (;;) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: dlqUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
     );
     if (Messages.length === 0) return letters;
     for (const message of Messages) {
@@ -26,19 +32,26 @@ export async function drainDeadLetters(sqs: SQSClient, dlqUrl: string): Promise<
       const parked = attributes.failure?.StringValue;
       letters.push({
         failure: parked ?? 'retries_exhausted',
-        reason: attributes.reason?.StringValue ?? `redelivered ${message.Attributes?.ApproximateReceiveCount ?? 'maxReceiveCount'} times without success (transient write failures)`,
+        reason:
+          attributes.reason?.StringValue ??
+          `redelivered ${message.Attributes?.ApproximateReceiveCount ?? 'maxReceiveCount'} times without success (transient write failures)`,
         messageGroupId: message.Attributes?.MessageGroupId,
         body: message.Body ?? '',
       });
     }
     await sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: dlqUrl,
+        Entries: Messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
+      }),
     );
   }
 }
 
 /** Dead letters grouped by (failure, reason), most frequent first. */
-export function groupDeadLetters(letters: readonly DeadLetter[]): Array<{ failure: string; reason: string; count: number }> {
+export function groupDeadLetters(
+  letters: readonly DeadLetter[],
+): Array<{ failure: string; reason: string; count: number }> {
   const groups = new Map<string, { failure: string; reason: string; count: number }>();
   for (const { failure, reason } of letters) {
     const key = `${failure}\u0000${reason}`;

@@ -1,4 +1,4 @@
-import { COUNTERS, emptyCounts, type BatchReport, type CounterName } from '../ingest/report.js';
+import { type BatchReport, COUNTERS, type CounterName, emptyCounts } from '../ingest/report.js';
 
 export interface LagPercentiles {
   samples: number;
@@ -44,7 +44,13 @@ export function createIngestTotals(): IngestTotals {
     },
     lag() {
       const sorted = [...lags].sort((a, b) => a - b);
-      return { samples: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.at(-1) ?? null };
+      return {
+        samples: sorted.length,
+        p50: percentile(sorted, 50),
+        p90: percentile(sorted, 90),
+        p99: percentile(sorted, 99),
+        max: sorted.at(-1) ?? null,
+      };
     },
   };
 }

@@ -1,19 +1,19 @@
 import { parseArgs } from 'node:util';
 import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
-import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.js';
 import { openDatabase } from '../db/open.js';
+import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.js';
+import { SubagentContextError } from '../errors.js';
 import { confirmDelaySecondsFromEnv, graceSecondsFromEnv, overlapSecondsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
+import { redactText } from '../redact.js';
 import { parseRfc3339 } from '../time.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { EXIT } from './exit-codes.js';
-import { proxyFor, type ProxyChoice } from './local-proxy.js';
 import type { CliIo, CommandResult } from './io.js';
-import { SubagentContextError } from '../errors.js';
-import { redactText } from '../redact.js';
+import { type ProxyChoice, proxyFor } from './local-proxy.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -105,13 +105,19 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           return migrateCommand(db);
         case 'health': {
           expectArguments(rest, 0, command);
-          const graceSeconds = values['grace-seconds'] === undefined ? graceSecondsFromEnv(io.env) : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+          const graceSeconds =
+            values['grace-seconds'] === undefined
+              ? graceSecondsFromEnv(io.env)
+              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
           const acknowledge = values['acknowledge-through'];
           const acknowledgeThrough = acknowledge === undefined ? undefined : parseRfc3339(acknowledge);
           if (acknowledge !== undefined && acknowledgeThrough === undefined) {
-            throw new UsageError(`--acknowledge-through needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${acknowledge}")`);
+            throw new UsageError(
+              `--acknowledge-through needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${acknowledge}")`,
+            );
           }
-          if (values.full && acknowledgeThrough !== undefined) throw new UsageError('--full and --acknowledge-through exclude each other');
+          if (values.full && acknowledgeThrough !== undefined)
+            throw new UsageError('--full and --acknowledge-through exclude each other');
           db = await open();
           return healthCommand(db, {
             graceSeconds,
@@ -151,13 +157,18 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
 
 function expectArguments(rest: readonly string[], count: number, command: string): void {
   if (rest.length !== count) {
-    throw new UsageError(count === 0 ? `${command} takes no arguments (got ${rest.join(' ')})` : `${command} needs exactly ${count} argument(s)`);
+    throw new UsageError(
+      count === 0
+        ? `${command} takes no arguments (got ${rest.join(' ')})`
+        : `${command} needs exactly ${count} argument(s)`,
+    );
   }
 }
 
 async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
   if (flag) return flag;
   await loadDatabaseUrl({ env });
-  if (!env.DATABASE_URL) throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
+  if (!env.DATABASE_URL)
+    throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
   return env.DATABASE_URL;
 }

@@ -1,5 +1,5 @@
 import { COUNTERS } from '../ingest/report.js';
-import { groupDeadLetters, type DeadLetter } from './dead-letters.js';
+import { type DeadLetter, groupDeadLetters } from './dead-letters.js';
 import type { IngestTotals, LagPercentiles } from './ingest-totals.js';
 import { renderFacts, renderTable } from './table.js';
 
@@ -11,13 +11,23 @@ export function renderCounters(totals: IngestTotals): string {
     ...COUNTERS.map((name) => [name, totals.counts[name]] as const),
     ['batches', totals.batches],
     ['database round trips', totals.roundTrips],
-    ['lag p50 / p90 / p99 / max', [lag.p50, lag.p90, lag.p99, lag.max].map(ms).map((v) => v ?? '-').join(' / ')],
+    [
+      'lag p50 / p90 / p99 / max',
+      [lag.p50, lag.p90, lag.p99, lag.max]
+        .map(ms)
+        .map((v) => v ?? '-')
+        .join(' / '),
+    ],
   ]);
 }
 
 export function renderDeadLetters(letters: readonly DeadLetter[]): string {
   if (letters.length === 0) return 'dead-letter queue: empty';
-  const rows = groupDeadLetters(letters).map((g) => [g.count, g.failure, g.reason.length > 100 ? `${g.reason.slice(0, 97)}...` : g.reason]);
+  const rows = groupDeadLetters(letters).map((g) => [
+    g.count,
+    g.failure,
+    g.reason.length > 100 ? `${g.reason.slice(0, 97)}...` : g.reason,
+  ]);
   return `dead-letter queue: ${letters.length}\n${renderTable(['count', 'failure', 'reason'], rows)}`;
 }
 
@@ -31,5 +41,12 @@ export interface IngestSummary {
 }
 
 export function ingestSummary(frames: number, totals: IngestTotals, letters: readonly DeadLetter[]): IngestSummary {
-  return { frames, counts: { ...totals.counts }, batches: totals.batches, roundTrips: totals.roundTrips, lag: totals.lag(), deadLetters: groupDeadLetters(letters) };
+  return {
+    frames,
+    counts: { ...totals.counts },
+    batches: totals.batches,
+    roundTrips: totals.roundTrips,
+    lag: totals.lag(),
+    deadLetters: groupDeadLetters(letters),
+  };
 }

@@ -9,7 +9,11 @@ function show(cell: Cell): string {
 const isNumeric = (text: string) => /^-?\d[\d,.]*(%| ms| s)?$/.test(text);
 
 /** Columns padded to their widest cell; numbers right-aligned unless `leftAlign`. */
-export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly Cell[]>, options: { leftAlign?: boolean } = {}): string {
+export function renderTable(
+  headers: readonly string[],
+  rows: ReadonlyArray<readonly Cell[]>,
+  options: { leftAlign?: boolean } = {},
+): string {
   const text = rows.map((row) => headers.map((_, i) => show(row[i])));
   const widths = headers.map((h, i) => Math.max(h.length, ...text.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) =>

@@ -55,7 +55,11 @@ const LETTER_CLASSES = new Set(['HV', 'XX', 'P0', 'F0']);
  * or one of PostgreSQL's letter classes. `EPIPE` has the shape of a SQLSTATE and is not one.
  */
 export function isSqlstate(code: unknown): code is string {
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && (/^[0-9]/.test(code) || LETTER_CLASSES.has(code.slice(0, 2)));
+  return (
+    typeof code === 'string' &&
+    /^[0-9A-Z]{5}$/.test(code) &&
+    (/^[0-9]/.test(code) || LETTER_CLASSES.has(code.slice(0, 2)))
+  );
 }
 
 /** The SQLSTATE an error carries, if the server sent one: a socket error (it has a syscall) never does. */
@@ -80,10 +84,14 @@ export function hintFor(sqlstate: string | undefined): string {
   if (sqlstate === undefined) {
     return 'the connection failed before the server answered; check DATABASE_URL and that the database is reachable — the frames stay on the queue';
   }
-  if (sqlstate.startsWith('28')) return 'the database rejected the credentials; check the DATABASE_URL secret (rotation?) — the frames stay on the queue';
-  if (sqlstate === '3D000') return 'the database named in DATABASE_URL does not exist; fix DATABASE_URL — the frames stay on the queue';
-  if (sqlstate === '42P01' || sqlstate === '42703') return 'a table or column is missing; run the migrate function first — the frames stay on the queue';
-  if (sqlstate === '42501') return "the database user lacks a privilege on the table; GRANT it (README 'Deploying') — the frames stay on the queue";
+  if (sqlstate.startsWith('28'))
+    return 'the database rejected the credentials; check the DATABASE_URL secret (rotation?) — the frames stay on the queue';
+  if (sqlstate === '3D000')
+    return 'the database named in DATABASE_URL does not exist; fix DATABASE_URL — the frames stay on the queue';
+  if (sqlstate === '42P01' || sqlstate === '42703')
+    return 'a table or column is missing; run the migrate function first — the frames stay on the queue';
+  if (sqlstate === '42501')
+    return "the database user lacks a privilege on the table; GRANT it (README 'Deploying') — the frames stay on the queue";
   switch (classifySqlstate(sqlstate)) {
     case 'transient':
       return 'a transient server condition; the write will be retried';
@@ -99,7 +107,11 @@ export function hintFor(sqlstate: string | undefined): string {
 /** The fields every report and log line carries for a failure (ingest, migrate, health). */
 export function failureFields(err: unknown): { failure_class: FailureKind; sqlstate?: string; driver_code?: string } {
   if (err instanceof DatabaseError) {
-    return { failure_class: err.kind, ...(err.sqlstate ? { sqlstate: err.sqlstate } : {}), ...(err.driverCode ? { driver_code: err.driverCode } : {}) };
+    return {
+      failure_class: err.kind,
+      ...(err.sqlstate ? { sqlstate: err.sqlstate } : {}),
+      ...(err.driverCode ? { driver_code: err.driverCode } : {}),
+    };
   }
   const cause = (err as { cause?: unknown } | null)?.cause;
   return cause !== undefined && cause !== err ? failureFields(cause) : { failure_class: 'system' };

@@ -1,10 +1,10 @@
-import { Client, Pool, neonConfig, type PoolClient } from '@neondatabase/serverless';
+import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
-import { postgresDialect } from './dialect/postgres.js';
-import { DatabaseError, classifySqlstate, hintFor, sqlstateOf } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
-import { runTransaction, type OpenTransaction } from './transaction.js';
+import { postgresDialect } from './dialect/postgres.js';
+import { classifySqlstate, DatabaseError, hintFor, sqlstateOf } from './errors.js';
+import { type OpenTransaction, runTransaction } from './transaction.js';
 
 // Node 22 (Lambda nodejs22.x) has a global WebSocket; `ws` is the fallback for local Node 20 and
 // is replaced by a stub in the deployed bundle (serverless.yml custom.esbuild.alias), 48 KiB less.
@@ -126,12 +126,21 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       try {
         // The transaction's statements are also bounded on the server (R2-5), at no extra round trip.
         const left = msUntil(deadline);
-        await run(client, Number.isFinite(left) ? `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(left))}` : 'BEGIN');
+        await run(
+          client,
+          Number.isFinite(left) ? `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(left))}` : 'BEGIN',
+        );
         return client;
       } catch (err) {
         client.off('error', ignore);
         client.release(err as Error);
-        if (attempt > 1 || !(err instanceof DatabaseError) || err.sqlstate !== undefined || err.driverCode === 'ETIMEDOUT') throw err;
+        if (
+          attempt > 1 ||
+          !(err instanceof DatabaseError) ||
+          err.sqlstate !== undefined ||
+          err.driverCode === 'ETIMEDOUT'
+        )
+          throw err;
       }
     }
   };
@@ -148,7 +157,11 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
         // connection is safe. A database that is really down fails again and is reported. A
         // statement that ran out of time, or a connection that could not be opened, is not
         // retried: there is no time left, or the fresh connection is what failed.
-        const deadConnection = err instanceof DatabaseError && err.sqlstate === undefined && err.driverCode !== 'ETIMEDOUT' && !connectFailures.has(err);
+        const deadConnection =
+          err instanceof DatabaseError &&
+          err.sqlstate === undefined &&
+          err.driverCode !== 'ETIMEDOUT' &&
+          !connectFailures.has(err);
         if (deadConnection) return runAlone<T>(sql, params);
         throw err;
       }

@@ -1,9 +1,9 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
-import { sqliteDialect } from './dialect/sqlite.js';
-import { DatabaseError, classifySqlstate, hintFor } from './errors.js';
 import type { Database, Queryable, Row } from './database.js';
-import { runTransaction, type OpenTransaction } from './transaction.js';
+import { sqliteDialect } from './dialect/sqlite.js';
+import { classifySqlstate, DatabaseError, hintFor } from './errors.js';
+import { type OpenTransaction, runTransaction } from './transaction.js';
 
 /**
  * SQLite result codes → the SQLSTATE they stand for, so one classifier (errors.ts) serves both
@@ -68,7 +68,12 @@ export function openSqlite(path: string): Database {
     if (deadline === undefined) return;
     const left = msUntil(deadline);
     if (left <= 0) {
-      throw new DatabaseError("no time left in the invocation for this statement — the frames stay on the queue", 'system', undefined, 'ETIMEDOUT');
+      throw new DatabaseError(
+        'no time left in the invocation for this statement — the frames stay on the queue',
+        'system',
+        undefined,
+        'ETIMEDOUT',
+      );
     }
     const wanted = Math.min(busyTimeoutMs, Math.ceil(left));
     if (wanted !== appliedBusyMs) {
@@ -117,8 +122,10 @@ export function openSqlite(path: string): Database {
       });
     },
     setDeadline(next) {
-      if (next !== undefined && deadline === undefined) busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
-      if (next === undefined && deadline !== undefined && appliedBusyMs !== -1) db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      if (next !== undefined && deadline === undefined)
+        busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+      if (next === undefined && deadline !== undefined && appliedBusyMs !== -1)
+        db.pragma(`busy_timeout = ${busyTimeoutMs}`);
       deadline = next;
       appliedBusyMs = -1;
     },

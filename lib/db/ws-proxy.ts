@@ -1,5 +1,5 @@
 import { createConnection, type Socket } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 
 /**
  * A plain (no TLS) WebSocket → TCP proxy in the shape of Neon's wsproxy: a client connects to

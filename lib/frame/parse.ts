@@ -1,7 +1,7 @@
 import type { core } from 'zod/mini';
-import { jsonKind } from './describe.js';
-import { frameSchema, type Frame } from './schema.js';
 import { SubagentContextError } from '../errors.js';
+import { jsonKind } from './describe.js';
+import { type Frame, frameSchema } from './schema.js';
 
 /** A frame that can never be written; `reason` says what to fix in the producer. */
 export class InvalidFrameError extends SubagentContextError {
@@ -20,7 +20,9 @@ export function parseFrame(body: string): ParseResult {
   } catch (err) {
     // R2-6: JSON.parse's message quotes the body around the error (it may be prompt text): only where.
     const at = /position (\d+)/.exec((err as Error).message)?.[1];
-    return invalid(`body is not JSON (${at === undefined ? 'unexpected end or token' : `syntax error at position ${at}`}); send one JSON object per message`);
+    return invalid(
+      `body is not JSON (${at === undefined ? 'unexpected end or token' : `syntax error at position ${at}`}); send one JSON object per message`,
+    );
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     return invalid(`body is ${jsonKind(json)}; send one JSON object per message`);

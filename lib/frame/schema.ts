@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
+import { MAX_METRIC } from '../columns.js';
 import { identityProblem, MAX_IDENTITY_CHARS, MAX_TEXT_CHARS } from '../text.js';
 import { parseRfc3339 } from '../time.js';
-import { MAX_METRIC } from '../columns.js';
 import { jsonKind, quote } from './describe.js';
 
 // zod/mini: the same schema language as the classic `z` API, functions instead of methods, so a
@@ -20,7 +20,8 @@ const metric = z.optional(
       type: ['integer', 'null'],
       minimum: 0,
       maximum: MAX_METRIC,
-      description: "non-negative integer; a larger value (the host's INTEGER column is 32-bit) is stored as NULL and counted as anomalous_value",
+      description:
+        "non-negative integer; a larger value (the host's INTEGER column is 32-bit) is stored as NULL and counted as anomalous_value",
     }),
   ),
 );
@@ -30,7 +31,10 @@ const text = z.optional(z.unknown().check(z.meta({ type: ['string', 'null'], des
 /** Read by nobody downstream: the description tells producers they may leave it out (docs/producers.md). */
 const neverStored = z.optional(
   z.unknown().check(
-    z.meta({ type: ['string', 'null'], description: 'Never stored: producers may omit it (lib/producer does), keeping the message small.' }),
+    z.meta({
+      type: ['string', 'null'],
+      description: 'Never stored: producers may omit it (lib/producer does), keeping the message small.',
+    }),
   ),
 );
 
@@ -56,7 +60,9 @@ const nullable = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(s
 const identity = (field: string) =>
   nullable(
     z
-      .string({ error: (issue) => `${field} must be a string, ${got(issue)} (an empty, null or absent value skips the frame)` })
+      .string({
+        error: (issue) => `${field} must be a string, ${got(issue)} (an empty, null or absent value skips the frame)`,
+      })
       .check(identityRule(field), z.meta({ maxLength: MAX_IDENTITY_CHARS, description: IDENTITY_TEXT })),
   );
 
@@ -69,7 +75,11 @@ const optionalIdentity = (field: string) =>
   );
 
 const optionalText = (field: string) =>
-  nullable(z.string({ error: (issue) => `${field} must be a string when present, ${got(issue)}` }).check(z.meta({ description: STORED_TEXT })));
+  nullable(
+    z
+      .string({ error: (issue) => `${field} must be a string when present, ${got(issue)}` })
+      .check(z.meta({ description: STORED_TEXT })),
+  );
 
 export const subagentTaskSchema = z.object(
   {

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
+import { SubagentContextError } from '../errors.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
-import { formatCanonical, formatRfc3339, nowMicros, parseStoredTimestamp, type Micros } from '../time.js';
-import { compareAndSetCheckpoint, readCheckpoint, recordAcknowledgment, type Checkpoint } from './checkpoint.js';
+import { formatCanonical, formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
+import { type Checkpoint, compareAndSetCheckpoint, readCheckpoint, recordAcknowledgment } from './checkpoint.js';
 import { DEFAULT_CONFIRM_DELAY_SECONDS, DEFAULT_OVERLAP_SECONDS } from './config.js';
 import {
   excessSql,
@@ -16,7 +17,6 @@ import {
   windowShortfallSql,
 } from './queries.js';
 import type { CheckpointReport, HealthKind, HealthReport, HealthStatus, MissingKey } from './report.js';
-import { SubagentContextError } from '../errors.js';
 
 export interface HealthCheckOptions {
   /** messages newer than this are not yet expected to have rows (frames wait in the queue) */
@@ -63,7 +63,8 @@ interface Findings {
 
 const MICROS_PER_SECOND = 1_000_000n;
 const seconds = (s: number): Micros => BigInt(Math.round(s * 1_000_000));
-const stored = (value: unknown): Micros | undefined => (value === null || value === undefined ? undefined : parseStoredTimestamp(String(value)));
+const stored = (value: unknown): Micros | undefined =>
+  value === null || value === undefined ? undefined : parseStoredTimestamp(String(value));
 
 /**
  * docs/health.md: compares the host's subagent messages since activation with our rows. Never
@@ -80,7 +81,9 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   }
   const kind = options.kind ?? 'scheduled';
   if (kind === 'full' && options.acknowledgeThrough !== undefined) {
-    throw new RangeError('an acknowledgment moves the scheduled check\'s checkpoint; the full audit has none (drop --full)');
+    throw new RangeError(
+      "an acknowledgment moves the scheduled check's checkpoint; the full audit has none (drop --full)",
+    );
   }
   const now = options.now ?? nowMicros();
   const checkedAt = formatRfc3339(now);
@@ -88,12 +91,22 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   if (captureSince === undefined) {
     // The missing key is the signal (AC-28a): without an activation instant there is nothing to compare.
     return {
-      status: 'not_activated', kind, window: null, shortfall: null, excess: null, collisions: null,
-      lastObservedAt: null, captureSince: null, missing: [], checkpoint: null, checkedAt,
+      status: 'not_activated',
+      kind,
+      window: null,
+      shortfall: null,
+      excess: null,
+      collisions: null,
+      lastObservedAt: null,
+      captureSince: null,
+      missing: [],
+      checkpoint: null,
+      checkedAt,
     };
   }
   const cutoff = now - seconds(graceSeconds);
-  const confirm = options.beforeConfirm ?? (() => sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000));
+  const confirm =
+    options.beforeConfirm ?? (() => sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000));
 
   let from: Micros;
   let to: Micros;
@@ -106,7 +119,10 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   } else {
     const before = await readCheckpoint(db);
     from = windowStart(captureSince, before, seconds(overlapSeconds));
-    to = options.acknowledgeThrough !== undefined && options.acknowledgeThrough < cutoff ? options.acknowledgeThrough : cutoff;
+    to =
+      options.acknowledgeThrough !== undefined && options.acknowledgeThrough < cutoff
+        ? options.acknowledgeThrough
+        : cutoff;
     if (to < from) to = from;
     if (options.acknowledgeThrough !== undefined && before.at !== undefined && to <= before.at) {
       throw new RangeError(
@@ -119,7 +135,8 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     checkpoint = await advanceCheckpoint(db, before, to, findings, options.acknowledgeThrough !== undefined);
   }
 
-  const status: HealthStatus = findings.shortfall > 0 ? 'shortfall' : findings.lastObserved === undefined ? 'silent' : 'healthy';
+  const status: HealthStatus =
+    findings.shortfall > 0 ? 'shortfall' : findings.lastObserved === undefined ? 'silent' : 'healthy';
   return {
     status,
     kind,
@@ -151,7 +168,11 @@ async function confirmed(evaluate: () => Promise<Findings>, pause: () => Promise
  * capture_since nor before an acknowledgment.
  */
 function windowStart(captureSince: Micros, checkpoint: Checkpoint, overlap: Micros): Micros {
-  const candidates = [captureSince, checkpoint.acknowledgedThrough, checkpoint.at === undefined ? undefined : checkpoint.at - overlap];
+  const candidates = [
+    captureSince,
+    checkpoint.acknowledgedThrough,
+    checkpoint.at === undefined ? undefined : checkpoint.at - overlap,
+  ];
   return candidates.reduce<Micros>((latest, c) => (c !== undefined && c > latest ? c : latest), captureSince);
 }
 
@@ -160,7 +181,10 @@ async function evaluateFull(db: Queryable, since: Micros, cutoff: Micros): Promi
   const params = [formatCanonical(since)];
   // Independent statements: on PostgreSQL they run side by side on pooled connections.
   const [shortfallRows, excessRows, factRows] = await Promise.all([
-    db.query<{ task_session_id: string; tool_call_id: string; total: number }>(shortfallSql(dialect), [...params, formatCanonical(cutoff)]),
+    db.query<{ task_session_id: string; tool_call_id: string; total: number }>(shortfallSql(dialect), [
+      ...params,
+      formatCanonical(cutoff),
+    ]),
     db.query<{ excess: number }>(excessSql(dialect), params),
     db.query<{ row_count: number; key_count: number; last_observed: string | null }>(rowFactsSql(dialect), params),
   ]);
@@ -175,11 +199,20 @@ async function evaluateFull(db: Queryable, since: Micros, cutoff: Micros): Promi
   };
 }
 
-async function evaluateWindow(db: Queryable, since: Micros, from: Micros, to: Micros, hostIndex: boolean): Promise<Findings> {
+async function evaluateWindow(
+  db: Queryable,
+  since: Micros,
+  from: Micros,
+  to: Micros,
+  hostIndex: boolean,
+): Promise<Findings> {
   const { dialect } = db;
   const params = [formatCanonical(since), formatCanonical(from), formatCanonical(to)];
   const [shortfallRows, excessRows, collisionRows, lastRows] = await Promise.all([
-    db.query<{ task_session_id: string; tool_call_id: string; total: number; earliest: string }>(windowShortfallSql(dialect), params),
+    db.query<{ task_session_id: string; tool_call_id: string; total: number; earliest: string }>(
+      windowShortfallSql(dialect),
+      params,
+    ),
     db.query<{ excess: number }>(windowExcessSql(dialect, hostIndex), params),
     db.query<{ collisions: number }>(windowCollisionsSql(dialect), params),
     db.query<Record<string, unknown>>(lastObservedSql(dialect), [params[0]]),

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
-import { formatKey, parseStoredTimestamp, type Micros } from '../time.js';
+import { formatKey, type Micros, parseStoredTimestamp } from '../time.js';
 
 /**
  * The scheduled check's checkpoint (docs/health.md): every qualifying message created in
@@ -39,7 +39,10 @@ export class CheckpointError extends SubagentContextError {
 }
 
 export async function readCheckpoint(db: Queryable): Promise<Checkpoint> {
-  const rows = await db.query<{ key: string; value: string }>('SELECT key, value FROM kandev_meta WHERE key IN ($1, $2)', [CHECKPOINT_KEY, ACKNOWLEDGED_KEY]);
+  const rows = await db.query<{ key: string; value: string }>(
+    'SELECT key, value FROM kandev_meta WHERE key IN ($1, $2)',
+    [CHECKPOINT_KEY, ACKNOWLEDGED_KEY],
+  );
   const value = (key: string) => rows.find((r) => r.key === key)?.value;
   const instant = (key: string): Micros | undefined => {
     const raw = value(key);
@@ -69,7 +72,14 @@ export async function compareAndSetCheckpoint(db: Queryable, expected: Checkpoin
   const value = formatKey(next);
   const rows =
     expected.raw === undefined
-      ? await db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key', [CHECKPOINT_KEY, value])
-      : await db.query('UPDATE kandev_meta SET value = $2 WHERE key = $1 AND value = $3 RETURNING key', [CHECKPOINT_KEY, value, expected.raw]);
+      ? await db.query(
+          'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key',
+          [CHECKPOINT_KEY, value],
+        )
+      : await db.query('UPDATE kandev_meta SET value = $2 WHERE key = $1 AND value = $3 RETURNING key', [
+          CHECKPOINT_KEY,
+          value,
+          expected.raw,
+        ]);
   return rows.length === 1;
 }

@@ -34,7 +34,9 @@ function secondsFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number):
   if (!raw) return fallback;
   const seconds = Number(raw);
   if (!Number.isFinite(seconds) || seconds < 0) {
-    throw new RangeError(`${name} must be a non-negative number of seconds (got ${JSON.stringify(raw)}); unset it for the default ${fallback}`);
+    throw new RangeError(
+      `${name} must be a non-negative number of seconds (got ${JSON.stringify(raw)}); unset it for the default ${fallback}`,
+    );
   }
   return seconds;
 }

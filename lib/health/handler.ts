@@ -1,9 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { refreshingCredentials } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { failureFields } from '../db/errors.js';
-import { withinInvocation, type RemainingTime } from '../deadline.js';
+import { type RemainingTime, withinInvocation } from '../deadline.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import { runHealthCheck } from './check.js';
 import { confirmDelaySecondsFromEnv, graceSecondsFromEnv, overlapSecondsFromEnv } from './config.js';
@@ -68,5 +68,7 @@ export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
 
 /** `{ "kind": "full" }` → the audit; anything else (the scheduled event, nothing) → the scheduled window. */
 function kindOf(event: HealthEvent): HealthKind {
-  return event !== null && typeof event === 'object' && (event as { kind?: unknown }).kind === 'full' ? 'full' : 'scheduled';
+  return event !== null && typeof event === 'object' && (event as { kind?: unknown }).kind === 'full'
+    ? 'full'
+    : 'scheduled';
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parseStoredTimestamp } from '../time.js';
 import { checkpointLagSeconds } from './check.js';
 import type { HealthReport } from './report.js';
@@ -43,14 +43,17 @@ export function logHealthReport(logger: Pick<Logger, 'info' | 'error'>, report: 
       logger.info('subagent capture healthy', facts);
       return;
     case 'shortfall':
-      logger.error(`subagent capture shortfall: ${report.shortfall} subagent invocations ${report.kind === 'full' ? 'since activation' : 'in the checked window'} have no row`, {
-        ...facts,
-        missing,
-        action:
-          'check the ingest function errors, the queue and its dead-letter queue; the missing keys are a sample. ' +
-          'The scheduled check re-checks them every run until they have rows or an operator acknowledges them ' +
-          '(subagent-context health --acknowledge-through <instant>, see README "Health")',
-      });
+      logger.error(
+        `subagent capture shortfall: ${report.shortfall} subagent invocations ${report.kind === 'full' ? 'since activation' : 'in the checked window'} have no row`,
+        {
+          ...facts,
+          missing,
+          action:
+            'check the ingest function errors, the queue and its dead-letter queue; the missing keys are a sample. ' +
+            'The scheduled check re-checks them every run until they have rows or an operator acknowledges them ' +
+            '(subagent-context health --acknowledge-through <instant>, see README "Health")',
+        },
+      );
       return;
     case 'silent':
       logger.error('subagent capture silent: no row observed since activation', {

@@ -29,7 +29,8 @@ export const HOST_TOOL_CALL_INDEX = 'idx_messages_metadata_tool_call_id';
  */
 export function indexedRange(dialect: Dialect, column: string, lo: number, hi: number): string {
   if (dialect.name === 'postgres') return 'TRUE';
-  const seconds = (p: number, sep: string) => (sep === ' ' ? `substr($${p}, 1, 19)` : `substr($${p}, 1, 10) || 'T' || substr($${p}, 12, 8)`);
+  const seconds = (p: number, sep: string) =>
+    sep === ' ' ? `substr($${p}, 1, 19)` : `substr($${p}, 1, 10) || 'T' || substr($${p}, 12, 8)`;
   // Every character after the seconds ('.', '+', '-', 'Z') sorts before '~'.
   const range = (sep: string) => `(${column} >= ${seconds(lo, sep)} AND ${column} < ${seconds(hi, sep)} || '~')`;
   return `(${range(' ')} OR ${range('T')})`;

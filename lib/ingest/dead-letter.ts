@@ -2,8 +2,8 @@ import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { SendMessageBatchClient } from '../aws/sqs.js';
 import { signalAt } from '../deadline.js';
-import { redactText } from '../redact.js';
 import { messageSize, packBatches, SQS_MAX_BATCH_BYTES } from '../queue/pack.js';
+import { redactText } from '../redact.js';
 
 /** Why a record was parked: the `failure` message attribute, for filtering the DLQ. */
 export type ParkKind = 'invalid_frame' | 'permanent_write_error';
@@ -72,7 +72,12 @@ export function fitUtf8(text: string, maxBytes: number): string {
  * parking a redelivered record again within SQS's 5-minute window does not duplicate it.
  * Returns the message ids that could NOT be parked, with why: the caller must not acknowledge those.
  */
-export async function parkOnDeadLetter(sqs: SendMessageBatchClient, dlqUrl: string, parcels: readonly Parcel[], deadline?: number): Promise<Map<string, string>> {
+export async function parkOnDeadLetter(
+  sqs: SendMessageBatchClient,
+  dlqUrl: string,
+  parcels: readonly Parcel[],
+  deadline?: number,
+): Promise<Map<string, string>> {
   const notParked = new Map<string, string>();
   if (parcels.length === 0) return notParked;
   const entries = parcels.map((parcel, i) => ({
@@ -87,15 +92,23 @@ export async function parkOnDeadLetter(sqs: SendMessageBatchClient, dlqUrl: stri
     maxEntries: 10,
     maxBytes: Math.min(SQS_MAX_BATCH_BYTES, SQS_MAX_MESSAGE_BYTES),
   });
-  for (const entry of oversize) notParked.set(idOf.get(entry.Id)!, `the body alone is larger than the ${SQS_MAX_MESSAGE_BYTES}-byte SQS message limit`);
+  for (const entry of oversize)
+    notParked.set(
+      idOf.get(entry.Id)!,
+      `the body alone is larger than the ${SQS_MAX_MESSAGE_BYTES}-byte SQS message limit`,
+    );
   await Promise.all(
     batches.map(async (batch) => {
       try {
         // R2-5: a DLQ endpoint that never answers is abandoned at the deadline (retries included).
         const result = await sqs.sendMessageBatch({ QueueUrl: dlqUrl, Entries: batch }, { signal: signalAt(deadline) });
-        for (const failed of result.Failed ?? []) if (failed.Id) notParked.set(idOf.get(failed.Id)!, `${failed.Code}: ${failed.Message}`);
+        for (const failed of result.Failed ?? [])
+          if (failed.Id) notParked.set(idOf.get(failed.Id)!, `${failed.Code}: ${failed.Message}`);
       } catch (err) {
-        const why = (err as { code?: string }).code === 'TimeoutError' || (err as Error).name === 'AbortError' ? "the dead-letter queue did not answer within the invocation's remaining time" : (err as Error).message;
+        const why =
+          (err as { code?: string }).code === 'TimeoutError' || (err as Error).name === 'AbortError'
+            ? "the dead-letter queue did not answer within the invocation's remaining time"
+            : (err as Error).message;
         for (const entry of batch) notParked.set(idOf.get(entry.Id)!, why);
       }
     }),

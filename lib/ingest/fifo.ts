@@ -42,7 +42,11 @@ export class GroupGate {
  * holds, and every later record of its group (whatever its own result). Arrival order is the
  * order of `items`.
  */
-export function failedUnderFifo<T>(items: readonly T[], groupOfItem: (item: T) => string, failsOnItsOwn: (item: T) => boolean): Set<T> {
+export function failedUnderFifo<T>(
+  items: readonly T[],
+  groupOfItem: (item: T) => string,
+  failsOnItsOwn: (item: T) => boolean,
+): Set<T> {
   const gate = new GroupGate();
   const failed = new Set<T>();
   for (const item of items) {

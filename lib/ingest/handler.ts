@@ -48,7 +48,8 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
   const log = deps.logger ?? defaultLogger;
   return async (event, context) => {
     await deps.loadConfig?.();
-    if (!deps.dlqUrl) throw new Error('DLQ_URL is not set: give the URL of the FIFO dead-letter queue invalid frames are parked on');
+    if (!deps.dlqUrl)
+      throw new Error('DLQ_URL is not set: give the URL of the FIFO dead-letter queue invalid frames are parked on');
     if (context) log.addContext(context);
     // R2-5: everything ends RESPONSE_MARGIN_MS before the Lambda would; the database work ends
     // earlier still, leaving time to park on the DLQ (docs/ingest.md).
@@ -57,7 +58,14 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
     if (deadline !== undefined) db.setDeadline(phaseDeadline(deadline, WRITE_PHASE));
     let result: Awaited<ReturnType<typeof processBatch>>;
     try {
-      result = await processBatch(event, { db, sqs: deps.sqs, dlqUrl: deps.dlqUrl, logger: log, clock: deps.clock, deadline });
+      result = await processBatch(event, {
+        db,
+        sqs: deps.sqs,
+        dlqUrl: deps.dlqUrl,
+        logger: log,
+        clock: deps.clock,
+        deadline,
+      });
     } finally {
       if (deadline !== undefined) db.setDeadline(undefined);
     }

@@ -9,11 +9,16 @@ export function logOutcome(logger: Logger, outcome: RecordOutcome): void {
   const { record, verdict, fate, parkError } = outcome;
   const base = { message_id: record.messageId, message_group_id: record.attributes?.MessageGroupId };
   if (verdict.kind === 'invalid') {
-    logger.warn(parkError ? 'invalid frame could not be parked on the dead-letter queue; it will be redelivered' : 'invalid frame parked on the dead-letter queue', {
-      ...base,
-      reason: verdict.reason,
-      ...(parkError ? { park_error: parkError } : {}),
-    });
+    logger.warn(
+      parkError
+        ? 'invalid frame could not be parked on the dead-letter queue; it will be redelivered'
+        : 'invalid frame parked on the dead-letter queue',
+      {
+        ...base,
+        reason: verdict.reason,
+        ...(parkError ? { park_error: parkError } : {}),
+      },
+    );
     return;
   }
   if (verdict.kind === 'skipped' || verdict.kind === 'persisted') {
@@ -32,13 +37,18 @@ export function logOutcome(logger: Logger, outcome: RecordOutcome): void {
     error: error.message,
   };
   if (verdict.kind === 'retry' && error.kind === 'system') {
-    logger.error('database unusable (system error); the frame and the rest of its message group stay on the queue', context);
+    logger.error(
+      'database unusable (system error); the frame and the rest of its message group stay on the queue',
+      context,
+    );
     return;
   }
   const what = {
     retry: 'write failed transiently; the frame and the rest of its message group will be redelivered',
     orphaned: 'session no longer exists (deleted); frame acknowledged as orphaned',
-    rejected: parkError ? 'write rejected and the frame could not be parked; it will be redelivered' : 'write rejected; frame parked on the dead-letter queue',
+    rejected: parkError
+      ? 'write rejected and the frame could not be parked; it will be redelivered'
+      : 'write rejected; frame parked on the dead-letter queue',
   }[verdict.kind];
   logger.warn(what, parkError ? { ...context, park_error: parkError } : context);
 }

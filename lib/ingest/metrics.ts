@@ -1,5 +1,5 @@
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { COUNTERS, type BatchReport } from './report.js';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { type BatchReport, COUNTERS } from './report.js';
 
 /**
  * One EMF document per invocation. Every counter is emitted, zeros included, so

@@ -3,7 +3,7 @@ import type { DatabaseError } from '../db/errors.js';
 import type { SubagentWrite } from '../row.js';
 import type { Micros } from '../time.js';
 import { failedUnderFifo } from './fifo.js';
-import { emptyCounts, type BatchReport } from './report.js';
+import { type BatchReport, emptyCounts } from './report.js';
 
 /**
  * What the pipeline decided for one record on its own, before the FIFO rule (docs/ingest.md):
@@ -50,7 +50,11 @@ export function parksOnItsOwn(verdict: Verdict): verdict is Extract<Verdict, { k
  * stays on the queue in their group — they are redelivered with it and parked then.
  */
 export function toPark<T extends Judged>(judged: readonly T[]): T[] {
-  const held = failedUnderFifo(judged, (j) => j.group, (j) => j.verdict.kind === 'retry');
+  const held = failedUnderFifo(
+    judged,
+    (j) => j.group,
+    (j) => j.verdict.kind === 'retry',
+  );
   return judged.filter((j) => !held.has(j) && parksOnItsOwn(j.verdict));
 }
 

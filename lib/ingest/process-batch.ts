@@ -5,13 +5,13 @@ import type { Database } from '../db/database.js';
 import { urlMayBeStale } from '../db/errors.js';
 import { parseFrame } from '../frame/parse.js';
 import { normalizeFrame } from '../normalize.js';
-import { nowMicros, type Micros } from '../time.js';
-import { parkOnDeadLetter, type Parcel } from './dead-letter.js';
+import { type Micros, nowMicros } from '../time.js';
+import { type Parcel, parkOnDeadLetter } from './dead-letter.js';
 import { groupOf } from './fifo.js';
 import { logOutcome } from './log-outcome.js';
-import { batchItemFailures, countOutcomes, settle, toPark, type Judged, type Verdict } from './outcome.js';
+import { batchItemFailures, countOutcomes, type Judged, settle, toPark, type Verdict } from './outcome.js';
 import type { BatchReport } from './report.js';
-import { writeIsolated, type GroupedWrite, type WriteResult } from './write-isolated.js';
+import { type GroupedWrite, type WriteResult, writeIsolated } from './write-isolated.js';
 
 export interface ProcessDeps {
   db: Database;
@@ -44,8 +44,16 @@ export async function processBatch(
     const pre = prepare(record);
     return { record, group: groupOf(record), pre, write: pre.kind === 'write' ? pre.row : undefined };
   });
-  const written = await writeIsolated(db, prepared.filter((p): p is typeof p & GroupedWrite => p.write !== undefined), now);
-  const judged: Judged[] = prepared.map((p) => ({ record: p.record, group: p.group, verdict: verdictOf(p.pre, written.get(p as typeof p & GroupedWrite)) }));
+  const written = await writeIsolated(
+    db,
+    prepared.filter((p): p is typeof p & GroupedWrite => p.write !== undefined),
+    now,
+  );
+  const judged: Judged[] = prepared.map((p) => ({
+    record: p.record,
+    group: p.group,
+    verdict: verdictOf(p.pre, written.get(p as typeof p & GroupedWrite)),
+  }));
 
   const parcels = toPark(judged).map(parcelOf);
   const outcomes = settle(judged, await parkOnDeadLetter(deps.sqs, deps.dlqUrl, parcels, deps.deadline));
@@ -67,7 +75,8 @@ function verdictOf(pre: Prepared, result: WriteResult | undefined): Verdict {
   if (pre.kind === 'invalid') return pre;
   if (pre.kind === 'skip') return { kind: 'skipped' };
   const write = pre.row;
-  if (!result || result.status === 'persisted') return { kind: 'persisted', write, anomalous: pre.anomalous, unknownExecution: pre.unknownExecution };
+  if (!result || result.status === 'persisted')
+    return { kind: 'persisted', write, anomalous: pre.anomalous, unknownExecution: pre.unknownExecution };
   const { error } = result;
   switch (result.status) {
     case 'foreign_key':
@@ -81,6 +90,7 @@ function verdictOf(pre: Prepared, result: WriteResult | undefined): Verdict {
 
 function parcelOf({ record, group, verdict }: Judged): Parcel {
   if (verdict.kind === 'invalid') return { record, group, kind: 'invalid_frame', reason: verdict.reason };
-  if (verdict.kind === 'rejected') return { record, group, kind: 'permanent_write_error', reason: verdict.error.message };
+  if (verdict.kind === 'rejected')
+    return { record, group, kind: 'permanent_write_error', reason: verdict.error.message };
   throw new Error(`a ${verdict.kind} record is never parked`);
 }

@@ -25,7 +25,11 @@ export type WriteResult = { status: 'persisted' } | { status: FailureKind; error
  *    that fails transiently there fails the rest of its group (the FIFO rule, fifo.ts).
  * Returns each item's result, keyed by the item itself.
  */
-export async function writeIsolated<T extends GroupedWrite>(db: Queryable, items: readonly T[], now: Micros): Promise<Map<T, WriteResult>> {
+export async function writeIsolated<T extends GroupedWrite>(
+  db: Queryable,
+  items: readonly T[],
+  now: Micros,
+): Promise<Map<T, WriteResult>> {
   const results = new Map<T, WriteResult>();
   if (items.length === 0) return results;
   const error = await tryWrite(db, items, now);
@@ -46,7 +50,13 @@ export async function writeIsolated<T extends GroupedWrite>(db: Queryable, items
   return results;
 }
 
-async function writeOneByOne<T extends GroupedWrite>(db: Queryable, members: readonly T[], now: Micros, groupError: DatabaseError, results: Map<T, WriteResult>): Promise<void> {
+async function writeOneByOne<T extends GroupedWrite>(
+  db: Queryable,
+  members: readonly T[],
+  now: Micros,
+  groupError: DatabaseError,
+  results: Map<T, WriteResult>,
+): Promise<void> {
   if (!isolatable(groupError) || members.length === 1) {
     for (const item of members) results.set(item, { status: groupError.kind, error: groupError });
     return;
@@ -72,9 +82,17 @@ function isolatable(error: DatabaseError): boolean {
   return error.kind === 'row' || error.kind === 'foreign_key';
 }
 
-async function tryWrite(db: Queryable, items: readonly GroupedWrite[], now: Micros): Promise<DatabaseError | undefined> {
+async function tryWrite(
+  db: Queryable,
+  items: readonly GroupedWrite[],
+  now: Micros,
+): Promise<DatabaseError | undefined> {
   try {
-    await writeBatch(db, items.map((i) => i.write), now);
+    await writeBatch(
+      db,
+      items.map((i) => i.write),
+      now,
+    );
     return undefined;
   } catch (err) {
     return asDatabaseError(err);

@@ -1,4 +1,4 @@
-import { COLUMN_NAMES, MAX_METRIC, TABLE, type ColumnName } from '../columns.js';
+import { COLUMN_NAMES, type ColumnName, MAX_METRIC, TABLE } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { UNKNOWN_EXECUTION } from '../row.js';
 import { QUALIFYING, subagentMessages } from '../store/messages.js';
@@ -56,7 +56,8 @@ const SOURCES = {
   duration_ms: (d) => metric(d, 'duration_ms', true),
   source: () => `'backfill'`,
   observed_at: (d) => d.storedTimestamp('q.created_at'),
-  settled_at: (d) => `CASE WHEN ${text(d, '$.status')} IN (${TERMINAL_LIST}) THEN ${d.storedTimestamp('q.updated_at')} END`,
+  settled_at: (d) =>
+    `CASE WHEN ${text(d, '$.status')} IN (${TERMINAL_LIST}) THEN ${d.storedTimestamp('q.updated_at')} END`,
   updated_at: (d) => d.storedTimestamp('q.updated_at'),
   // The row's newest applied observation is its only one (R2-7).
   last_observed_at: (d) => d.storedTimestamp('q.created_at'),

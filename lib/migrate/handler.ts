@@ -1,9 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { refreshingCredentials } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
-import { withinInvocation, type RemainingTime } from '../deadline.js';
+import { type RemainingTime, withinInvocation } from '../deadline.js';
 import { logger as defaultLogger } from '../observability.js';
-import { runMigration, type MigrationReport } from './run-migration.js';
+import { type MigrationReport, runMigration } from './run-migration.js';
 
 export interface MigrateHandlerDeps {
   /** the database, resolved per invocation */

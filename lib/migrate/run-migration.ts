@@ -1,18 +1,25 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Database, Queryable } from '../db/database.js';
-import { failureFields, type FailureKind } from '../db/errors.js';
+import { type FailureKind, failureFields } from '../db/errors.js';
+import { SubagentContextError } from '../errors.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { ensureSubagentTable } from '../store/schema.js';
 import { formatKey, nowMicros, parseStoredTimestamp } from '../time.js';
 import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
 import { CREATE_META_TABLE, writeKeyOnce } from './keys.js';
-import { SubagentContextError } from '../errors.js';
 
 /** The migration's name in logs and errors. */
 export const MIGRATION_NAME = 'task_session_subagents.backfill';
 
 /** The steps of docs/migrate.md, in order; a failure names the one that failed. */
-export type MigrationStep = 'schema' | 'guard' | 'high_water' | 'insert' | 'capture_since_key' | 'backfill_through_key' | 'commit';
+export type MigrationStep =
+  | 'schema'
+  | 'guard'
+  | 'high_water'
+  | 'insert'
+  | 'capture_since_key'
+  | 'backfill_through_key'
+  | 'commit';
 
 export interface MigrationReport {
   backfill: 'completed' | 'skipped';

@@ -51,10 +51,16 @@ export function packBatches<T>(
 }
 
 /** The bytes SQS counts for a message: UTF-8 body plus each attribute's name, type and value. */
-export function messageSize(body: string, attributes: Record<string, { DataType?: string; StringValue?: string }> = {}): number {
+export function messageSize(
+  body: string,
+  attributes: Record<string, { DataType?: string; StringValue?: string }> = {},
+): number {
   let size = Buffer.byteLength(body, 'utf8');
   for (const [name, value] of Object.entries(attributes)) {
-    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8') + Buffer.byteLength(value.StringValue ?? '', 'utf8');
+    size +=
+      Buffer.byteLength(name, 'utf8') +
+      Buffer.byteLength(value.DataType ?? '', 'utf8') +
+      Buffer.byteLength(value.StringValue ?? '', 'utf8');
   }
   return size;
 }

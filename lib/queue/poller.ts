@@ -1,8 +1,8 @@
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
-  ReceiveMessageCommand,
   type Message,
+  ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -90,7 +90,11 @@ export function createPoller(options: PollerOptions): Poller {
     const { Attributes = {} } = await sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: queueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
       }),
     );
     return Object.values(Attributes).every((v) => v === '0');

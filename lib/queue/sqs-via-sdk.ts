@@ -6,5 +6,8 @@ import type { SendMessageBatchClient } from '../aws/sqs.js';
  * the deployed ingest function (which uses the signed client) never bundles the SDK's commands.
  */
 export function sqsViaSdk(client: SQSClient): SendMessageBatchClient {
-  return { sendMessageBatch: (input, options) => client.send(new SendMessageBatchCommand(input), { abortSignal: options?.signal }) };
+  return {
+    sendMessageBatch: (input, options) =>
+      client.send(new SendMessageBatchCommand(input), { abortSignal: options?.signal }),
+  };
 }

@@ -35,7 +35,13 @@ export function subagentMessages(dialect: Dialect): string {
  */
 function identityOk(d: Dialect): string {
   const parent = d.jsonString('identified.doc', '$.parent_tool_call_id');
-  const ids = ['identified.meta_tool_call_id', parent, 'identified.task_session_id', 'identified.task_id', 'identified.turn_id'];
+  const ids = [
+    'identified.meta_tool_call_id',
+    parent,
+    'identified.task_session_id',
+    'identified.task_id',
+    'identified.turn_id',
+  ];
   return `CASE WHEN ${ids.map((id) => identityOkSql(d, id)).join(' AND ')} THEN 1 ELSE 0 END`;
 }
 

@@ -26,12 +26,17 @@ function orderBy(db: Queryable): string {
 
 /** A session's subagents in AC-13 order: observed_at, tool_call_id, agent_execution_id (never id). */
 export async function readSession(db: Queryable, taskSessionId: string): Promise<SubagentRow[]> {
-  const rows = await db.query(`SELECT ${COLUMN_NAMES.join(', ')} FROM ${TABLE} WHERE task_session_id = $1 ${orderBy(db)}`, [taskSessionId]);
+  const rows = await db.query(
+    `SELECT ${COLUMN_NAMES.join(', ')} FROM ${TABLE} WHERE task_session_id = $1 ${orderBy(db)}`,
+    [taskSessionId],
+  );
   return rows.map(toSubagentRow);
 }
 
 export async function readTurn(db: Queryable, turnId: string): Promise<SubagentRow[]> {
-  const rows = await db.query(`SELECT ${COLUMN_NAMES.join(', ')} FROM ${TABLE} WHERE turn_id = $1 ${orderBy(db)}`, [turnId]);
+  const rows = await db.query(`SELECT ${COLUMN_NAMES.join(', ')} FROM ${TABLE} WHERE turn_id = $1 ${orderBy(db)}`, [
+    turnId,
+  ]);
   return rows.map(toSubagentRow);
 }
 

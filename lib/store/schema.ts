@@ -1,7 +1,7 @@
-import { COLUMNS, CONFLICT_KEY, TABLE, type Column } from '../columns.js';
+import { COLUMNS, CONFLICT_KEY, type Column, TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
-import { addLastObservedAt } from './last-observed-at.js';
 import type { Dialect } from '../db/dialect/dialect.js';
+import { addLastObservedAt } from './last-observed-at.js';
 
 const SQL_TYPE = { text: 'TEXT', integer: 'INTEGER', bigint: 'BIGINT', timestamp: 'TIMESTAMP' } as const;
 
@@ -48,7 +48,9 @@ export const INDEXES: readonly TableIndex[] = [
  * created has them and may not be ours to alter); on SQLite a DEFAULT needs a rebuild: left alone.
  */
 async function addMissingDefaults(db: Queryable): Promise<void> {
-  const defaults = await db.query<{ column_name: string; column_default: string | null }>(db.dialect.columnDefaults, [TABLE]);
+  const defaults = await db.query<{ column_name: string; column_default: string | null }>(db.dialect.columnDefaults, [
+    TABLE,
+  ]);
   for (const column of COLUMNS) {
     const wanted = column.ddl?.match(/DEFAULT ('[^']*'|\d+)/)?.[1];
     const current = defaults.find((d) => d.column_name === column.name);

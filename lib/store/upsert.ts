@@ -1,4 +1,4 @@
-import { COLUMNS, CONFLICT_KEY, TABLE, type MergeRule } from '../columns.js';
+import { COLUMNS, CONFLICT_KEY, type MergeRule, TABLE } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 
 const stored = (c: string) => `${TABLE}.${c}`;

@@ -3,7 +3,7 @@ import { COLUMN_NAMES, COLUMNS } from '../columns.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { rowKey, type SubagentWrite } from '../row.js';
-import { nowMicros, type Micros } from '../time.js';
+import { type Micros, nowMicros } from '../time.js';
 import { upsertSql } from './upsert.js';
 
 const sqlByDialect = new Map<string, string>();
@@ -41,7 +41,11 @@ export interface PreparedStatement {
  * The statements `writeBatch` issues for `writes`: one upsert per round (see `rounds`), bound.
  * Pure; `npm run bench` times the database's own limit with exactly these (bench/limit-writer.ts).
  */
-export function prepareBatch(dialect: Dialect, writes: readonly SubagentWrite[], now: Micros = nowMicros()): PreparedStatement[] {
+export function prepareBatch(
+  dialect: Dialect,
+  writes: readonly SubagentWrite[],
+  now: Micros = nowMicros(),
+): PreparedStatement[] {
   const updatedAt = dialect.encodeTimestamp(now);
   let sql = sqlByDialect.get(dialect.name);
   if (!sql) {
@@ -79,7 +83,11 @@ export async function runPrepared(db: Queryable, statements: readonly PreparedSt
  * order, would leave it: one statement per round (see `rounds`), all of them in one transaction
  * when there is more than one.
  */
-export async function writeBatch(db: Queryable, writes: readonly SubagentWrite[], now: Micros = nowMicros()): Promise<void> {
+export async function writeBatch(
+  db: Queryable,
+  writes: readonly SubagentWrite[],
+  now: Micros = nowMicros(),
+): Promise<void> {
   if (writes.length === 0) return;
   await runPrepared(db, prepareBatch(db.dialect, writes, now));
 }

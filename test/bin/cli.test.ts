@@ -6,10 +6,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCli } from '../../lib/cli/main.js';
+import { formatRfc3339, nowMicros } from '../../lib/time.js';
 import { startLocalPipeline } from '../../local/pipeline.js';
-import { nowMicros, formatRfc3339 } from '../../lib/time.js';
-import { frame, seedSession } from '../support/frames.js';
 import { seedMessage } from '../lib/health/seed.js';
+import { frame, seedSession } from '../support/frames.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -21,13 +21,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(argv, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text), isTTY: false },
-    // the test database's own proxy, so tests can cut the connection
-    // (and no confirmation pause before a health shortfall counts: that is production pacing)
-    env: { HEALTH_CONFIRM_DELAY_SECONDS: '0', ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}) },
-  }, { startPipeline: startLocalPipeline });
+  const code = await runCli(
+    argv,
+    {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text), isTTY: false },
+      // the test database's own proxy, so tests can cut the connection
+      // (and no confirmation pause before a health shortfall counts: that is production pacing)
+      env: {
+        HEALTH_CONFIRM_DELAY_SECONDS: '0',
+        ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}),
+      },
+    },
+    { startPipeline: startLocalPipeline },
+  );
   let json: unknown;
   try {
     json = JSON.parse(stdout);
@@ -86,13 +93,21 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
     await seedMessage(t.db, { toolCallId: 'lost', createdAt: nowMicros() });
     const scheduled = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--json');
     expect(scheduled.code).toBe(EXIT.attention);
-    expect(scheduled.json).toMatchObject({ status: 'shortfall', kind: 'scheduled', shortfall: 1, checkpoint: { moved: true } });
+    expect(scheduled.json).toMatchObject({
+      status: 'shortfall',
+      kind: 'scheduled',
+      shortfall: 1,
+      checkpoint: { moved: true },
+    });
 
     const through = now();
     const ack = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--acknowledge-through', through);
     expect(ack.code).toBe(EXIT.ok);
     expect(ack.stdout).toMatch(/^checkpoint\s+.*→ .*\(acknowledged/m);
-    expect((await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--json')).json).toMatchObject({ kind: 'scheduled', shortfall: 0 });
+    expect((await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--json')).json).toMatchObject({
+      kind: 'scheduled',
+      shortfall: 0,
+    });
 
     const full = await cli('health', '--database-url', t.url, '--grace-seconds', '0', '--full');
     expect(full.code).toBe(EXIT.attention);
@@ -125,22 +140,36 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
     const run = await cli('ingest', file, '--database-url', t.url, '--rejected', rejected, '--json');
     expect(run.code).toBe(EXIT.attention);
     expect(run.json.frames).toBe(5);
-    expect(run.json.counts).toMatchObject({ attempted: 3, persisted: 2, skipped_no_identity: 1, invalid: 1, failed: 0 });
-    expect(run.json.deadLetters).toEqual([{ failure: 'invalid_frame', reason: expect.stringMatching(/not JSON/), count: 1 }]);
-    const parked = readFileSync(rejected, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(run.json.counts).toMatchObject({
+      attempted: 3,
+      persisted: 2,
+      skipped_no_identity: 1,
+      invalid: 1,
+      failed: 0,
+    });
+    expect(run.json.deadLetters).toEqual([
+      { failure: 'invalid_frame', reason: expect.stringMatching(/not JSON/), count: 1 },
+    ]);
+    const parked = readFileSync(rejected, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(parked).toMatchObject([{ failure: 'invalid_frame', body: 'not a frame' }]);
     const [rows] = await t.db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_subagents');
     expect(Number(rows!.n)).toBe(2);
   });
 
-  it.skipIf(name === 'sqlite')('ingest exits 1 and names the connection problem when the database is unreachable', async () => {
-    const file = framesFile(`down-${name}.jsonl`, [JSON.stringify(frame())]);
-    t.proxy!.setAvailable(false);
-    const run = await cli('ingest', file, '--database-url', t.url);
-    t.proxy!.setAvailable(true);
-    expect(run.code).toBe(EXIT.failure);
-    expect(run.stderr).not.toMatch(/migrate/);
-  });
+  it.skipIf(name === 'sqlite')(
+    'ingest exits 1 and names the connection problem when the database is unreachable',
+    async () => {
+      const file = framesFile(`down-${name}.jsonl`, [JSON.stringify(frame())]);
+      t.proxy!.setAvailable(false);
+      const run = await cli('ingest', file, '--database-url', t.url);
+      t.proxy!.setAvailable(true);
+      expect(run.code).toBe(EXIT.failure);
+      expect(run.stderr).not.toMatch(/migrate/);
+    },
+  );
 
   it('ingest refuses to run before migrate, exit 1 with what to do', async () => {
     const file = framesFile(`early-${name}.jsonl`, [JSON.stringify(frame())]);
@@ -178,7 +207,9 @@ describe('subagent-context usage', () => {
     const run = promisify(execFile);
     const { stdout } = await run(process.execPath, ['bin/subagent-context.mjs', '--help']);
     expect(stdout).toMatch(/^Usage: subagent-context <command>/);
-    const failed = await run(process.execPath, ['bin/subagent-context.mjs', 'bogus']).catch((err: { code: number }) => err);
+    const failed = await run(process.execPath, ['bin/subagent-context.mjs', 'bogus']).catch(
+      (err: { code: number }) => err,
+    );
     expect(failed).toMatchObject({ code: EXIT.usage });
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { buildChecks, type LocalStackResult, runLocalStack } from '../../local/stack.js';
 import { renderStackSummary } from '../../local/stack-summary.js';
-import { buildChecks, runLocalStack, type LocalStackResult } from '../../local/stack.js';
-import { TARGETS, useTestDatabase, type TargetName } from '../support/targets.js';
+import { TARGETS, type TargetName, useTestDatabase } from '../support/targets.js';
 
 // `npm start` in-process on a small store, so it cannot rot: every figure of its summary must
 // match what the generated store and the planned stream produce, on every database target.
@@ -40,7 +40,15 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
   });
 
   // The embedded database is always fresh; only a given database can already hold a store.
-  it.skipIf(name === 'pglite')('refuses a database that already holds a host store', async () => {
-    await expect(runLocalStack({ ...SMALL, ...target(), progress }).then(() => runLocalStack({ ...SMALL, ...target(), progress }))).rejects.toThrow(/needs an empty database/);
-  }, 180_000);
+  it.skipIf(name === 'pglite')(
+    'refuses a database that already holds a host store',
+    async () => {
+      await expect(
+        runLocalStack({ ...SMALL, ...target(), progress }).then(() =>
+          runLocalStack({ ...SMALL, ...target(), progress }),
+        ),
+      ).rejects.toThrow(/needs an empty database/);
+    },
+    180_000,
+  );
 });

@@ -14,10 +14,17 @@ function capturePrinted(): () => Record<string, unknown>[] {
     chunks.push(String(chunk));
     return true;
   };
-  const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(record), vi.spyOn(process.stderr, 'write').mockImplementation(record)];
+  const spies = [
+    vi.spyOn(process.stdout, 'write').mockImplementation(record),
+    vi.spyOn(process.stderr, 'write').mockImplementation(record),
+  ];
   return () => {
     for (const spy of spies) spy.mockRestore();
-    return chunks.join('').split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    return chunks
+      .join('')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   };
 }
 
@@ -77,7 +84,11 @@ describe.each(TARGET_FIXTURES)('health function on %s, %s host schema', (name, f
     const printed = capturePrinted();
     const report = await handler();
     const lines = printed();
-    expect(report).toMatchObject({ status: 'shortfall', shortfall: 1, missing: [{ task_session_id: 's1', tool_call_id: 'c1' }] });
+    expect(report).toMatchObject({
+      status: 'shortfall',
+      shortfall: 1,
+      missing: [{ task_session_id: 's1', tool_call_id: 'c1' }],
+    });
     expect(emf(lines)).toMatchObject({ health_check_ok: 1, shortfall: 1 });
     expect(errors(lines)).toEqual([expect.objectContaining({ status: 'shortfall', missing: report.missing })]);
   });
@@ -91,7 +102,10 @@ describe.each(TARGET_FIXTURES)('health function on %s, %s host schema', (name, f
     expect(await handler({ kind: 'full' })).toMatchObject({ status: 'healthy', kind: 'full', checkpoint: null });
     expect(emf(printed())).toMatchObject({ audit_health_check_ok: 1, audit_shortfall: 0 });
     printed = capturePrinted();
-    expect(await handler({ 'detail-type': 'Scheduled Event' } as never)).toMatchObject({ kind: 'scheduled', checkpoint: { moved: true } });
+    expect(await handler({ 'detail-type': 'Scheduled Event' } as never)).toMatchObject({
+      kind: 'scheduled',
+      checkpoint: { moved: true },
+    });
     expect(emf(printed())).toMatchObject({ health_check_ok: 1, shortfall: 0 });
   });
 

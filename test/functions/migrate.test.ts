@@ -16,7 +16,10 @@ describe.each(TARGET_FIXTURES)('migrate function on %s, %s host schema', (name, 
   });
   afterEach(async () => {
     await closeDatabaseFromEnv();
-    for (const [key, value] of [['DATABASE_URL', saved.url], ['DATABASE_WS_PROXY', saved.proxy]] as const) {
+    for (const [key, value] of [
+      ['DATABASE_URL', saved.url],
+      ['DATABASE_WS_PROXY', saved.proxy],
+    ] as const) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }
@@ -25,17 +28,29 @@ describe.each(TARGET_FIXTURES)('migrate function on %s, %s host schema', (name, 
   it('docs/migrate.md#7-the-report, AC-17: runs on DATABASE_URL and resolves to the report, then skips on the next invocation', async () => {
     await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc(), createdAt: '2026-08-12T13:24:58.123456Z' });
     const first = await handler({});
-    expect(first).toMatchObject({ backfill: 'completed', inserted: 1, matched: 1, backfillThrough: '2026-08-12T13:24:58.123456000Z' });
+    expect(first).toMatchObject({
+      backfill: 'completed',
+      inserted: 1,
+      matched: 1,
+      backfillThrough: '2026-08-12T13:24:58.123456000Z',
+    });
     expect(first.captureSince).toEqual((await readMetaKeys(t.db)).captureSince);
     expect(typeof first.durationMs).toBe('number');
     const second = await handler({});
-    expect(second).toMatchObject({ backfill: 'skipped', inserted: 0, captureSince: first.captureSince, backfillThrough: first.backfillThrough });
+    expect(second).toMatchObject({
+      backfill: 'skipped',
+      inserted: 0,
+      captureSince: first.captureSince,
+      backfillThrough: first.backfillThrough,
+    });
     expect(await readAll(t.db)).toHaveLength(1);
   });
 
   it('AC-20: rejects with a message naming the migration and the failed step, and writes no key', async () => {
     await t.db.query('DROP TABLE kandev_meta');
-    await t.db.query(`CREATE TABLE kandev_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL DEFAULT '' CHECK (key <> '${BACKFILL_THROUGH_KEY}'))`);
+    await t.db.query(
+      `CREATE TABLE kandev_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL DEFAULT '' CHECK (key <> '${BACKFILL_THROUGH_KEY}'))`,
+    );
     await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc() });
     await expect(handler({})).rejects.toThrow(/task_session_subagents\.backfill failed at step "backfill_through_key"/);
     expect(await readMetaKeys(t.db)).toEqual({ captureSince: undefined, backfillThrough: undefined });

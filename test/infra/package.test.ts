@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../lib/db/open.js';
 import { createHostSchema } from '../../local/host-schema.js';
 import { startEmbeddedPostgres } from '../../local/pglite-server.js';
-import { openDatabase } from '../../lib/db/open.js';
 
 // Packages the service exactly as CI does (`npm run package` = osls package --stage ci), offline
 // and without AWS credentials, and asserts the generated CloudFormation's key settings.
@@ -20,12 +20,21 @@ let templateText: string;
 
 beforeAll(async () => {
   outDir = mkdtempSync(join(tmpdir(), 'subagent-context-package-'));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
-  await run(process.execPath, ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', outDir], {
-    cwd: process.cwd(),
-    env,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+  };
+  await run(
+    process.execPath,
+    ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', outDir],
+    {
+      cwd: process.cwd(),
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
   templateText = readFileSync(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8');
   template = JSON.parse(templateText) as Template;
 }, 240_000);
@@ -91,7 +100,9 @@ describe('the packaged CloudFormation template', () => {
   it('runs health on a schedule and migrate with no event and a 15-minute timeout', () => {
     const rules = ofType('AWS::Events::Rule');
     expect(rules).toHaveLength(2);
-    const [check, audit] = ['rate(5 minutes)', 'cron(30 3 * * ? *)'].map((rate) => rules.find(([, r]) => r.Properties.ScheduleExpression === rate)![1].Properties) as [any, any];
+    const [check, audit] = ['rate(5 minutes)', 'cron(30 3 * * ? *)'].map(
+      (rate) => rules.find(([, r]) => r.Properties.ScheduleExpression === rate)![1].Properties,
+    ) as [any, any];
     expect(JSON.stringify(check.Targets)).toContain('HealthLambdaFunction');
     expect(check.State).not.toBe('DISABLED');
     // The full audit: daily, off unless healthAuditEnabled, and it tells the handler which kind it is.
@@ -125,23 +136,33 @@ describe('the packaged CloudFormation template', () => {
     expect(forCloudWatch.Effect).toBe('Allow');
     expect(forCloudWatch.Action).toEqual(['kms:Decrypt', 'kms:GenerateDataKey*']);
     expect(forCloudWatch.Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
-    expect(JSON.stringify(forCloudWatch.Condition.ArnLike['aws:SourceArn'])).toMatch(/:cloudwatch:\$\{AWS::Region\}:\$\{AWS::AccountId\}:alarm:subagent-context-ci-\*/);
+    expect(JSON.stringify(forCloudWatch.Condition.ArnLike['aws:SourceArn'])).toMatch(
+      /:cloudwatch:\$\{AWS::Region\}:\$\{AWS::AccountId\}:alarm:subagent-context-ci-\*/,
+    );
     // the account keeps control of its key
-    expect(key.KeyPolicy.Statement.some((s: any) => s.Action === 'kms:*' && JSON.stringify(s.Principal).includes(':root'))).toBe(true);
+    expect(
+      key.KeyPolicy.Statement.some((s: any) => s.Action === 'kms:*' && JSON.stringify(s.Principal).includes(':root')),
+    ).toBe(true);
   });
 
-  it('alarms deliver: the topic policy lets only this account\'s alarms publish, and only over TLS', () => {
+  it("alarms deliver: the topic policy lets only this account's alarms publish, and only over TLS", () => {
     const policy = resource('AlarmTopicPolicy').Properties;
     expect(policy.Topics).toEqual([{ Ref: 'AlarmTopic' }]);
     const [allow, deny] = policy.PolicyDocument.Statement;
-    expect(allow).toMatchObject({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Resource: { Ref: 'AlarmTopic' } });
+    expect(allow).toMatchObject({
+      Effect: 'Allow',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: 'sns:Publish',
+      Resource: { Ref: 'AlarmTopic' },
+    });
     expect(allow.Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
     expect(JSON.stringify(allow.Condition.ArnLike['aws:SourceArn'])).toMatch(/:alarm:subagent-context-ci-\*/);
     expect(deny).toMatchObject({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } });
   });
 
   it('every alarm is named under the prefix the key and topic policies allow', () => {
-    for (const [, alarm] of ofType('AWS::CloudWatch::Alarm')) expect(alarm.Properties.AlarmName).toMatch(/^subagent-context-ci-/);
+    for (const [, alarm] of ofType('AWS::CloudWatch::Alarm'))
+      expect(alarm.Properties.AlarmName).toMatch(/^subagent-context-ci-/);
   });
 
   it.each([
@@ -161,7 +182,12 @@ describe('the packaged CloudFormation template', () => {
 
   it('R2-4: alarms on records kept on the queue by a system error (the system_error metric)', () => {
     const alarm = resource('IngestSystemErrorsAlarm').Properties;
-    expect(alarm).toMatchObject({ MetricName: 'system_error', Statistic: 'Sum', Threshold: 0, TreatMissingData: 'notBreaching' });
+    expect(alarm).toMatchObject({
+      MetricName: 'system_error',
+      Statistic: 'Sum',
+      Threshold: 0,
+      TreatMissingData: 'notBreaching',
+    });
     expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
   });
 
@@ -184,23 +210,34 @@ describe('the packaged CloudFormation template', () => {
     }
   });
 
-  it.each(['IngestRole', 'HealthRole', 'MigrateRole'])('grants %s read of exactly that parameter and nothing wildcarded', (roleId) => {
-    const statements = policyStatements(roleId);
-    const ssm = statements.find((s) => s.Action === 'ssm:GetParameter');
-    expect(ssm?.Resource['Fn::Sub']).toMatch(/:parameter\/subagent-context\/ci\/database-url$/);
-    const kms = statements.find((s) => s.Action === 'kms:Decrypt');
-    expect(kms?.Condition.StringEquals['kms:ViaService']).toBeDefined();
-    expect(kms?.Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN']).toEqual(ssm?.Resource);
-    for (const statement of statements) {
-      expect([statement.Action].flat().every((a: string) => !a.includes('*'))).toBe(true);
-      if (statement !== kms) expect(statement.Resource).not.toBe('*');
-    }
-  });
+  it.each(['IngestRole', 'HealthRole', 'MigrateRole'])(
+    'grants %s read of exactly that parameter and nothing wildcarded',
+    (roleId) => {
+      const statements = policyStatements(roleId);
+      const ssm = statements.find((s) => s.Action === 'ssm:GetParameter');
+      expect(ssm?.Resource['Fn::Sub']).toMatch(/:parameter\/subagent-context\/ci\/database-url$/);
+      const kms = statements.find((s) => s.Action === 'kms:Decrypt');
+      expect(kms?.Condition.StringEquals['kms:ViaService']).toBeDefined();
+      expect(kms?.Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN']).toEqual(ssm?.Resource);
+      for (const statement of statements) {
+        expect([statement.Action].flat().every((a: string) => !a.includes('*'))).toBe(true);
+        if (statement !== kms) expect(statement.Resource).not.toBe('*');
+      }
+    },
+  );
 
   it('gives queue permissions to ingest only: consume the queue, send to the dead-letter queue', () => {
-    expect(actionsOf('IngestRole').filter((a) => a.startsWith('sqs:')).sort()).toEqual(
-      ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'],
-    );
+    expect(
+      actionsOf('IngestRole')
+        .filter((a) => a.startsWith('sqs:'))
+        .sort(),
+    ).toEqual([
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+      'sqs:SendMessage',
+    ]);
     const send = policyStatements('IngestRole').find((s) => s.Action === 'sqs:SendMessage');
     expect(send?.Resource).toEqual({ 'Fn::GetAtt': ['FramesDeadLetterQueue', 'Arn'] });
     expect(actionsOf('HealthRole').some((a) => a.startsWith('sqs:'))).toBe(false);
@@ -208,7 +245,9 @@ describe('the packaged CloudFormation template', () => {
   });
 
   it('tells ingest where the dead-letter queue is', () => {
-    expect(resource('IngestLambdaFunction').Properties.Environment.Variables.DLQ_URL).toEqual({ Ref: 'FramesDeadLetterQueue' });
+    expect(resource('IngestLambdaFunction').Properties.Environment.Variables.DLQ_URL).toEqual({
+      Ref: 'FramesDeadLetterQueue',
+    });
   });
 });
 
@@ -216,7 +255,11 @@ describe('the packaged function bundles', () => {
   it.each(['ingest', 'health', 'migrate'])('%s loads on Node without the native SQLite module', async (name) => {
     const dir = join(outDir, name);
     await run('unzip', ['-oq', join(outDir, `${name}.zip`), '-d', dir]);
-    const { stdout } = await run(process.execPath, ['-e', `process.stdout.write(typeof require('./functions/${name}.js').handler)`], { cwd: dir });
+    const { stdout } = await run(
+      process.execPath,
+      ['-e', `process.stdout.write(typeof require('./functions/${name}.js').handler)`],
+      { cwd: dir },
+    );
     expect(stdout).toBe('function');
   });
 
@@ -234,7 +277,13 @@ describe('the packaged function bundles', () => {
       const websocket = 'WebSocket' in globalThis ? [] : ['--experimental-websocket'];
       const { stdout } = await run(process.execPath, [...websocket, '-e', invoke], {
         cwd: dir,
-        env: { PATH: process.env.PATH, DATABASE_URL: pg.url, DATABASE_WS_PROXY: pg.wsProxy, POWERTOOLS_LOG_LEVEL: 'ERROR', POWERTOOLS_METRICS_DISABLED: 'true' },
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: pg.url,
+          DATABASE_WS_PROXY: pg.wsProxy,
+          POWERTOOLS_LOG_LEVEL: 'ERROR',
+          POWERTOOLS_METRICS_DISABLED: 'true',
+        },
       });
       expect(JSON.parse(stdout)).toMatchObject({ backfill: 'completed', inserted: 0 });
       // minified, with the source map beside the bundle for NODE_OPTIONS=--enable-source-maps (issue 14)

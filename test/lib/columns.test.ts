@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { COLUMN_NAMES, COLUMNS, SOURCES, TIMESTAMP_COLUMNS, type ColumnName } from '../../lib/columns.js';
+import { COLUMN_NAMES, COLUMNS, type ColumnName, SOURCES, TIMESTAMP_COLUMNS } from '../../lib/columns.js';
 import type { Source, SubagentRow, SubagentWrite } from '../../lib/row.js';
 import type { Micros } from '../../lib/time.js';
 

@@ -22,7 +22,7 @@ describe('mergeWrite: docs/merge.md#merging-onto-an-existing-row merge rules in 
     expect(viewOfWrite(merged)).toMatchObject(c.expected);
   });
 
-  it('changes only what the rules allow: keep columns are the stored row\'s', () => {
+  it("changes only what the rules allow: keep columns are the stored row's", () => {
     const property = fc.property(writes(['s1']), (list) => {
       const [first, ...rest] = list as [SubagentWrite, ...SubagentWrite[]];
       const merged = sequential(first, rest)!;
@@ -81,15 +81,24 @@ describe('R2-7: replay-safe merge in memory', () => {
   it('R2-7: an older frame changes nothing that is not NULL, except settling an unsettled row and is_async', () => {
     fc.assert(
       fc.property(writes(['s1'], 2), writes(['s1'], 1), (stored, [older]) => {
-        const row = sequential(undefined, stored.map((w) => ({ ...w, tool_call_id: 'c1', agent_execution_id: 'e1' })))!;
-        const next = { ...older!, tool_call_id: 'c1', agent_execution_id: 'e1', observed_at: row.last_observed_at - 1n };
+        const row = sequential(
+          undefined,
+          stored.map((w) => ({ ...w, tool_call_id: 'c1', agent_execution_id: 'e1' })),
+        )!;
+        const next = {
+          ...older!,
+          tool_call_id: 'c1',
+          agent_execution_id: 'e1',
+          observed_at: row.last_observed_at - 1n,
+        };
         next.settled_at = next.settled_at === null ? null : next.observed_at;
         const merged = mergeWrite(row, next);
         for (const [name, value] of Object.entries(row)) {
           const after = merged[name as keyof SubagentWrite];
           if (value === null) continue;
           if (name === 'is_async') expect(after).toBe(value === 1 || next.is_async === 1 ? 1 : 0);
-          else if (name === 'tool_status' && row.settled_at === null && next.settled_at !== null) expect(after).toBe(next.tool_status);
+          else if (name === 'tool_status' && row.settled_at === null && next.settled_at !== null)
+            expect(after).toBe(next.tool_status);
           else expect(after).toBe(value);
         }
         expect(merged.last_observed_at).toBe(row.last_observed_at);

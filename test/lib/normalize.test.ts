@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseFrame } from '../../lib/frame/parse.js';
-import { normalizeFrame, normalizeMetric, textOrNull, type Normalized } from '../../lib/normalize.js';
-import { UNKNOWN_EXECUTION, type SubagentWrite } from '../../lib/row.js';
+import { type Normalized, normalizeFrame, normalizeMetric, textOrNull } from '../../lib/normalize.js';
+import { type SubagentWrite, UNKNOWN_EXECUTION } from '../../lib/row.js';
 import { TERMINAL_TOOL_STATUSES } from '../../lib/terminal.js';
 import { parseRfc3339 } from '../../lib/time.js';
-import { frame, type FrameInput } from '../support/frames.js';
+import { type FrameInput, frame } from '../support/frames.js';
 
 function normalize(overrides: FrameInput): Normalized {
   const parsed = parseFrame(JSON.stringify(frame(overrides)));
@@ -89,11 +89,25 @@ describe('empty text is NULL (docs/merge.md#recording-one-frame)', () => {
       turn_id: 'turn-1',
       parent_tool_call_id: 'p1',
       tool_status: 'in_progress',
-      subagent_task: { subagent_type: 'explore', description: 'Review auth', agent_id: 'a1', child_session_id: 'ch', model: 'claude-opus-5[1m]', status: 'Running' },
+      subagent_task: {
+        subagent_type: 'explore',
+        description: 'Review auth',
+        agent_id: 'a1',
+        child_session_id: 'ch',
+        model: 'claude-opus-5[1m]',
+        status: 'Running',
+      },
     });
     expect(r).toMatchObject({
-      turn_id: 'turn-1', parent_tool_call_id: 'p1', tool_status: 'in_progress', subagent_type: 'explore',
-      description: 'Review auth', agent_id: 'a1', child_session_id: 'ch', model: 'claude-opus-5[1m]', agent_status: 'Running',
+      turn_id: 'turn-1',
+      parent_tool_call_id: 'p1',
+      tool_status: 'in_progress',
+      subagent_type: 'explore',
+      description: 'Review auth',
+      agent_id: 'a1',
+      child_session_id: 'ch',
+      model: 'claude-opus-5[1m]',
+      agent_status: 'Running',
     });
   });
 
@@ -113,8 +127,8 @@ describe('metrics (AC-7, AC-7a, AC-8, AC-9)', () => {
     ['0', 0, null, 0, false],
     ['1', 1, 1, 1, false],
     ['275717', 275_717, 275_717, 275_717, false],
-    ['2^31-1, the largest the host\'s 32-bit column holds (R2-10)', 2_147_483_647, 2_147_483_647, 2_147_483_647, false],
-    ['R2-10: 2^31, one past the host\'s column', 2 ** 31, null, null, true],
+    ["2^31-1, the largest the host's 32-bit column holds (R2-10)", 2_147_483_647, 2_147_483_647, 2_147_483_647, false],
+    ["R2-10: 2^31, one past the host's column", 2 ** 31, null, null, true],
     ['R2-10: 3,000,000,000', 3_000_000_000, null, null, true],
     ['R2-10: 2^53-1', Number.MAX_SAFE_INTEGER, null, null, true],
     ['negative', -5, null, null, true],
@@ -125,10 +139,13 @@ describe('metrics (AC-7, AC-7a, AC-8, AC-9)', () => {
     ['an object', { value: 1 }, null, null, true],
   ];
 
-  it.each(METRIC_RULES)('%s: total_tokens/duration_ms → %j, tool_use_count → %j, anomalous %s', (_name, value, zeroIsNull, zeroIsZero, anomalous) => {
-    expect(normalizeMetric(value, true)).toEqual({ value: zeroIsNull, anomalous });
-    expect(normalizeMetric(value, false)).toEqual({ value: zeroIsZero, anomalous });
-  });
+  it.each(METRIC_RULES)(
+    '%s: total_tokens/duration_ms → %j, tool_use_count → %j, anomalous %s',
+    (_name, value, zeroIsNull, zeroIsZero, anomalous) => {
+      expect(normalizeMetric(value, true)).toEqual({ value: zeroIsNull, anomalous });
+      expect(normalizeMetric(value, false)).toEqual({ value: zeroIsZero, anomalous });
+    },
+  );
 
   it('AC-7: an async_launched frame stores NULL, never 0, in all three metrics', () => {
     const r = row(task({ status: 'async_launched', is_async: true, total_tokens: 0, duration_ms: 0 }));
@@ -183,7 +200,9 @@ describe('terminality (AC-10a, AC-11)', () => {
   });
 
   it('AC-10a: async_launched with a non-terminal tool status never settles by itself', () => {
-    expect(row({ tool_status: 'in_progress', subagent_task: { status: 'async_launched', is_async: true } }).settled_at).toBeNull();
+    expect(
+      row({ tool_status: 'in_progress', subagent_task: { status: 'async_launched', is_async: true } }).settled_at,
+    ).toBeNull();
   });
 });
 

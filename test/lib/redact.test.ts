@@ -4,11 +4,17 @@ import { redact, redactError, redactText } from '../../lib/redact.js';
 describe('redact.ts: the one redaction helper (docs/security.md R2-6)', () => {
   it.each([
     ['postgres://app:Pa55w0rd@db.example:5432/neondb', 'postgres://***@db.example:5432/neondb'],
-    ['postgresql://app:p@ss:w/rd@db.example/neondb?sslmode=require', 'postgresql://***@db.example/neondb?sslmode=require'],
+    [
+      'postgresql://app:p@ss:w/rd@db.example/neondb?sslmode=require',
+      'postgresql://***@db.example/neondb?sslmode=require',
+    ],
     ['connect to postgres://app:Pa55w0rd@@:notaport/db failed', 'connect to postgres://***@:notaport/db failed'],
     ['wss://u:Pa55w0rd@proxy/v1?address=h:5432', 'wss://***@proxy/v1?address=h:5432'],
     ['https://h/x?X-Amz-Signature=abcdef&a=1', 'https://h/x?X-Amz-Signature=***&a=1'],
-    ['postgres://db.example/neondb?password=Pa55w0rd&sslmode=require', 'postgres://db.example/neondb?password=***&sslmode=require'],
+    [
+      'postgres://db.example/neondb?password=Pa55w0rd&sslmode=require',
+      'postgres://db.example/neondb?password=***&sslmode=require',
+    ],
     ['host=db user=app password=Pa55w0rd dbname=x', 'host=db user=app password=*** dbname=x'],
     ['sqlite:./kandev.db', 'sqlite:./kandev.db'],
     ['no secret here', 'no secret here'],

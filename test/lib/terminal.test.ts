@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { TERMINAL_TOOL_STATUSES, isTerminalToolStatus } from '../../lib/terminal.js';
+import { isTerminalToolStatus, TERMINAL_TOOL_STATUSES } from '../../lib/terminal.js';
 
 describe('terminal tool statuses (AC-11)', () => {
   it('are exactly the six of docs/merge.md#recording-one-frame', () => {
-    expect([...TERMINAL_TOOL_STATUSES].sort()).toEqual(['cancelled', 'complete', 'completed', 'error', 'failed', 'success']);
+    expect([...TERMINAL_TOOL_STATUSES].sort()).toEqual([
+      'cancelled',
+      'complete',
+      'completed',
+      'error',
+      'failed',
+      'success',
+    ]);
   });
 
   it.each(['complete', 'completed', 'success', 'error', 'failed', 'cancelled'])('%s settles', (status) => {
@@ -11,7 +18,16 @@ describe('terminal tool statuses (AC-11)', () => {
   });
 
   it.each([
-    'pending', 'in_progress', 'started', 'async_launched', 'running', 'Completed', 'COMPLETE', ' completed', 'canceled', '',
+    'pending',
+    'in_progress',
+    'started',
+    'async_launched',
+    'running',
+    'Completed',
+    'COMPLETE',
+    ' completed',
+    'canceled',
+    '',
   ])('%j does not settle (compared verbatim)', (status) => {
     expect(isTerminalToolStatus(status)).toBe(false);
   });

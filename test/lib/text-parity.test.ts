@@ -16,7 +16,14 @@ type Outcome = { invalid: string } | { skipped: true } | { row: Partial<Subagent
 const LONE_HIGH = '\uD800';
 const LONE_LOW = '\uDC00';
 const EMOJI = '\u{1F600}'; // two UTF-16 units, one character
-const IDENTITY_FIELDS = ['task_session_id', 'task_id', 'tool_call_id', 'execution_id', 'turn_id', 'parent_tool_call_id'] as const;
+const IDENTITY_FIELDS = [
+  'task_session_id',
+  'task_id',
+  'tool_call_id',
+  'execution_id',
+  'turn_id',
+  'parent_tool_call_id',
+] as const;
 
 interface Case {
   name: string;
@@ -27,13 +34,41 @@ interface Case {
 const CASES: Case[] = [
   {
     name: 'R2-1: U+0000 in description is removed; the metrics and the settlement are kept',
-    body: frame({ tool_status: 'completed', subagent_task: { description: 'Review\u0000 auth', total_tokens: 91_234, status: 'completed' } }),
-    expected: { row: { description: 'Review auth', total_tokens: 91_234, tool_status: 'completed', settled_at: '2026-08-12T13:24:58.123456Z' } },
+    body: frame({
+      tool_status: 'completed',
+      subagent_task: { description: 'Review\u0000 auth', total_tokens: 91_234, status: 'completed' },
+    }),
+    expected: {
+      row: {
+        description: 'Review auth',
+        total_tokens: 91_234,
+        tool_status: 'completed',
+        settled_at: '2026-08-12T13:24:58.123456Z',
+      },
+    },
   },
   {
     name: 'R2-1: U+0000 in every stored text column is removed; only NULs → NULL',
-    body: frame({ tool_status: 'in\u0000_progress', subagent_task: { subagent_type: '\u0000', model: 'm\u00001', agent_id: 'a\u0000', child_session_id: '\u0000ch', status: 'run\u0000ning' } }),
-    expected: { row: { subagent_type: null, model: 'm1', agent_id: 'a', child_session_id: 'ch', agent_status: 'running', tool_status: 'in_progress' } },
+    body: frame({
+      tool_status: 'in\u0000_progress',
+      subagent_task: {
+        subagent_type: '\u0000',
+        model: 'm\u00001',
+        agent_id: 'a\u0000',
+        child_session_id: '\u0000ch',
+        status: 'run\u0000ning',
+      },
+    }),
+    expected: {
+      row: {
+        subagent_type: null,
+        model: 'm1',
+        agent_id: 'a',
+        child_session_id: 'ch',
+        agent_status: 'running',
+        tool_status: 'in_progress',
+      },
+    },
   },
   {
     name: 'R2-1: an unpaired surrogate in stored text becomes U+FFFD; a pair is kept',
@@ -51,10 +86,26 @@ const CASES: Case[] = [
     expected: { row: { tool_status: 'completed', settled_at: '2026-08-12T13:24:58.123456Z' } },
   },
   ...IDENTITY_FIELDS.flatMap((field): Case[] => [
-    { name: `R2-1: U+0000 in ${field} makes the frame invalid`, body: frame({ [field]: 'id\u0000x' }), expected: { invalid: field } },
-    { name: `R2-1: an unpaired high surrogate in ${field} makes the frame invalid`, body: frame({ [field]: `id${LONE_HIGH}` }), expected: { invalid: field } },
-    { name: `R2-1: an unpaired low surrogate in ${field} makes the frame invalid`, body: frame({ [field]: `${LONE_LOW}id` }), expected: { invalid: field } },
-    { name: `R2-1: ${field} of 513 characters makes the frame invalid`, body: frame({ [field]: 'i'.repeat(513) }), expected: { invalid: field } },
+    {
+      name: `R2-1: U+0000 in ${field} makes the frame invalid`,
+      body: frame({ [field]: 'id\u0000x' }),
+      expected: { invalid: field },
+    },
+    {
+      name: `R2-1: an unpaired high surrogate in ${field} makes the frame invalid`,
+      body: frame({ [field]: `id${LONE_HIGH}` }),
+      expected: { invalid: field },
+    },
+    {
+      name: `R2-1: an unpaired low surrogate in ${field} makes the frame invalid`,
+      body: frame({ [field]: `${LONE_LOW}id` }),
+      expected: { invalid: field },
+    },
+    {
+      name: `R2-1: ${field} of 513 characters makes the frame invalid`,
+      body: frame({ [field]: 'i'.repeat(513) }),
+      expected: { invalid: field },
+    },
   ]),
   {
     name: 'R2-1: a 9 KB tool_call_id makes the frame invalid (PostgreSQL would refuse the index row, 54000)',
@@ -74,25 +125,72 @@ const CASES: Case[] = [
   {
     name: 'R2-2: null turn_id, parent_tool_call_id, execution_id and tool_status are absent',
     body: frame({ turn_id: null, parent_tool_call_id: null, execution_id: null, tool_status: null } as never),
-    expected: { row: { turn_id: null, parent_tool_call_id: null, agent_execution_id: 'unknown', tool_status: null, settled_at: null } },
+    expected: {
+      row: {
+        turn_id: null,
+        parent_tool_call_id: null,
+        agent_execution_id: 'unknown',
+        tool_status: null,
+        settled_at: null,
+      },
+    },
   },
   {
     name: 'R2-2: null for every field inside subagent_task is absent',
     body: frame({
       subagent_task: Object.fromEntries(
-        ['description', 'prompt', 'subagent_type', 'status', 'agent_id', 'model', 'child_session_id', 'result_text', 'output_file', 'duration_ms', 'total_tokens', 'tool_use_count', 'is_async', 'can_read_output_file'].map((f) => [f, null]),
+        [
+          'description',
+          'prompt',
+          'subagent_type',
+          'status',
+          'agent_id',
+          'model',
+          'child_session_id',
+          'result_text',
+          'output_file',
+          'duration_ms',
+          'total_tokens',
+          'tool_use_count',
+          'is_async',
+          'can_read_output_file',
+        ].map((f) => [f, null]),
       ),
     }),
-    expected: { row: { subagent_type: null, description: null, model: null, total_tokens: null, tool_use_count: null, duration_ms: null, is_async: 0 } },
+    expected: {
+      row: {
+        subagent_type: null,
+        description: null,
+        model: null,
+        total_tokens: null,
+        tool_use_count: null,
+        duration_ms: null,
+        is_async: 0,
+      },
+    },
   },
-  ...(['task_session_id', 'task_id', 'tool_call_id'] as const).map((field): Case => ({
-    name: `R2-2: a null ${field} is absent: the frame is skipped, not invalid (AC-2)`,
-    body: frame({ [field]: null } as never),
-    expected: { skipped: true },
-  })),
-  { name: 'R2-2: a required version of null is still invalid', body: frame({ version: null } as never), expected: { invalid: 'version' } },
-  { name: 'R2-2: a required observed_at of null is still invalid', body: frame({ observed_at: null } as never), expected: { invalid: 'observed_at' } },
-  { name: 'R2-2: a required subagent_task of null is still invalid', body: { ...frame(), subagent_task: null }, expected: { invalid: 'subagent_task' } },
+  ...(['task_session_id', 'task_id', 'tool_call_id'] as const).map(
+    (field): Case => ({
+      name: `R2-2: a null ${field} is absent: the frame is skipped, not invalid (AC-2)`,
+      body: frame({ [field]: null } as never),
+      expected: { skipped: true },
+    }),
+  ),
+  {
+    name: 'R2-2: a required version of null is still invalid',
+    body: frame({ version: null } as never),
+    expected: { invalid: 'version' },
+  },
+  {
+    name: 'R2-2: a required observed_at of null is still invalid',
+    body: frame({ observed_at: null } as never),
+    expected: { invalid: 'observed_at' },
+  },
+  {
+    name: 'R2-2: a required subagent_task of null is still invalid',
+    body: { ...frame(), subagent_task: null },
+    expected: { invalid: 'subagent_task' },
+  },
 ];
 
 describe.each(TARGETS)('R2-1, R2-2: the same frame gives the same outcome and row on %s', (name) => {
@@ -128,8 +226,14 @@ describe.each(TARGETS)('R2-1, R2-2: the same frame gives the same outcome and ro
 
   it('R2-1: two tool call ids that differ only in an unpaired surrogate never become one row', async () => {
     await seedSession(t.db);
-    const outcomes = [await ingest(frame({ tool_call_id: `c${LONE_HIGH}` })), await ingest(frame({ tool_call_id: `c${LONE_LOW}` }))];
-    expect(outcomes).toEqual([{ invalid: expect.stringContaining('tool_call_id') }, { invalid: expect.stringContaining('tool_call_id') }]);
+    const outcomes = [
+      await ingest(frame({ tool_call_id: `c${LONE_HIGH}` })),
+      await ingest(frame({ tool_call_id: `c${LONE_LOW}` })),
+    ];
+    expect(outcomes).toEqual([
+      { invalid: expect.stringContaining('tool_call_id') },
+      { invalid: expect.stringContaining('tool_call_id') },
+    ]);
     expect(await readAll(t.db)).toEqual([]);
   });
 });

@@ -31,22 +31,31 @@ describe.each(TARGETS)('the local pipeline on %s', (name) => {
   });
 
   // SQLite is a file in this process: there is no connection to cut.
-  it.skipIf(name === 'sqlite')('moves a frame that keeps failing transiently to the dead-letter queue after maxReceiveCount (AC-27)', async () => {
-    await seedSession(t.db);
-    const pipeline = await startLocalPipeline({ db: t.connect(), maxReceiveCount: 2 });
-    try {
-      await pipeline.send([JSON.stringify(frame())]);
-      t.proxy!.setAvailable(false);
-      await pipeline.poller.drain({ timeoutMs: 60_000 });
-      t.proxy!.setAvailable(true);
-      expect(pipeline.totals.counts.persisted).toBe(0);
-      expect(pipeline.totals.counts.failed).toBeGreaterThanOrEqual(2);
-      const letters = await pipeline.deadLetters();
-      expect(letters).toEqual([
-        { failure: 'retries_exhausted', reason: expect.stringMatching(/transient/), messageGroupId: 's1', body: JSON.stringify(frame()) },
-      ]);
-    } finally {
-      await pipeline.stop();
-    }
-  }, 90_000);
+  it.skipIf(name === 'sqlite')(
+    'moves a frame that keeps failing transiently to the dead-letter queue after maxReceiveCount (AC-27)',
+    async () => {
+      await seedSession(t.db);
+      const pipeline = await startLocalPipeline({ db: t.connect(), maxReceiveCount: 2 });
+      try {
+        await pipeline.send([JSON.stringify(frame())]);
+        t.proxy!.setAvailable(false);
+        await pipeline.poller.drain({ timeoutMs: 60_000 });
+        t.proxy!.setAvailable(true);
+        expect(pipeline.totals.counts.persisted).toBe(0);
+        expect(pipeline.totals.counts.failed).toBeGreaterThanOrEqual(2);
+        const letters = await pipeline.deadLetters();
+        expect(letters).toEqual([
+          {
+            failure: 'retries_exhausted',
+            reason: expect.stringMatching(/transient/),
+            messageGroupId: 's1',
+            body: JSON.stringify(frame()),
+          },
+        ]);
+      } finally {
+        await pipeline.stop();
+      }
+    },
+    90_000,
+  );
 });

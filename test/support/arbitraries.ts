@@ -8,8 +8,29 @@ const BASE = parseRfc3339('2026-08-12T13:24:58Z')!;
 
 const maybeText = (...values: string[]) => fc.constantFrom<string | undefined>(undefined, '', ...values);
 /** every metric shape a producer may send: absent, null, zero, real, negative, malformed */
-const metric = fc.constantFrom<unknown>(undefined, null, 0, 1, 275_717, 2_147_483_647, 3_000_000_000, Number.MAX_SAFE_INTEGER, -3, 2.5, '7');
-const toolStatus = fc.constantFrom<string | undefined>(undefined, '', 'pending', 'in_progress', 'completed', 'failed', 'cancelled', 'success');
+const metric = fc.constantFrom<unknown>(
+  undefined,
+  null,
+  0,
+  1,
+  275_717,
+  2_147_483_647,
+  3_000_000_000,
+  Number.MAX_SAFE_INTEGER,
+  -3,
+  2.5,
+  '7',
+);
+const toolStatus = fc.constantFrom<string | undefined>(
+  undefined,
+  '',
+  'pending',
+  'in_progress',
+  'completed',
+  'failed',
+  'cancelled',
+  'success',
+);
 
 /** An RFC 3339 instant within a minute of BASE, in UTC or +02:00, with 0-9 fraction digits. */
 const observedAt = fc
@@ -79,7 +100,12 @@ export function inObservationOrder(list: readonly SubagentWrite[]): SubagentWrit
       const previous = last.get(key);
       const observedAt = previous !== undefined && w.observed_at <= previous ? previous + 1n : w.observed_at;
       last.set(key, observedAt);
-      return { ...w, observed_at: observedAt, last_observed_at: observedAt, settled_at: w.settled_at === null ? null : observedAt };
+      return {
+        ...w,
+        observed_at: observedAt,
+        last_observed_at: observedAt,
+        settled_at: w.settled_at === null ? null : observedAt,
+      };
     });
 }
 

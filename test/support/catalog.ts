@@ -10,7 +10,11 @@ export interface TableShape {
   constraints: unknown[];
 }
 
-export async function tableShape(db: Queryable, table: string, options: { ignoreColumns?: string[] } = {}): Promise<TableShape> {
+export async function tableShape(
+  db: Queryable,
+  table: string,
+  options: { ignoreColumns?: string[] } = {},
+): Promise<TableShape> {
   const ignore = new Set(options.ignoreColumns ?? []);
   if (db.dialect.name === 'sqlite') {
     const columns = await db.query<{ name: string }>(

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../lib/db/database.js';
-import type { Frame } from '../../lib/frame/schema.js';
 import { parseFrame } from '../../lib/frame/parse.js';
+import type { Frame } from '../../lib/frame/schema.js';
 import { normalizeFrame } from '../../lib/normalize.js';
 import type { SubagentWrite } from '../../lib/row.js';
 import { currentFixture } from './targets.js';

@@ -4,7 +4,17 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 /** The folders (and loose files) whose imports the architecture check reads. */
-export const SOURCE_ROOTS = ['lib', 'functions', 'bin', 'local', 'bench', 'test', 'scripts', 'infra', 'vitest.config.ts'];
+export const SOURCE_ROOTS = [
+  'lib',
+  'functions',
+  'bin',
+  'local',
+  'bench',
+  'test',
+  'scripts',
+  'infra',
+  'vitest.config.ts',
+];
 const SOURCE_FILE = /\.(ts|mts|cts|mjs|cjs|js)$/;
 
 /** One import statement: who imports what, and whether it only brings in types (erased at runtime). */
@@ -56,7 +66,14 @@ function listFiles(root: string, entry: string): string[] {
 /** `./x.js` written in TypeScript source means `./x.ts` (NodeNext resolution). */
 function resolveRelative(root: string, from: string, specifier: string): string | undefined {
   const base = resolve(root, dirname(from), specifier);
-  const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), base.replace(/\.cjs$/, '.cts'), `${base}.ts`, join(base, 'index.ts')];
+  const candidates = [
+    base,
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.mjs$/, '.mts'),
+    base.replace(/\.cjs$/, '.cts'),
+    `${base}.ts`,
+    join(base, 'index.ts'),
+  ];
   const hit = candidates.find((c) => existsSync(c) && statSync(c).isFile());
   return hit === undefined ? undefined : toPosix(relative(root, hit));
 }
@@ -67,12 +84,16 @@ function toPosix(path: string): string {
 
 /** Reads every source file under the roots and returns the import edges between them. */
 export function readImportGraph(root: string, roots: readonly string[] = SOURCE_ROOTS): ImportGraph {
-  const files = roots.flatMap((entry) => listFiles(root, entry)).map(toPosix).sort();
+  const files = roots
+    .flatMap((entry) => listFiles(root, entry))
+    .map(toPosix)
+    .sort();
   const edges: ImportEdge[] = [];
   for (const from of files) {
     for (const { specifier, typeOnly } of importsOf(from, readFileSync(join(root, from), 'utf8'))) {
       const to = specifier.startsWith('.') ? resolveRelative(root, from, specifier) : undefined;
-      if (specifier.startsWith('.') && to === undefined) throw new Error(`${from}: cannot resolve import '${specifier}'`);
+      if (specifier.startsWith('.') && to === undefined)
+        throw new Error(`${from}: cannot resolve import '${specifier}'`);
       edges.push({ from, specifier, to, typeOnly });
     }
   }

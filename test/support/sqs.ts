@@ -1,6 +1,13 @@
-import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { startLocalSqs, type LocalSqs } from '../../local/fauxqs.js';
+import { type LocalSqs, startLocalSqs } from '../../local/fauxqs.js';
 import { createIngestQueues, type IngestQueues } from '../../local/queues.js';
 
 export interface TestQueues extends IngestQueues {
@@ -75,11 +82,17 @@ export async function takeAll(sqs: SQSClient, queueUrl: string): Promise<Message
   const taken: Message[] = [];
   for (;;) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
     );
     if (Messages.length === 0) return taken;
     taken.push(...Messages);
-    for (const m of Messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+    for (const m of Messages)
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
   }
 }
 
@@ -87,13 +100,30 @@ export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<numb
   const { Attributes = {} } = await sqs.send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
     }),
   );
   return Object.values(Attributes).reduce((sum, v) => sum + Number(v), 0);
 }
 
 /** A raw message, bypassing the producer (invalid bodies, forced duplicates). */
-export async function sendRaw(sqs: SQSClient, queueUrl: string, body: string, group: string, dedup: string): Promise<void> {
-  await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, MessageGroupId: group, MessageDeduplicationId: dedup }));
+export async function sendRaw(
+  sqs: SQSClient,
+  queueUrl: string,
+  body: string,
+  group: string,
+  dedup: string,
+): Promise<void> {
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: body,
+      MessageGroupId: group,
+      MessageDeduplicationId: dedup,
+    }),
+  );
 }

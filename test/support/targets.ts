@@ -2,12 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../local/pglite-server.js';
 import type { Database } from '../../lib/db/database.js';
 import { openDatabase } from '../../lib/db/open.js';
 import { startWsProxy, type WsProxy } from '../../lib/db/ws-proxy.js';
 import { ensureSubagentTable } from '../../lib/store/schema.js';
-import { HOST_FIXTURE_NAMES, HOST_FIXTURES, type HostFixture, type HostFixtureName } from '../../local/host-fixtures.js';
+import {
+  HOST_FIXTURE_NAMES,
+  HOST_FIXTURES,
+  type HostFixture,
+  type HostFixtureName,
+} from '../../local/host-fixtures.js';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../local/pglite-server.js';
 
 export type TargetName = 'sqlite' | 'pglite' | 'postgres';
 
@@ -15,7 +20,11 @@ export type TargetName = 'sqlite' | 'pglite' | 'postgres';
  * Every database test runs on each of these: SQLite always, embedded PGlite always, and the real
  * PostgreSQL server when TEST_DATABASE_URL is set (CI sets it).
  */
-export const TARGETS: TargetName[] = ['sqlite', 'pglite', ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : [])];
+export const TARGETS: TargetName[] = [
+  'sqlite',
+  'pglite',
+  ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : []),
+];
 
 /**
  * The host databases a suite can run on (local/host-fixtures.ts): the appendix's minimal schema

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { runHealthCheck, type HealthCheckOptions } from '../../health/check.js';
+import { type HealthCheckOptions, runHealthCheck } from '../../health/check.js';
 import type { HealthReport } from '../../health/report.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
@@ -19,7 +19,10 @@ export function renderHealth(report: HealthReport): string {
     ['checked at', report.checkedAt],
   ]);
   if (report.missing.length === 0) return facts;
-  const missing = renderTable(['task_session_id', 'tool_call_id'], report.missing.map((m) => [m.task_session_id, m.tool_call_id]));
+  const missing = renderTable(
+    ['task_session_id', 'tool_call_id'],
+    report.missing.map((m) => [m.task_session_id, m.tool_call_id]),
+  );
   return `${facts}\n\nmissing (sample):\n${missing}`;
 }
 
@@ -31,10 +34,7 @@ function checkpointText(report: HealthReport): string | null {
 }
 
 /** `subagent-context health`: exit 0 only when healthy; not_activated, silent and shortfall exit 3. */
-export async function healthCommand(
-  db: Queryable,
-  options: HealthCheckOptions,
-): Promise<CommandResult<HealthReport>> {
+export async function healthCommand(db: Queryable, options: HealthCheckOptions): Promise<CommandResult<HealthReport>> {
   const report = await runHealthCheck(db, options);
   // An acknowledgment that moved the checkpoint did what was asked, whatever it accepted.
   const ok = report.status === 'healthy' || (report.checkpoint?.acknowledged ?? false);

@@ -1,14 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import type { Database } from '../../db/database.js';
 import { TABLE } from '../../columns.js';
+import type { Database } from '../../db/database.js';
 import { DatabaseError } from '../../db/errors.js';
 import type { BatchReport } from '../../ingest/report.js';
 import type { DeadLetter } from '../dead-letters.js';
 import { EXIT } from '../exit-codes.js';
-import type { CliIo, CommandResult } from '../io.js';
 import type { IngestTotals } from '../ingest-totals.js';
+import type { CliIo, CommandResult } from '../io.js';
 import { createProgress } from '../progress.js';
-import { ingestSummary, renderCounters, renderDeadLetters, type IngestSummary } from '../render-ingest.js';
+import { type IngestSummary, ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
 
 /**
  * The queue + event-source poller + ingest handler the command feeds. `lib/` does not start an SQS
@@ -25,7 +25,10 @@ export interface IngestPipeline {
   stop(): Promise<void>;
 }
 
-export type StartIngestPipeline = (options: { db: Database; onReport?: (report: BatchReport) => void }) => Promise<IngestPipeline>;
+export type StartIngestPipeline = (options: {
+  db: Database;
+  onReport?: (report: BatchReport) => void;
+}) => Promise<IngestPipeline>;
 
 export interface IngestOptions {
   file: string;
@@ -61,9 +64,12 @@ export async function ingestCommand(
     await pipeline.poller.drain({ timeoutMs: 30 * 60_000 });
     progress.done();
     const letters = await pipeline.deadLetters();
-    if (options.rejectedFile) await writeFile(options.rejectedFile, letters.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    if (options.rejectedFile)
+      await writeFile(options.rejectedFile, letters.map((l) => `${JSON.stringify(l)}\n`).join(''));
     const summary = ingestSummary(bodies.length, pipeline.totals, letters);
-    const text = [`frames read: ${bodies.length}`, renderCounters(pipeline.totals), renderDeadLetters(letters)].join('\n\n');
+    const text = [`frames read: ${bodies.length}`, renderCounters(pipeline.totals), renderDeadLetters(letters)].join(
+      '\n\n',
+    );
     return { exitCode: letters.length > 0 ? EXIT.attention : EXIT.ok, result: summary, text };
   } finally {
     await pipeline.stop();
@@ -77,6 +83,9 @@ async function requireTable(db: Database): Promise<void> {
     // Only a missing table means "not migrated" (42P01; SQLite's "no such table" is SQLITE_ERROR → 42000);
     // anything else (unreachable, credentials) is reported as it is.
     if (!(err instanceof DatabaseError) || (err.sqlstate !== '42P01' && err.sqlstate !== '42000')) throw err;
-    throw new Error(`${TABLE} is not readable (${(err as Error).message}): run \`subagent-context migrate\` on this database first`, { cause: err });
+    throw new Error(
+      `${TABLE} is not readable (${(err as Error).message}): run \`subagent-context migrate\` on this database first`,
+      { cause: err },
+    );
   }
 }

@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database.js';
-import { runMigration, type MigrationReport } from '../../migrate/run-migration.js';
+import { type MigrationReport, runMigration } from '../../migrate/run-migration.js';
 import { logger } from '../../observability.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';

@@ -23,8 +23,7 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
     ` || '000000', 1, 6))`,
   // One JSON array of row arrays through json_each: one statement, any number of rows.
   // `WHERE true` disambiguates INSERT … SELECT … ON CONFLICT for SQLite's parser.
-  selectRows: (columns) =>
-    `SELECT ${columns.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each($1) WHERE true`,
+  selectRows: (columns) => `SELECT ${columns.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each($1) WHERE true`,
   bindRows: (_columns, rows) => [JSON.stringify(rows)],
   jsonDocument: (column) => `(CASE WHEN json_valid(${column}) THEN ${column} END)`,
   // json_extract yields SQL integers/reals for JSON numbers; TEXT matches PostgreSQL's #>>.

@@ -1,7 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DatabaseUrlConfigError, forgetDatabaseUrl, loadDatabaseUrl, refreshingCredentials } from '../../../lib/config/database-url.js';
+import {
+  DatabaseUrlConfigError,
+  forgetDatabaseUrl,
+  loadDatabaseUrl,
+  refreshingCredentials,
+} from '../../../lib/config/database-url.js';
 import { DatabaseError } from '../../../lib/db/errors.js';
 
 // The deployed functions hold only the SSM parameter's name (serverless.yml); these tests drive
@@ -30,12 +35,19 @@ beforeAll(async () => {
         res.end(JSON.stringify({ __type: 'ParameterNotFound', message: 'parameter not found' }));
         return;
       }
-      res.end(JSON.stringify({ Parameter: { Name: request.body.Name, Type: 'SecureString', Value: value, Version: 1 } }));
+      res.end(
+        JSON.stringify({ Parameter: { Name: request.body.Name, Type: 'SecureString', Value: value, Version: 1 } }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  Object.assign(process.env, { AWS_ENDPOINT_URL_SSM: endpoint, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_SSM: endpoint,
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+  });
 });
 afterAll(async () => {
   delete process.env.AWS_ENDPOINT_URL_SSM;
@@ -57,7 +69,10 @@ describe('loadDatabaseUrl', () => {
   });
 
   it('leaves an explicitly set DATABASE_URL alone and does not call SSM', async () => {
-    const env: NodeJS.ProcessEnv = { DATABASE_URL: 'sqlite:./local.db', DATABASE_URL_SSM_PARAMETER: '/subagent-context/test/database-url' };
+    const env: NodeJS.ProcessEnv = {
+      DATABASE_URL: 'sqlite:./local.db',
+      DATABASE_URL_SSM_PARAMETER: '/subagent-context/test/database-url',
+    };
     await loadDatabaseUrl({ env });
     expect(env.DATABASE_URL).toBe('sqlite:./local.db');
     expect(requests).toHaveLength(0);
@@ -109,11 +124,17 @@ describe('R2-4: a stale secret is read again', () => {
   });
 
   it('R2-4: refreshingCredentials forgets the URL on 28xxx and 3D000 only, and rethrows', async () => {
-    for (const [sqlstate, forgets] of [['28P01', true], ['3D000', true], ['42P01', false]] as const) {
+    for (const [sqlstate, forgets] of [
+      ['28P01', true],
+      ['3D000', true],
+      ['42P01', false],
+    ] as const) {
       const env: NodeJS.ProcessEnv = { DATABASE_URL_SSM_PARAMETER: '/subagent-context/test/database-url' };
       await loadDatabaseUrl({ env });
       const failure = new DatabaseError('rejected', 'system', sqlstate, undefined);
-      await expect(refreshingCredentials(() => Promise.reject(new Error('wrapped', { cause: failure })), env)).rejects.toThrow('wrapped');
+      await expect(
+        refreshingCredentials(() => Promise.reject(new Error('wrapped', { cause: failure })), env),
+      ).rejects.toThrow('wrapped');
       expect(env.DATABASE_URL === undefined).toBe(forgets);
     }
   });

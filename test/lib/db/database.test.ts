@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseError } from '../../../lib/db/errors.js';
 import { TABLE } from '../../../lib/columns.js';
+import { DatabaseError } from '../../../lib/db/errors.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { seedSession, write } from '../../support/frames.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
@@ -19,7 +19,10 @@ describe.each(TARGETS)('the Database adapter on %s', (name) => {
   const t = useTestDatabase(name);
 
   it('binds $n placeholders by number, in any order and repeated', async () => {
-    const rows = await t.db.query<{ a: string; b: string; c: string }>('SELECT $2 AS a, $1 AS b, $2 AS c', ['one', 'two']);
+    const rows = await t.db.query<{ a: string; b: string; c: string }>('SELECT $2 AS a, $1 AS b, $2 AS c', [
+      'one',
+      'two',
+    ]);
     expect(rows).toEqual([{ a: 'two', b: 'one', c: 'two' }]);
   });
 
@@ -91,7 +94,9 @@ describe.each(TARGETS)('the Database adapter on %s', (name) => {
       `INSERT INTO task_session_messages (id, task_session_id, turn_id, content, created_at, updated_at)
        VALUES ('m1', 's1', 'u1', '', '2026-08-12 13:24:58.123457', '2026-08-12 13:24:58.000001')`,
     );
-    const [row] = await t.db.query<{ created_at: unknown; updated_at: unknown }>('SELECT created_at, updated_at FROM task_session_messages');
+    const [row] = await t.db.query<{ created_at: unknown; updated_at: unknown }>(
+      'SELECT created_at, updated_at FROM task_session_messages',
+    );
     expect(typeof row!.created_at).toBe('string');
     expect(row!.created_at).toMatch(/^2026-08-12 13:24:58\.123457/);
     expect(row!.updated_at).toMatch(/^2026-08-12 13:24:58\.000001/);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseError, classifySqlstate, failureFields, hintFor, isSqlstate, sqlstateOf, type FailureKind } from '../../../lib/db/errors.js';
+import {
+  classifySqlstate,
+  DatabaseError,
+  type FailureKind,
+  failureFields,
+  hintFor,
+  isSqlstate,
+  sqlstateOf,
+} from '../../../lib/db/errors.js';
 import { toDatabaseError } from '../../../lib/db/neon.js';
 import { sqlstateOfSqliteCode } from '../../../lib/db/sqlite.js';
 
@@ -80,7 +88,10 @@ describe('R2-4: codes that are not SQLSTATEs are never read as SQLSTATEs', () =>
   );
 
   it('R2-4: a server error keeps its SQLSTATE', () => {
-    const serverError = Object.assign(new Error('password authentication failed for user "x"'), { code: '28P01', severity: 'FATAL' });
+    const serverError = Object.assign(new Error('password authentication failed for user "x"'), {
+      code: '28P01',
+      severity: 'FATAL',
+    });
     expect(toDatabaseError(serverError)).toMatchObject({ kind: 'system', sqlstate: '28P01', driverCode: undefined });
   });
 });
@@ -142,7 +153,13 @@ describe('DatabaseError', () => {
   it('carries kind, SQLSTATE, driver code and cause', () => {
     const cause = new Error('boom');
     const error = new DatabaseError('m', 'transient', '40001', 'ECONNRESET', { cause });
-    expect(error).toMatchObject({ name: 'DatabaseError', kind: 'transient', sqlstate: '40001', driverCode: 'ECONNRESET', cause });
+    expect(error).toMatchObject({
+      name: 'DatabaseError',
+      kind: 'transient',
+      sqlstate: '40001',
+      driverCode: 'ECONNRESET',
+      cause,
+    });
     expect(error).toBeInstanceOf(Error);
   });
 });

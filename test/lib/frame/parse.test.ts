@@ -21,20 +21,60 @@ describe('parseFrame: invalid frames are rejected with a reason that names the f
     ['a JSON string', JSON.stringify('hello'), [/a string/, /one JSON object/]],
     ['null', 'null', [/null/, /one JSON object/]],
     ['version 2', JSON.stringify(frame({ version: 2 as never })), [/version must be 1/, /got a number \(2\)/]],
-    ['version "1" as a string', JSON.stringify(frame({ version: '1' as never })), [/version must be 1/, /got a string/]],
+    [
+      'version "1" as a string',
+      JSON.stringify(frame({ version: '1' as never })),
+      [/version must be 1/, /got a string/],
+    ],
     ['no version', without('version'), [/version is required/]],
-    ['an unparsable observed_at', JSON.stringify(frame({ observed_at: 'yesterday' })), [/observed_at "yesterday"/, /RFC 3339/]],
-    ['an observed_at without an offset', JSON.stringify(frame({ observed_at: '2026-08-12T13:24:58' })), [/observed_at/, /offset/]],
-    ['an observed_at that is a number', JSON.stringify(frame({ observed_at: 1754999098 as never })), [/observed_at must be/, /got a number/]],
+    [
+      'an unparsable observed_at',
+      JSON.stringify(frame({ observed_at: 'yesterday' })),
+      [/observed_at "yesterday"/, /RFC 3339/],
+    ],
+    [
+      'an observed_at without an offset',
+      JSON.stringify(frame({ observed_at: '2026-08-12T13:24:58' })),
+      [/observed_at/, /offset/],
+    ],
+    [
+      'an observed_at that is a number',
+      JSON.stringify(frame({ observed_at: 1754999098 as never })),
+      [/observed_at must be/, /got a number/],
+    ],
     ['no observed_at', without('observed_at'), [/observed_at is required/]],
     ['no subagent_task', without('subagent_task'), [/subagent_task is required/]],
-    ['a subagent_task that is a string', JSON.stringify({ ...frame(), subagent_task: 'x' }), [/subagent_task must be an object/, /got a string/]],
-    ['a subagent_task that is an array', JSON.stringify({ ...frame(), subagent_task: [] }), [/subagent_task must be an object/, /got an array/]],
-    ['a subagent_task that is null', JSON.stringify({ ...frame(), subagent_task: null }), [/subagent_task must be an object/, /got null/]],
-    ['a numeric task_session_id', JSON.stringify(frame({ task_session_id: 42 as never })), [/task_session_id must be a string/, /got a number/]],
-    ['an object task_id', JSON.stringify(frame({ task_id: {} as never })), [/task_id must be a string/, /got an object/]],
+    [
+      'a subagent_task that is a string',
+      JSON.stringify({ ...frame(), subagent_task: 'x' }),
+      [/subagent_task must be an object/, /got a string/],
+    ],
+    [
+      'a subagent_task that is an array',
+      JSON.stringify({ ...frame(), subagent_task: [] }),
+      [/subagent_task must be an object/, /got an array/],
+    ],
+    [
+      'a subagent_task that is null',
+      JSON.stringify({ ...frame(), subagent_task: null }),
+      [/subagent_task must be an object/, /got null/],
+    ],
+    [
+      'a numeric task_session_id',
+      JSON.stringify(frame({ task_session_id: 42 as never })),
+      [/task_session_id must be a string/, /got a number/],
+    ],
+    [
+      'an object task_id',
+      JSON.stringify(frame({ task_id: {} as never })),
+      [/task_id must be a string/, /got an object/],
+    ],
     ['a numeric turn_id', JSON.stringify(frame({ turn_id: 7 as never })), [/turn_id must be a string/]],
-    ['a boolean execution_id', JSON.stringify(frame({ execution_id: true as never })), [/execution_id must be a string/]],
+    [
+      'a boolean execution_id',
+      JSON.stringify(frame({ execution_id: true as never })),
+      [/execution_id must be a string/],
+    ],
   ] as const)('rejects %s', (_name, body, expected) => {
     const reason = reasonFor(body);
     for (const pattern of expected) expect(reason).toMatch(pattern);
@@ -78,7 +118,9 @@ describe('parseFrame: valid frames', () => {
   });
 
   it('ignores unknown fields at the top level and inside subagent_task', () => {
-    const result = parseFrame(JSON.stringify({ ...frame(), extra: [1], subagent_task: { model: 'm', future_field: { a: 1 } } }));
+    const result = parseFrame(
+      JSON.stringify({ ...frame(), extra: [1], subagent_task: { model: 'm', future_field: { a: 1 } } }),
+    );
     expect(result.ok).toBe(true);
     if (result.ok) {
       expect(result.frame).not.toHaveProperty('extra');
@@ -95,14 +137,18 @@ describe('parseFrame: valid frames', () => {
     ['an object', { n: 1 }],
     ['a boolean', true],
   ])('AC-9: keeps the frame valid when a metric is %s', (_name, value) => {
-    const result = parseFrame(JSON.stringify(frame({ subagent_task: { total_tokens: value, duration_ms: value, tool_use_count: value } })));
+    const result = parseFrame(
+      JSON.stringify(frame({ subagent_task: { total_tokens: value, duration_ms: value, tool_use_count: value } })),
+    );
     expect(result.ok).toBe(true);
   });
 
-  it.each(['2026-08-12T13:24:58Z', '2026-08-12T13:24:58.1+02:00', '2026-08-12t13:24:58.123456789-07:30', '2026-08-12 13:24:58.5z'])(
-    'accepts observed_at %s',
-    (observedAt) => {
-      expect(parseFrame(JSON.stringify(frame({ observed_at: observedAt }))).ok).toBe(true);
-    },
-  );
+  it.each([
+    '2026-08-12T13:24:58Z',
+    '2026-08-12T13:24:58.1+02:00',
+    '2026-08-12t13:24:58.123456789-07:30',
+    '2026-08-12 13:24:58.5z',
+  ])('accepts observed_at %s', (observedAt) => {
+    expect(parseFrame(JSON.stringify(frame({ observed_at: observedAt }))).ok).toBe(true);
+  });
 });

@@ -17,10 +17,14 @@ describe('health configuration', () => {
   });
 
   it.each(['-1', 'fifteen minutes', 'Infinity'])('refuses HEALTH_GRACE_SECONDS=%j and says how to fix it', (value) => {
-    expect(() => graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: value })).toThrow(/HEALTH_GRACE_SECONDS must be a non-negative number.*unset it/);
+    expect(() => graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: value })).toThrow(
+      /HEALTH_GRACE_SECONDS must be a non-negative number.*unset it/,
+    );
   });
 
   it('refuses a negative HEALTH_CONFIRM_DELAY_SECONDS', () => {
-    expect(() => confirmDelaySecondsFromEnv({ HEALTH_CONFIRM_DELAY_SECONDS: '-5' })).toThrow(/HEALTH_CONFIRM_DELAY_SECONDS/);
+    expect(() => confirmDelaySecondsFromEnv({ HEALTH_CONFIRM_DELAY_SECONDS: '-5' })).toThrow(
+      /HEALTH_CONFIRM_DELAY_SECONDS/,
+    );
   });
 });

@@ -7,7 +7,12 @@ const BASE: HealthReport = {
   status: 'healthy',
   kind: 'scheduled',
   window: { from: '2026-08-12T12:50:00.000000Z', to: '2026-08-12T12:55:00.500000Z' },
-  checkpoint: { before: '2026-08-12T12:50:00.000000Z', after: '2026-08-12T12:55:00.500000Z', moved: true, acknowledged: false },
+  checkpoint: {
+    before: '2026-08-12T12:50:00.000000Z',
+    after: '2026-08-12T12:55:00.500000Z',
+    moved: true,
+    acknowledged: false,
+  },
   shortfall: 0,
   excess: 3,
   collisions: 1,
@@ -29,8 +34,12 @@ function emitted(report: HealthReport): Record<string, unknown> {
 
 function logged(report: HealthReport): { level: string; message: string; fields: Record<string, unknown> }[] {
   const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const record = (level: string) => (message: string, fields: Record<string, unknown>) => lines.push({ level, message, fields });
-  logHealthReport({ info: record('INFO'), error: record('ERROR') } as unknown as Parameters<typeof logHealthReport>[0], report);
+  const record = (level: string) => (message: string, fields: Record<string, unknown>) =>
+    lines.push({ level, message, fields });
+  logHealthReport(
+    { info: record('INFO'), error: record('ERROR') } as unknown as Parameters<typeof logHealthReport>[0],
+    report,
+  );
   return lines;
 }
 
@@ -59,17 +68,30 @@ describe('health metrics', () => {
   });
 
   it('a checkpoint never written yet lags from capture_since', () => {
-    const report: HealthReport = { ...BASE, checkpoint: { before: null, after: null, moved: false, acknowledged: false } };
+    const report: HealthReport = {
+      ...BASE,
+      checkpoint: { before: null, after: null, moved: false, acknowledged: false },
+    };
     expect(emitted(report)).toMatchObject({ checkpoint_lag_seconds: 4200 });
   });
 
   it('AC-28a: emits not_activated and no comparison counts when capture_since is absent', () => {
-    const report: HealthReport = { ...BASE, status: 'not_activated', shortfall: null, excess: null, collisions: null, lastObservedAt: null, captureSince: null };
+    const report: HealthReport = {
+      ...BASE,
+      status: 'not_activated',
+      shortfall: null,
+      excess: null,
+      collisions: null,
+      lastObservedAt: null,
+      captureSince: null,
+    };
     expect(emitted(report)).toEqual({ health_check_ok: 1, not_activated: 1 });
   });
 
   it('a writer silent since activation reports the seconds since capture_since, never 0', () => {
-    expect(emitted({ ...BASE, status: 'silent', lastObservedAt: null })).toMatchObject({ seconds_since_last_observed: 4200 });
+    expect(emitted({ ...BASE, status: 'silent', lastObservedAt: null })).toMatchObject({
+      seconds_since_last_observed: 4200,
+    });
   });
 });
 

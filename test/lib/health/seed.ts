@@ -1,9 +1,9 @@
 import type { Queryable } from '../../../lib/db/database.js';
-import { runHealthCheck, type HealthCheckOptions } from '../../../lib/health/check.js';
+import { type HealthCheckOptions, runHealthCheck } from '../../../lib/health/check.js';
 import type { HealthReport } from '../../../lib/health/report.js';
 import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { writeBatch } from '../../../lib/store/write.js';
-import { formatRfc3339, parseRfc3339, type Micros } from '../../../lib/time.js';
+import { formatRfc3339, type Micros, parseRfc3339 } from '../../../lib/time.js';
 import { seedSession, seedTurn, write } from '../../support/frames.js';
 
 export const SECOND = 1_000_000n;
@@ -21,7 +21,10 @@ export function subagentMetadata(toolCallId: string | undefined, kind = 'subagen
     ...(toolCallId === undefined ? {} : { tool_call_id: toolCallId }),
     parent_tool_call_id: '',
     status: 'completed',
-    normalized: { kind, subagent_task: { subagent_type: 'security-reviewer', status: 'async_launched', is_async: true } },
+    normalized: {
+      kind,
+      subagent_task: { subagent_type: 'security-reviewer', status: 'async_launched', is_async: true },
+    },
   });
 }
 

@@ -2,9 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { ACKNOWLEDGED_KEY, CHECKPOINT_KEY, CheckpointError } from '../../../lib/health/checkpoint.js';
-import { lastObservedSql, windowCollisionsSql, windowExcessSql, windowShortfallSql } from '../../../lib/health/queries.js';
+import {
+  lastObservedSql,
+  windowCollisionsSql,
+  windowExcessSql,
+  windowShortfallSql,
+} from '../../../lib/health/queries.js';
 import type { HealthReport } from '../../../lib/health/report.js';
-import { formatKey, formatRfc3339, parseStoredTimestamp, type Micros } from '../../../lib/time.js';
+import { formatKey, formatRfc3339, type Micros, parseStoredTimestamp } from '../../../lib/time.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 import { at, check, MINUTE, SECOND, seedMessage, seedRow, setCaptureSince, subagentMetadata } from './seed.js';
 
@@ -17,7 +22,10 @@ async function storedCheckpoint(db: Queryable): Promise<string | undefined> {
 }
 
 async function setCheckpoint(db: Queryable, us: Micros): Promise<void> {
-  await db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [CHECKPOINT_KEY, formatKey(us)]);
+  await db.query(
+    'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    [CHECKPOINT_KEY, formatKey(us)],
+  );
 }
 
 /** The host's own index on the metadata's tool_call_id, as the host's DDL spells it (docs/table.md). */
@@ -58,7 +66,13 @@ interface Expected {
 const keyOf = (session: string, call: string) => `${session}/${call}`;
 
 /** Messages created in [from, to) and rows observed in [from, rowsTo) (rowsTo undefined: no end), all since capture_since. */
-function model(messages: SeededMessage[], rows: StoredRow[], from: Micros, to: Micros, rowsTo: Micros | undefined): Expected {
+function model(
+  messages: SeededMessage[],
+  rows: StoredRow[],
+  from: Micros,
+  to: Micros,
+  rowsTo: Micros | undefined,
+): Expected {
   const live = rows.filter((r) => r.observedAt >= SINCE);
   const covered = new Set(live.map((r) => r.key));
   const readable = messages.filter((m) => !m.malformed && m.subagent);
@@ -73,7 +87,12 @@ function model(messages: SeededMessage[], rows: StoredRow[], from: Micros, to: M
   const excess = new Set(inRows.map((r) => r.key).filter((k) => !described.has(k))).size;
   // A row collides when an earlier row of its key exists; rows at one instant are both in or both out of a window.
   const collisions = inRows.filter((r) =>
-    live.some((o) => o !== r && o.key === r.key && (o.observedAt < r.observedAt || (o.observedAt === r.observedAt && live.indexOf(o) < live.indexOf(r)))),
+    live.some(
+      (o) =>
+        o !== r &&
+        o.key === r.key &&
+        (o.observedAt < r.observedAt || (o.observedAt === r.observedAt && live.indexOf(o) < live.indexOf(r))),
+    ),
   ).length;
   return { missing: [...missing].sort(), excess, collisions };
 }
@@ -112,20 +131,30 @@ const rowArb = fc.record({
 describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fixture) => {
   const t = useTestDatabase(name, { fixture });
 
-  async function seed(messages: SeededMessage[], rows: { session: string; call: string; execution: string; observedAt: Micros }[]): Promise<StoredRow[]> {
+  async function seed(
+    messages: SeededMessage[],
+    rows: { session: string; call: string; execution: string; observedAt: Micros }[],
+  ): Promise<StoredRow[]> {
     for (const m of messages) {
       await seedMessage(t.db, {
         session: m.session,
         createdAt: m.createdAt,
         taskId: m.taskId,
-        metadata: m.malformed ? '{"tool_call_id": "' + m.call + '", ' : subagentMetadata(m.call, m.subagent ? 'subagent_task' : 'tool_call'),
+        metadata: m.malformed
+          ? '{"tool_call_id": "' + m.call + '", '
+          : subagentMetadata(m.call, m.subagent ? 'subagent_task' : 'tool_call'),
       });
     }
-    for (const r of rows) await seedRow(t.db, { session: r.session, toolCallId: r.call, execution: r.execution, observedAt: r.observedAt });
+    for (const r of rows)
+      await seedRow(t.db, { session: r.session, toolCallId: r.call, execution: r.execution, observedAt: r.observedAt });
     const stored = await t.db.query<{ task_session_id: string; tool_call_id: string; observed_at: string; id: string }>(
       'SELECT task_session_id, tool_call_id, observed_at, id FROM task_session_subagents ORDER BY id',
     );
-    return stored.map((r) => ({ key: keyOf(r.task_session_id, r.tool_call_id), observedAt: parseStoredTimestamp(String(r.observed_at))!, id: r.id }));
+    return stored.map((r) => ({
+      key: keyOf(r.task_session_id, r.tool_call_id),
+      observedAt: parseStoredTimestamp(String(r.observed_at))!,
+      id: r.id,
+    }));
   }
 
   async function reset(): Promise<void> {
@@ -137,9 +166,14 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
   // The real host has the tool_call_id index (the window's excess probes through it) and only
   // documents that parse; the minimal schema has neither, so there the window falls back to a scan.
   const variants: [string, boolean][] =
-    fixture === 'host' ? [['with the host\'s tool_call_id index', true]] : [['without the host tool_call_id index', false], ['with the host tool_call_id index added', true]];
+    fixture === 'host'
+      ? [["with the host's tool_call_id index", true]]
+      : [
+          ['without the host tool_call_id index', false],
+          ['with the host tool_call_id index added', true],
+        ];
   describe.each(variants)('%s', (_label, hostIndex) => {
-    it('the scheduled window\'s answer equals the full audit\'s restricted to the window (fast-check)', async () => {
+    it("the scheduled window's answer equals the full audit's restricted to the window (fast-check)", async () => {
       await setCaptureSince(t.db, formatKey(SINCE));
       if (hostIndex) await createHostToolCallIndex(t.db);
       await fc.assert(
@@ -177,7 +211,11 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
     await seedMessage(t.db, { toolCallId: 'lost', createdAt: lost });
 
     const first = await check(t.db, SINCE + 30n * MINUTE);
-    expect(first).toMatchObject({ status: 'shortfall', shortfall: 1, checkpoint: { before: null, after: formatRfc3339(lost), moved: true } });
+    expect(first).toMatchObject({
+      status: 'shortfall',
+      shortfall: 1,
+      checkpoint: { before: null, after: formatRfc3339(lost), moved: true },
+    });
 
     // Hours of clean traffic later, the window still reaches back to the lost message.
     for (let i = 1n; i <= 3n; i++) {
@@ -196,7 +234,11 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
     // The redrive lands: the next run is healthy and the checkpoint moves to its window's end.
     await seedRow(t.db, { toolCallId: 'lost', observedAt: SINCE + 241n * MINUTE });
     const fixed = await check(t.db, SINCE + 245n * MINUTE);
-    expect(fixed).toMatchObject({ status: 'healthy', shortfall: 0, checkpoint: { after: formatRfc3339(SINCE + 245n * MINUTE - GRACE), moved: true } });
+    expect(fixed).toMatchObject({
+      status: 'healthy',
+      shortfall: 0,
+      checkpoint: { after: formatRfc3339(SINCE + 245n * MINUTE - GRACE), moved: true },
+    });
   });
 
   it('a late message committed inside the overlap before the checkpoint is found, and the checkpoint moves back to it', async () => {
@@ -206,15 +248,27 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
     const late = SINCE + 43n * MINUTE;
     await seedMessage(t.db, { toolCallId: 'late', createdAt: late });
     const next = await check(t.db, SINCE + 65n * MINUTE);
-    expect(next).toMatchObject({ status: 'shortfall', shortfall: 1, checkpoint: { after: formatRfc3339(late), moved: true } });
+    expect(next).toMatchObject({
+      status: 'shortfall',
+      shortfall: 1,
+      checkpoint: { after: formatRfc3339(late), moved: true },
+    });
   });
 
-  it('each run looks only at its window: a shortfall before checkpoint − overlap is not the scheduled check\'s, the full audit still counts it', async () => {
+  it("each run looks only at its window: a shortfall before checkpoint − overlap is not the scheduled check's, the full audit still counts it", async () => {
     await setCaptureSince(t.db, formatKey(SINCE));
     await seedMessage(t.db, { toolCallId: 'old', createdAt: SINCE + MINUTE });
     await setCheckpoint(t.db, SINCE + 30n * MINUTE);
-    expect(await check(t.db, SINCE + 60n * MINUTE)).toMatchObject({ status: 'silent', shortfall: 0, window: { from: formatRfc3339(SINCE + 25n * MINUTE) } });
-    expect(await check(t.db, SINCE + 60n * MINUTE, { kind: 'full' })).toMatchObject({ status: 'shortfall', shortfall: 1, checkpoint: null });
+    expect(await check(t.db, SINCE + 60n * MINUTE)).toMatchObject({
+      status: 'silent',
+      shortfall: 0,
+      window: { from: formatRfc3339(SINCE + 25n * MINUTE) },
+    });
+    expect(await check(t.db, SINCE + 60n * MINUTE, { kind: 'full' })).toMatchObject({
+      status: 'shortfall',
+      shortfall: 1,
+      checkpoint: null,
+    });
   });
 
   it('an acknowledgment moves the checkpoint past the shortfall it names, overlap included; the full audit still reports it', async () => {
@@ -227,12 +281,22 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
       shortfall: 1,
       missing: [{ task_session_id: 's1', tool_call_id: 'gone' }],
       window: { from: formatRfc3339(gone - 5n * MINUTE), to: formatRfc3339(SINCE + 20n * MINUTE) },
-      checkpoint: { before: formatRfc3339(gone), after: formatRfc3339(SINCE + 20n * MINUTE), moved: true, acknowledged: true },
+      checkpoint: {
+        before: formatRfc3339(gone),
+        after: formatRfc3339(SINCE + 20n * MINUTE),
+        moved: true,
+        acknowledged: true,
+      },
     });
     // The overlap would reach back to the acknowledged message; the window starts at the acknowledgment instead.
-    expect(await check(t.db, SINCE + 45n * MINUTE)).toMatchObject({ shortfall: 0, window: { from: formatRfc3339(SINCE + 20n * MINUTE) } });
+    expect(await check(t.db, SINCE + 45n * MINUTE)).toMatchObject({
+      shortfall: 0,
+      window: { from: formatRfc3339(SINCE + 20n * MINUTE) },
+    });
     expect(await check(t.db, SINCE + 60n * MINUTE, { kind: 'full' })).toMatchObject({ shortfall: 1 });
-    await expect(check(t.db, SINCE + 60n * MINUTE, { acknowledgeThrough: SINCE + 20n * MINUTE })).rejects.toThrow(/nothing to acknowledge/);
+    await expect(check(t.db, SINCE + 60n * MINUTE, { acknowledgeThrough: SINCE + 20n * MINUTE })).rejects.toThrow(
+      /nothing to acknowledge/,
+    );
   });
 
   it('concurrent runs: a run whose checkpoint moved while it evaluated writes nothing, so it never skips what the other found', async () => {
@@ -246,12 +310,21 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
       beforeCheckpoint: async () => {
         await seedMessage(other, { toolCallId: 'unseen', createdAt: lateArrival });
         const fast = await check(other, SINCE + 61n * MINUTE);
-        expect(fast).toMatchObject({ status: 'shortfall', checkpoint: { after: formatRfc3339(lateArrival), moved: true } });
+        expect(fast).toMatchObject({
+          status: 'shortfall',
+          checkpoint: { after: formatRfc3339(lateArrival), moved: true },
+        });
       },
     });
-    expect(slow).toMatchObject({ status: 'silent', checkpoint: { before: formatRfc3339(SINCE + 20n * MINUTE), after: formatRfc3339(lateArrival), moved: false } });
+    expect(slow).toMatchObject({
+      status: 'silent',
+      checkpoint: { before: formatRfc3339(SINCE + 20n * MINUTE), after: formatRfc3339(lateArrival), moved: false },
+    });
     expect(await storedCheckpoint(t.db)).toBe(formatKey(lateArrival));
-    expect(await check(t.db, SINCE + 70n * MINUTE)).toMatchObject({ status: 'shortfall', missing: [{ task_session_id: 's1', tool_call_id: 'unseen' }] });
+    expect(await check(t.db, SINCE + 70n * MINUTE)).toMatchObject({
+      status: 'shortfall',
+      missing: [{ task_session_id: 's1', tool_call_id: 'unseen' }],
+    });
   });
 
   it('parallel runs on their own connections: one writes, the rest find it moved and write nothing', async () => {
@@ -271,25 +344,31 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
     await seedMessage(t.db, { toolCallId: 'lost', createdAt: SINCE + 30n * MINUTE });
     // A real fault: the table disappears between the evaluation and its confirmation.
     const failing = check(t.db, SINCE + 60n * MINUTE, {
-      beforeConfirm: async () => void (await t.db.query('ALTER TABLE task_session_subagents RENAME TO task_session_subagents_away')),
+      beforeConfirm: async () =>
+        void (await t.db.query('ALTER TABLE task_session_subagents RENAME TO task_session_subagents_away')),
     });
     await expect(failing).rejects.toThrow();
     await t.db.query('ALTER TABLE task_session_subagents_away RENAME TO task_session_subagents');
     expect(await storedCheckpoint(t.db)).toBe(formatKey(SINCE + 20n * MINUTE));
-    expect(await check(t.db, SINCE + 60n * MINUTE)).toMatchObject({ status: 'shortfall', checkpoint: { after: formatRfc3339(SINCE + 30n * MINUTE) } });
+    expect(await check(t.db, SINCE + 60n * MINUTE)).toMatchObject({
+      status: 'shortfall',
+      checkpoint: { after: formatRfc3339(SINCE + 30n * MINUTE) },
+    });
   });
 
   it('refuses an unparsable checkpoint with the key and how to fix it', async () => {
     await setCaptureSince(t.db, formatKey(SINCE));
     await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [CHECKPOINT_KEY, 'soon']);
     await expect(check(t.db, SINCE + 60n * MINUTE)).rejects.toThrow(CheckpointError);
-    await expect(check(t.db, SINCE + 60n * MINUTE)).rejects.toThrow(/subagent_context_health_verified_through.*"soon".*delete the key/);
+    await expect(check(t.db, SINCE + 60n * MINUTE)).rejects.toThrow(
+      /subagent_context_health_verified_through.*"soon".*delete the key/,
+    );
     await t.db.query('DELETE FROM kandev_meta WHERE key = $1', [CHECKPOINT_KEY]);
     await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [ACKNOWLEDGED_KEY, '']);
     await expect(check(t.db, SINCE + 60n * MINUTE)).rejects.toThrow(/subagent_context_health_acknowledged_through/);
   });
 
-  it('the scheduled statements reach messages through the host\'s created_at and tool_call_id indexes and rows through idx_subagents_observed_at', async () => {
+  it("the scheduled statements reach messages through the host's created_at and tool_call_id indexes and rows through idx_subagents_observed_at", async () => {
     await createHostToolCallIndex(t.db);
     const db = t.connect({ max: 1 });
     const postgres = db.dialect.name === 'postgres';
@@ -298,11 +377,17 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
     if (postgres) await db.query('SET enable_seqscan = off');
     const params = ['2026-08-12 12:00:00.000000', '2026-08-12 13:00:00.000000', '2026-08-12 13:10:00.000000'];
     const plan = async (sql: string, p: string[]) =>
-      (await db.query<Record<string, unknown>>(`${postgres ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} ${sql}`, p)).map((r) => String(r['QUERY PLAN'] ?? r.detail)).join('\n');
+      (await db.query<Record<string, unknown>>(`${postgres ? 'EXPLAIN' : 'EXPLAIN QUERY PLAN'} ${sql}`, p))
+        .map((r) => String(r['QUERY PLAN'] ?? r.detail))
+        .join('\n');
     expect(await plan(windowShortfallSql(db.dialect), params)).toMatch(/idx_messages_created_at/);
     const excess = await plan(windowExcessSql(db.dialect, true), params);
     expect(excess).toMatch(/idx_subagents_observed_at/);
-    expect(excess).toMatch(postgres ? /idx_messages_metadata_tool_call_id[\s\S]*tool_call_id'::text\) = r\.tool_call_id/ : /idx_messages_metadata_tool_call_id \(task_session_id=\? AND <expr>=\?\)/);
+    expect(excess).toMatch(
+      postgres
+        ? /idx_messages_metadata_tool_call_id[\s\S]*tool_call_id'::text\) = r\.tool_call_id/
+        : /idx_messages_metadata_tool_call_id \(task_session_id=\? AND <expr>=\?\)/,
+    );
     expect(await plan(windowCollisionsSql(db.dialect), params)).toMatch(/idx_subagents_observed_at/);
     expect(await plan(lastObservedSql(db.dialect), [params[0]!])).toMatch(/idx_subagents_observed_at/);
   });

@@ -1,15 +1,15 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { WebSocketServer } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import { type SendMessageBatchClient, signedSqs } from '../../../lib/aws/sqs.js';
 import type { Database } from '../../../lib/db/database.js';
 import { DatabaseError } from '../../../lib/db/errors.js';
 import { openDatabase } from '../../../lib/db/open.js';
 import { startWsProxy } from '../../../lib/db/ws-proxy.js';
-import { signedSqs, type SendMessageBatchClient } from '../../../lib/aws/sqs.js';
-import { createIngestHandler } from '../../../lib/ingest/handler.js';
-import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
-import { MigrationError, runMigration } from '../../../lib/migrate/run-migration.js';
 import { withinInvocation } from '../../../lib/deadline.js';
+import { createIngestHandler } from '../../../lib/ingest/handler.js';
+import { MigrationError, runMigration } from '../../../lib/migrate/run-migration.js';
+import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 import { sqsClientFor } from '../../../local/fauxqs.js';
 import { startSilentEndpoint, startSqsFaultProxy } from '../../../local/sqs-faults.js';
 import { frame, seedSession } from '../../support/frames.js';
@@ -52,8 +52,14 @@ async function silentDatabase(kind: 'websocket' | 'tcp'): Promise<Database> {
   }
   const listener = await startSilentEndpoint();
   const proxy = await startWsProxy();
-  const db = openDatabase(`postgres://app:s3cret-pw@${new URL(listener.endpoint).host}/app`, { wsProxy: proxy.address });
-  cleanups.push(() => listener.close(), () => proxy.close(), async () => void db.close().catch(() => undefined));
+  const db = openDatabase(`postgres://app:s3cret-pw@${new URL(listener.endpoint).host}/app`, {
+    wsProxy: proxy.address,
+  });
+  cleanups.push(
+    () => listener.close(),
+    () => proxy.close(),
+    async () => void db.close().catch(() => undefined),
+  );
   return db;
 }
 
@@ -81,16 +87,26 @@ describe('R2-5: the ingest handler inside the Lambda budget', () => {
 
   it('R2-5: a silent database ends the invocation in time with every valid record as a batch item failure; the invalid frame is parked', async () => {
     const db = await silentDatabase('websocket');
-    const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ serviceName: 'subagent-context' }) });
+    const handler = createIngestHandler({
+      db: () => db,
+      sqs: sqsViaSdk(q.sqs),
+      dlqUrl: q.dlqUrl,
+      logger: new Logger({ serviceName: 'subagent-context' }),
+    });
     const valid = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), sqsRecord(frame({ task_session_id: 's2' }), 's2')];
     const invalid = sqsRecord('{"version":2}', 's3');
     const budget = 3000;
-    const { value, ms } = await timed(() => captureOutput(() => handler(sqsEvent([...valid, invalid]), contextWith(budget))));
+    const { value, ms } = await timed(() =>
+      captureOutput(() => handler(sqsEvent([...valid, invalid]), contextWith(budget))),
+    );
     expect(value.result.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(valid.map((r) => r.messageId));
     expect(ms).toBeLessThan(budget - 500); // the 1 s response margin, and the DLQ's share, are kept
     expect((await takeAll(q.sqs, q.dlqUrl)).map((m) => m.Body)).toEqual([invalid.body]);
     expect(value.lines.find((l) => '_aws' in l)).toMatchObject({ failed: 2, system_error: 2, invalid: 1 });
-    expect(value.lines.find((l) => l.level === 'ERROR')).toMatchObject({ failure_kind: 'system', driver_code: 'ETIMEDOUT' });
+    expect(value.lines.find((l) => l.level === 'ERROR')).toMatchObject({
+      failure_kind: 'system',
+      driver_code: 'ETIMEDOUT',
+    });
   });
 
   it.each(['signed fetch (deployed)', 'SDK client (local)'] as const)(
@@ -105,7 +121,12 @@ describe('R2-5: the ingest handler inside the Lambda budget', () => {
         sqs = sqsViaSdk(sdk);
       } else {
         const saved = { ...process.env };
-        Object.assign(process.env, { AWS_ENDPOINT_URL_SQS: proxy.endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+        Object.assign(process.env, {
+          AWS_ENDPOINT_URL_SQS: proxy.endpoint,
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'local',
+          AWS_SECRET_ACCESS_KEY: 'local',
+        });
         cleanups.push(async () => {
           for (const key of ['AWS_ENDPOINT_URL_SQS', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']) {
             if (saved[key] === undefined) delete process.env[key];
@@ -116,7 +137,12 @@ describe('R2-5: the ingest handler inside the Lambda budget', () => {
       }
       const db = openDatabase('sqlite::memory:');
       cleanups.push(() => db.close());
-      const handler = createIngestHandler({ db: () => db, sqs, dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }) });
+      const handler = createIngestHandler({
+        db: () => db,
+        sqs,
+        dlqUrl: q.dlqUrl,
+        logger: new Logger({ logLevel: 'CRITICAL' }),
+      });
       const invalid = sqsRecord('not json', 's1');
       const budget = 2000;
       const { value: response, ms } = await timed(() => handler(sqsEvent([invalid]), contextWith(budget)));
@@ -135,7 +161,12 @@ describe.each(TARGETS)('R2-5 on %s', (name) => {
   it('R2-5: a database that hangs (held lock / cut proxy) ends the batch within the budget with batch item failures', async () => {
     await seedSession(t.db);
     const db = t.connect();
-    const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }) });
+    const handler = createIngestHandler({
+      db: () => db,
+      sqs: sqsViaSdk(q.sqs),
+      dlqUrl: q.dlqUrl,
+      logger: new Logger({ logLevel: 'CRITICAL' }),
+    });
     const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), sqsRecord(frame({ tool_call_id: 'c2' }), 's1')];
     const restore = await makeUnavailable(t);
     try {
@@ -149,18 +180,25 @@ describe.each(TARGETS)('R2-5 on %s', (name) => {
   });
 
   // PGlite runs in this process: its pg_sleep blocks the event loop, so only the server can show it.
-  it.skipIf(name !== 'postgres')('R2-5: a long statement inside a transaction is cancelled by the server at the deadline (SET LOCAL statement_timeout)', async () => {
-    const db = t.connect();
-    db.setDeadline(Date.now() + 400);
-    const { value: error, ms } = await timed(() => db.transaction((tx) => tx.query('SELECT pg_sleep(5)')).catch((err: unknown) => err));
-    expect(error).toBeInstanceOf(DatabaseError);
-    expect((error as DatabaseError).kind).toBe('system');
-    expect(ms).toBeLessThan(1200);
-  });
+  it.skipIf(name !== 'postgres')(
+    'R2-5: a long statement inside a transaction is cancelled by the server at the deadline (SET LOCAL statement_timeout)',
+    async () => {
+      const db = t.connect();
+      db.setDeadline(Date.now() + 400);
+      const { value: error, ms } = await timed(() =>
+        db.transaction((tx) => tx.query('SELECT pg_sleep(5)')).catch((err: unknown) => err),
+      );
+      expect(error).toBeInstanceOf(DatabaseError);
+      expect((error as DatabaseError).kind).toBe('system');
+      expect(ms).toBeLessThan(1200);
+    },
+  );
 
   it('R2-5: migrate on a database that stops answering fails in time and names the step', async () => {
     const db = await silentDatabase('websocket');
-    const { value: error, ms } = await timed(() => withinInvocation(db, contextWith(1800), (d) => runMigration(d)).catch((err: unknown) => err));
+    const { value: error, ms } = await timed(() =>
+      withinInvocation(db, contextWith(1800), (d) => runMigration(d)).catch((err: unknown) => err),
+    );
     expect(error).toBeInstanceOf(MigrationError);
     expect(error).toMatchObject({ step: 'schema', failureClass: 'system' });
     expect(ms).toBeLessThan(1500);

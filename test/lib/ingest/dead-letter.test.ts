@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attributesFor, fitUtf8, SQS_MAX_MESSAGE_BYTES, type Parcel } from '../../../lib/ingest/dead-letter.js';
+import { attributesFor, fitUtf8, type Parcel, SQS_MAX_MESSAGE_BYTES } from '../../../lib/ingest/dead-letter.js';
 import { messageSize } from '../../../lib/queue/pack.js';
 
 // Pure unit tests of what a parked message carries; the SQS round trip is in process-batch.test.ts.
@@ -34,14 +34,18 @@ describe('dead-letter.ts: parking always fits (R2-3)', () => {
 
   it('R2-3: for any body that fits SQS and any reason, the parked message fits and the body is unchanged', () => {
     fc.assert(
-      fc.property(fc.nat({ max: SQS_MAX_MESSAGE_BYTES }), fc.string({ unit: 'grapheme', maxLength: 5000 }), (bodyBytes, reason) => {
-        const body = 'é'.repeat(Math.floor(bodyBytes / 2));
-        const p = parcel(body, reason);
-        const attributes = attributesFor(p);
-        expect(messageSize(p.record.body, attributes)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
-        expect(p.record.body).toBe(body);
-        for (const value of Object.values(attributes)) expect(value.StringValue).not.toBe('');
-      }),
+      fc.property(
+        fc.nat({ max: SQS_MAX_MESSAGE_BYTES }),
+        fc.string({ unit: 'grapheme', maxLength: 5000 }),
+        (bodyBytes, reason) => {
+          const body = 'é'.repeat(Math.floor(bodyBytes / 2));
+          const p = parcel(body, reason);
+          const attributes = attributesFor(p);
+          expect(messageSize(p.record.body, attributes)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+          expect(p.record.body).toBe(body);
+          for (const value of Object.values(attributes)) expect(value.StringValue).not.toBe('');
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -50,6 +54,7 @@ describe('dead-letter.ts: parking always fits (R2-3)', () => {
     expect(fitUtf8('😀😀😀', 9)).toBe('😀…'); // 4 bytes + 3 bytes of the ellipsis
     expect(fitUtf8('abc', 3)).toBe('abc');
     expect(fitUtf8('abcdef', 2)).toBe('');
-    for (let max = 0; max < 20; max += 1) expect(Buffer.byteLength(fitUtf8('a😀é漢字'.repeat(3), max))).toBeLessThanOrEqual(max);
+    for (let max = 0; max < 20; max += 1)
+      expect(Buffer.byteLength(fitUtf8('a😀é漢字'.repeat(3), max))).toBeLessThanOrEqual(max);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { byGroup, failedUnderFifo, groupOf, GroupGate } from '../../../lib/ingest/fifo.js';
+import { byGroup, failedUnderFifo, GroupGate, groupOf } from '../../../lib/ingest/fifo.js';
 
 // Pure unit tests, Powertools style (prepare / act / assess), no SQS and no database.
 interface Item {
@@ -16,23 +16,37 @@ describe('fifo.ts: the FIFO group rule (docs/ingest.md)', () => {
     // Prepare
     const items = [item('a1', 'a'), item('a2', 'a', true), item('b1', 'b'), item('a3', 'a'), item('b2', 'b')];
     // Act
-    const failed = failedUnderFifo(items, (i) => i.group, (i) => i.fails);
+    const failed = failedUnderFifo(
+      items,
+      (i) => i.group,
+      (i) => i.fails,
+    );
     // Assess
     expect(ids(failed)).toEqual(['a2', 'a3']);
   });
 
   it('docs/ingest.md FIFO rule: a failure in one group never fails another group', () => {
     const items = [item('a1', 'a', true), item('b1', 'b'), item('c1', 'c', true), item('b2', 'b')];
-    const failed = failedUnderFifo(items, (i) => i.group, (i) => i.fails);
+    const failed = failedUnderFifo(
+      items,
+      (i) => i.group,
+      (i) => i.fails,
+    );
     expect(ids(failed)).toEqual(['a1', 'c1']);
   });
 
   it('docs/ingest.md FIFO rule: for any batch, the failed records of a group are exactly a suffix starting at its first own failure', () => {
-    const batch = fc.array(fc.record({ group: fc.constantFrom('a', 'b', 'c'), fails: fc.boolean() }), { maxLength: 20 });
+    const batch = fc.array(fc.record({ group: fc.constantFrom('a', 'b', 'c'), fails: fc.boolean() }), {
+      maxLength: 20,
+    });
     fc.assert(
       fc.property(batch, (raw) => {
         const items = raw.map((r, n) => item(`m${n}`, r.group, r.fails));
-        const failed = failedUnderFifo(items, (i) => i.group, (i) => i.fails);
+        const failed = failedUnderFifo(
+          items,
+          (i) => i.group,
+          (i) => i.fails,
+        );
         for (const members of byGroup(items, (i) => i.group)) {
           const first = members.findIndex((m) => m.fails);
           const expected = first === -1 ? [] : members.slice(first);

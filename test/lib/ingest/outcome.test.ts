@@ -2,21 +2,38 @@ import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { DatabaseError } from '../../../lib/db/errors.js';
 import { groupOf } from '../../../lib/ingest/fifo.js';
-import { batchItemFailures, countOutcomes, settle, toPark, type Judged, type Verdict } from '../../../lib/ingest/outcome.js';
+import {
+  batchItemFailures,
+  countOutcomes,
+  type Judged,
+  settle,
+  toPark,
+  type Verdict,
+} from '../../../lib/ingest/outcome.js';
 import { write } from '../../support/frames.js';
 
 // Pure unit tests with small factories (Powertools' prepare / act / assess), no SQS, no database.
 const NOW = 1_786_541_100_000_000n;
 let n = 0;
 const record = (group: string | undefined): SQSRecord =>
-  ({ messageId: `m${++n}`, body: '{}', attributes: group === undefined ? undefined : { MessageGroupId: group } }) as unknown as SQSRecord;
+  ({
+    messageId: `m${++n}`,
+    body: '{}',
+    attributes: group === undefined ? undefined : { MessageGroupId: group },
+  }) as unknown as SQSRecord;
 const judged = (group: string | undefined, verdict: Verdict): Judged => {
   const r = record(group);
   return { record: r, group: groupOf(r), verdict };
 };
-const dbError = (kind: 'transient' | 'foreign_key' | 'row' | 'system') => new DatabaseError(kind, kind, undefined, undefined);
+const dbError = (kind: 'transient' | 'foreign_key' | 'row' | 'system') =>
+  new DatabaseError(kind, kind, undefined, undefined);
 const persisted = (group: string, extra: { anomalous?: boolean; unknownExecution?: boolean } = {}) =>
-  judged(group, { kind: 'persisted', write: write(), anomalous: extra.anomalous ?? false, unknownExecution: extra.unknownExecution ?? false });
+  judged(group, {
+    kind: 'persisted',
+    write: write(),
+    anomalous: extra.anomalous ?? false,
+    unknownExecution: extra.unknownExecution ?? false,
+  });
 const invalid = (group: string | undefined) => judged(group, { kind: 'invalid', reason: 'version must be 1' });
 const retry = (group: string) => judged(group, { kind: 'retry', write: write(), error: dbError('transient') });
 const rejected = (group: string) => judged(group, { kind: 'rejected', write: write(), error: dbError('row') });
@@ -38,7 +55,14 @@ describe('outcome.ts: one outcome per record', () => {
   it('docs/ingest.md FIFO rule: settle redelivers a retry and the rest of its group, whatever their own verdict', () => {
     const batch = [persisted('a'), retry('a'), persisted('a'), invalid('a'), persisted('b'), invalid('b')];
     const outcomes = settle(batch, new Map());
-    expect(outcomes.map((o) => o.fate)).toEqual(['acknowledged', 'redelivered', 'redelivered', 'redelivered', 'acknowledged', 'parked']);
+    expect(outcomes.map((o) => o.fate)).toEqual([
+      'acknowledged',
+      'redelivered',
+      'redelivered',
+      'redelivered',
+      'acknowledged',
+      'parked',
+    ]);
     expect(batchItemFailures(outcomes).map((f) => f.itemIdentifier)).toEqual(idsOf(batch.slice(1, 4)));
   });
 

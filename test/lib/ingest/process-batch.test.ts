@@ -3,12 +3,12 @@ import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { SQS_MAX_MESSAGE_BYTES } from '../../../lib/ingest/dead-letter.js';
 import { createIngestHandler } from '../../../lib/ingest/handler.js';
+import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
 import { frame, seedSession } from '../../support/frames.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
-import { TARGET_FIXTURES, TARGETS, useTestDatabase, type TestDatabase } from '../../support/targets.js';
+import { TARGET_FIXTURES, TARGETS, type TestDatabase, useTestDatabase } from '../../support/targets.js';
 import { captureOutput, handlerDatabase, makeUnavailable, sqsEvent, sqsRecord } from './support.js';
-import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 
 const NOW = 1_786_541_100_000_000n; // 2026-08-12T13:25:00Z
 
@@ -25,7 +25,9 @@ async function rejectToolCall(t: TestDatabase, toolCallId: string): Promise<void
        IF NEW.tool_call_id = '${toolCallId}' THEN RAISE EXCEPTION 'row rejected' USING ERRCODE = 'check_violation'; END IF;
        RETURN NEW; END $$`,
   );
-  await t.db.query('CREATE TRIGGER reject_poison BEFORE INSERT ON task_session_subagents FOR EACH ROW EXECUTE FUNCTION reject_poison()');
+  await t.db.query(
+    'CREATE TRIGGER reject_poison BEFORE INSERT ON task_session_subagents FOR EACH ROW EXECUTE FUNCTION reject_poison()',
+  );
 }
 
 describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fixture) => {
@@ -43,12 +45,15 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
     });
     return { db, handler };
   };
-  const failedIds = (response: { batchItemFailures: { itemIdentifier: string }[] }) => response.batchItemFailures.map((f) => f.itemIdentifier);
+  const failedIds = (response: { batchItemFailures: { itemIdentifier: string }[] }) =>
+    response.batchItemFailures.map((f) => f.itemIdentifier);
 
   it('docs/ingest.md: writes a batch of 10 frames of 3 sessions in one database round trip', async () => {
     for (const s of ['s1', 's2', 's3']) await seedSession(t.db, s);
     const { db, handler } = await handlerFor();
-    const records = Array.from({ length: 10 }, (_, i) => sqsRecord(frame({ task_session_id: `s${(i % 3) + 1}`, tool_call_id: `c${i % 4}` }), `s${(i % 3) + 1}`));
+    const records = Array.from({ length: 10 }, (_, i) =>
+      sqsRecord(frame({ task_session_id: `s${(i % 3) + 1}`, tool_call_id: `c${i % 4}` }), `s${(i % 3) + 1}`),
+    );
     const before = db.stats.roundTrips;
     const response = await handler(sqsEvent(records));
     expect(response.batchItemFailures).toEqual([]);
@@ -60,7 +65,11 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
     await seedSession(t.db);
     const { handler } = await handlerFor();
     const bad = sqsRecord({ ...frame(), version: 2 }, 's1');
-    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), bad, sqsRecord(frame({ tool_call_id: 'c2' }), 's1')];
+    const records = [
+      sqsRecord(frame({ tool_call_id: 'c1' }), 's1'),
+      bad,
+      sqsRecord(frame({ tool_call_id: 'c2' }), 's1'),
+    ];
     const response = await handler(sqsEvent(records));
     expect(response.batchItemFailures).toEqual([]);
     expect((await readSession(t.db, 's1')).map((r) => r.tool_call_id)).toEqual(['c1', 'c2']);
@@ -95,7 +104,11 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
     expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
     const emf = lines.find((l) => '_aws' in l)!;
     expect(emf).toMatchObject({ orphaned: 1, persisted: 1, failed: 1, attempted: 2 });
-    expect(lines.find((l) => l.level === 'WARN')).toMatchObject({ task_session_id: 'gone', tool_call_id: 'x1', sqlstate: '23503' });
+    expect(lines.find((l) => l.level === 'WARN')).toMatchObject({
+      task_session_id: 'gone',
+      tool_call_id: 'x1',
+      sqlstate: '23503',
+    });
   });
 
   it('docs/ingest.md: a permanently rejected write is parked on the DLQ with the error and acknowledged; the rest of its group lands', async () => {
@@ -103,7 +116,11 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
     await rejectToolCall(t, 'poison');
     const { handler } = await handlerFor();
     const poison = sqsRecord(frame({ tool_call_id: 'poison' }), 's1');
-    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), poison, sqsRecord(frame({ tool_call_id: 'c2' }), 's1')];
+    const records = [
+      sqsRecord(frame({ tool_call_id: 'c1' }), 's1'),
+      poison,
+      sqsRecord(frame({ tool_call_id: 'c2' }), 's1'),
+    ];
     const response = await handler(sqsEvent(records));
     expect(response.batchItemFailures).toEqual([]);
     expect((await readSession(t.db, 's1')).map((r) => r.tool_call_id)).toEqual(['c1', 'c2']);
@@ -116,7 +133,11 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
   it('docs/ingest.md: the database unavailable fails every valid record for redelivery and parks nothing', async () => {
     await seedSession(t.db);
     const { handler } = await handlerFor();
-    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), sqsRecord(frame({ tool_call_id: 'c2' }), 's1'), sqsRecord(frame({ task_session_id: 's9' }), 's9')];
+    const records = [
+      sqsRecord(frame({ tool_call_id: 'c1' }), 's1'),
+      sqsRecord(frame({ tool_call_id: 'c2' }), 's1'),
+      sqsRecord(frame({ task_session_id: 's9' }), 's9'),
+    ];
     const restore = await makeUnavailable(t);
     try {
       const { result: response, lines } = await captureOutput(() => handler(sqsEvent(records)));
@@ -140,30 +161,52 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
       sqsRecord('{"version":1}', 's1'), // invalid
     ];
     const { lines } = await captureOutput(() => handler(sqsEvent(records)));
-    const emf = lines.find((l) => '_aws' in l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string }[] } };
-    expect(emf).toMatchObject({ attempted: 4, persisted: 2, skipped_no_identity: 1, failed: 1, orphaned: 1, anomalous_value: 1, unknown_execution: 1, invalid: 1 });
+    const emf = lines.find((l) => '_aws' in l) as Record<string, unknown> & {
+      _aws: { CloudWatchMetrics: { Namespace: string }[] };
+    };
+    expect(emf).toMatchObject({
+      attempted: 4,
+      persisted: 2,
+      skipped_no_identity: 1,
+      failed: 1,
+      orphaned: 1,
+      anomalous_value: 1,
+      unknown_execution: 1,
+      invalid: 1,
+    });
     expect(Number(emf.attempted)).toBe(Number(emf.skipped_no_identity) + Number(emf.persisted) + Number(emf.failed));
     expect(emf.lag).toEqual([1876.544, 1876.544]);
-    expect(emf._aws.CloudWatchMetrics[0]!.Namespace).toBe(process.env.POWERTOOLS_METRICS_NAMESPACE || 'SubagentContext');
+    expect(emf._aws.CloudWatchMetrics[0]!.Namespace).toBe(
+      process.env.POWERTOOLS_METRICS_NAMESPACE || 'SubagentContext',
+    );
   });
 
   it("R2-10: a metric above 2^31-1 is stored as NULL and counted anomalous, never parked (the host's column is 32-bit)", async () => {
     await seedSession(t.db);
     const { handler } = await handlerFor();
     const records = [
-      sqsRecord(frame({ tool_call_id: 'big', subagent_task: { total_tokens: 3_000_000_000, duration_ms: 2_147_483_647, tool_use_count: 4 } }), 's1'),
+      sqsRecord(
+        frame({
+          tool_call_id: 'big',
+          subagent_task: { total_tokens: 3_000_000_000, duration_ms: 2_147_483_647, tool_use_count: 4 },
+        }),
+        's1',
+      ),
     ];
     const { result: response, lines } = await captureOutput(() => handler(sqsEvent(records)));
     expect(response.batchItemFailures).toEqual([]);
     expect(lines.find((l) => '_aws' in l)).toMatchObject({ persisted: 1, failed: 0, anomalous_value: 1 });
-    expect(await readAll(t.db)).toMatchObject([{ tool_call_id: 'big', total_tokens: null, duration_ms: 2_147_483_647, tool_use_count: 4 }]);
+    expect(await readAll(t.db)).toMatchObject([
+      { tool_call_id: 'big', total_tokens: null, duration_ms: 2_147_483_647, tool_use_count: 4 },
+    ]);
     expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
   });
 
   it('R2-3: an invalid frame at or near the 256 KiB message limit is parked at once, body unchanged', async () => {
     const { handler } = await handlerFor();
     const sized = (bytes: number) => {
-      const shape = (n: number) => JSON.stringify({ ...frame({ subagent_task: { prompt: 'p'.repeat(n) } }), version: 2 });
+      const shape = (n: number) =>
+        JSON.stringify({ ...frame({ subagent_task: { prompt: 'p'.repeat(n) } }), version: 2 });
       return shape(bytes - shape(0).length);
     };
     const near = sqsRecord(sized(SQS_MAX_MESSAGE_BYTES - 150), 's1');
@@ -176,7 +219,10 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
     expect(parked[0]?.MessageAttributes?.failure?.StringValue).toBe('invalid_frame');
     expect(parked[0]?.MessageAttributes?.reason?.StringValue).toMatch(/version/);
     expect(parked[1]?.MessageAttributes ?? {}).toEqual({}); // no room left: the reason is in the log line
-    expect(lines.filter((l) => l.level === 'WARN').map((l) => l.reason)).toEqual([expect.stringMatching(/version/), expect.stringMatching(/version/)]);
+    expect(lines.filter((l) => l.level === 'WARN').map((l) => l.reason)).toEqual([
+      expect.stringMatching(/version/),
+      expect.stringMatching(/version/),
+    ]);
   });
 
   it('R2-3: a record without attributes or messageAttributes is handled on its own and never fails its batch', async () => {
@@ -188,12 +234,19 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
     };
     const lone = bare(frame({ tool_call_id: 'lone' }), 's1');
     const loneInvalid = bare('not json', 's1');
-    const records = [sqsRecord(frame({ tool_call_id: 'c1' }), 's1'), loneInvalid, lone, sqsRecord(frame({ task_session_id: 's2', tool_call_id: 'b1' }), 's2')];
+    const records = [
+      sqsRecord(frame({ tool_call_id: 'c1' }), 's1'),
+      loneInvalid,
+      lone,
+      sqsRecord(frame({ task_session_id: 's2', tool_call_id: 'b1' }), 's2'),
+    ];
     const response = await handler(sqsEvent(records));
     expect(response.batchItemFailures).toEqual([]);
     expect((await readAll(t.db)).map((r) => r.tool_call_id).sort()).toEqual(['b1', 'c1', 'lone']);
     const parked = await takeAll(q.sqs, q.dlqUrl);
-    expect(parked.map((m) => [m.Body, m.Attributes?.MessageGroupId])).toEqual([['not json', `ungrouped:${loneInvalid.messageId}`]]);
+    expect(parked.map((m) => [m.Body, m.Attributes?.MessageGroupId])).toEqual([
+      ['not json', `ungrouped:${loneInvalid.messageId}`],
+    ]);
   });
 
   it('R2-3: a record without attributes that cannot be parked fails alone; the rest of the batch is acknowledged', async () => {
@@ -247,9 +300,16 @@ describe.each(TARGETS.filter((n) => n === 'postgres'))('ingest handler group iso
 
   it('docs/ingest.md: a lock timeout on one session fails that group from its first frame on while the other group commits', async () => {
     for (const s of ['s1', 's2']) await seedSession(t.db, s);
-    await t.db.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = %L', current_database(), '200ms'); END $$`);
+    await t.db.query(
+      `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = %L', current_database(), '200ms'); END $$`,
+    );
     const db = t.connect();
-    const handler = createIngestHandler({ db: () => db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl, logger: new Logger({ logLevel: 'CRITICAL' }) });
+    const handler = createIngestHandler({
+      db: () => db,
+      sqs: sqsViaSdk(q.sqs),
+      dlqUrl: q.dlqUrl,
+      logger: new Logger({ logLevel: 'CRITICAL' }),
+    });
     const locker = t.connect({ max: 1 });
     let release!: () => void;
     let held!: Promise<void>;

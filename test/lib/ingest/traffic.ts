@@ -12,12 +12,23 @@ import { frame } from '../../support/frames.js';
  */
 export function sessionFrames(session: string): Record<string, unknown>[] {
   const at = (i: number) => `2026-08-12T13:24:${String(10 + i).padStart(2, '0')}.000001+02:00`;
-  const f = (i: number, overrides: Parameters<typeof frame>[0]) => frame({ task_session_id: session, task_id: `task-${session}`, observed_at: at(i), ...overrides });
+  const f = (i: number, overrides: Parameters<typeof frame>[0]) =>
+    frame({ task_session_id: session, task_id: `task-${session}`, observed_at: at(i), ...overrides });
   return [
     f(0, { tool_call_id: 'c1', tool_status: 'in_progress', subagent_task: { status: 'running', prompt: 'do it' } }),
-    f(1, { tool_call_id: 'c2', turn_id: 'u1', tool_status: 'in_progress', subagent_task: { status: 'async_launched', is_async: true } }),
+    f(1, {
+      tool_call_id: 'c2',
+      turn_id: 'u1',
+      tool_status: 'in_progress',
+      subagent_task: { status: 'async_launched', is_async: true },
+    }),
     f(2, { tool_call_id: 'c1', turn_id: 'u1', subagent_task: { model: 'm1' } }),
-    f(3, { tool_call_id: 'c1', turn_id: 'u2', tool_status: 'completed', subagent_task: { status: 'completed', total_tokens: 100, tool_use_count: 0, result_text: 'done' } }),
+    f(3, {
+      tool_call_id: 'c1',
+      turn_id: 'u2',
+      tool_status: 'completed',
+      subagent_task: { status: 'completed', total_tokens: 100, tool_use_count: 0, result_text: 'done' },
+    }),
     f(4, { tool_call_id: 'c1', tool_status: 'in_progress', subagent_task: { model: 'm2' } }),
     f(5, { tool_call_id: 'c3', execution_id: '', subagent_task: { duration_ms: 5 } }),
     f(6, { tool_call_id: 'c2', tool_status: 'completed', subagent_task: { duration_ms: 10 } }),
@@ -40,7 +51,10 @@ export async function tableContent(db: Queryable): Promise<Omit<SubagentRow, 'id
 }
 
 /** What a fault-free run of `frames` leaves, computed on the same database (the table is emptied first). */
-export async function faultFreeTable(db: Queryable, frames: readonly unknown[]): Promise<Omit<SubagentRow, 'id' | 'updated_at'>[]> {
+export async function faultFreeTable(
+  db: Queryable,
+  frames: readonly unknown[],
+): Promise<Omit<SubagentRow, 'id' | 'updated_at'>[]> {
   await db.query('DELETE FROM task_session_subagents');
   await applyOneAtATime(db, frames);
   return tableContent(db);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MigrationError, runMigration } from '../../../lib/migrate/run-migration.js';
-import { captureOutput } from '../ingest/support.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { captureOutput } from '../ingest/support.js';
 
 describe.each(TARGETS)('R2-4 classes in the migrate report on %s', (name) => {
   const t = useTestDatabase(name, { subagentTable: false });
@@ -10,7 +10,11 @@ describe.each(TARGETS)('R2-4 classes in the migrate report on %s', (name) => {
     await t.db.query('DROP TABLE task_session_messages');
     const { result: failure, lines } = await captureOutput(() => runMigration(t.db).catch((err: unknown) => err));
     expect(failure).toBeInstanceOf(MigrationError);
-    expect(failure).toMatchObject({ step: 'high_water', failureClass: 'system', sqlstate: name === 'sqlite' ? '42000' : '42P01' });
+    expect(failure).toMatchObject({
+      step: 'high_water',
+      failureClass: 'system',
+      sqlstate: name === 'sqlite' ? '42000' : '42P01',
+    });
     expect(lines.find((l) => l.level === 'WARN')).toMatchObject({ step: 'high_water', failure_class: 'system' });
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { generateHostStore } from '../../../local/generate-host-store.js';
 import { TABLE } from '../../../lib/columns.js';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { formatKey } from '../../../lib/time.js';
+import { generateHostStore } from '../../../local/generate-host-store.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
 describe.each(TARGET_FIXTURES)('backfill of a generated host store on %s, %s host schema', (name, fixture) => {
@@ -29,7 +29,9 @@ describe.each(TARGET_FIXTURES)('backfill of a generated host store on %s, %s hos
     const byStatus = await t.db.query<{ agent_status: string | null; n: number | string }>(
       `SELECT agent_status, COUNT(*) AS n FROM ${TABLE} GROUP BY agent_status`,
     );
-    expect(Object.fromEntries(byStatus.map((r) => [r.agent_status ?? '(absent)', Number(r.n)]))).toEqual(summary.byStatus);
+    expect(Object.fromEntries(byStatus.map((r) => [r.agent_status ?? '(absent)', Number(r.n)]))).toEqual(
+      summary.byStatus,
+    );
     const [nested] = await t.db.query<{ n: number | string }>(`SELECT COUNT(parent_tool_call_id) AS n FROM ${TABLE}`);
     expect(Number(nested?.n)).toBe(summary.nested);
   });

@@ -60,6 +60,14 @@ export async function insertHostMessage(db: Queryable, message: HostMessage): Pr
   await db.query(
     `INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, content, type, metadata, created_at, updated_at)
      VALUES ($1, $2, $3, $4, 'agent', 'subagent', 'tool_call', $5, ${db.dialect.timestampParam(6)}, ${db.dialect.timestampParam(7)})`,
-    [message.id, session, message.taskId ?? 't1', turn, metadata, stamp(createdAt), stamp(message.updatedAt ?? createdAt)],
+    [
+      message.id,
+      session,
+      message.taskId ?? 't1',
+      turn,
+      metadata,
+      stamp(createdAt),
+      stamp(message.updatedAt ?? createdAt),
+    ],
   );
 }

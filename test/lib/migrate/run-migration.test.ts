@@ -1,19 +1,28 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TABLE } from '../../../lib/columns.js';
-import { MIGRATION_NAME, MigrationError, runMigration, type MigrationStep } from '../../../lib/migrate/run-migration.js';
+import {
+  MIGRATION_NAME,
+  MigrationError,
+  type MigrationStep,
+  runMigration,
+} from '../../../lib/migrate/run-migration.js';
 import { logger } from '../../../lib/observability.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../../../lib/store/meta.js';
 import { readAll } from '../../../lib/store/read.js';
 import { CREATE_TABLE } from '../../../lib/store/schema.js';
-import { nowMicros, parseStoredTimestamp, type Micros } from '../../../lib/time.js';
-import { TARGET_FIXTURES, useTestDatabase, type TestDatabase } from '../../support/targets.js';
+import { type Micros, nowMicros, parseStoredTimestamp } from '../../../lib/time.js';
+import { TARGET_FIXTURES, type TestDatabase, useTestDatabase } from '../../support/targets.js';
 import { insertHostMessage, subagentDoc } from './host-messages.js';
 
 const KEY_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}000Z$/;
 
 async function seedMessages(t: TestDatabase, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    await insertHostMessage(t.db, { id: `m${i}`, metadata: subagentDoc({ top: { tool_call_id: `c${i}` } }), createdAt: `2026-08-12T13:24:5${i}.12345${i}Z` });
+    await insertHostMessage(t.db, {
+      id: `m${i}`,
+      metadata: subagentDoc({ top: { tool_call_id: `c${i}` } }),
+      createdAt: `2026-08-12T13:24:5${i}.12345${i}Z`,
+    });
   }
   await insertHostMessage(t.db, { id: 'plain', metadata: '{}' });
 }
@@ -44,7 +53,12 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     await seedMessages(t, 3);
     const messages = await t.db.query('SELECT * FROM task_session_messages ORDER BY id');
     const report = await runMigration(t.db);
-    expect(report).toMatchObject({ backfill: 'completed', inserted: 3, matched: 3, backfillThrough: '2026-08-12T13:24:52.123452000Z' });
+    expect(report).toMatchObject({
+      backfill: 'completed',
+      inserted: 3,
+      matched: 3,
+      backfillThrough: '2026-08-12T13:24:52.123452000Z',
+    });
     expect((await readAll(t.db)).map((r) => r.tool_call_id)).toEqual(['c0', 'c1', 'c2']);
     expect(await t.db.query('SELECT * FROM task_session_messages ORDER BY id')).toEqual(messages);
   });
@@ -54,7 +68,13 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     await runMigration(t.db);
     const first = await snapshot(t);
     const second = await runMigration(t.db);
-    expect(second).toMatchObject({ backfill: 'skipped', inserted: 0, matched: 0, captureSince: first.keys.captureSince, backfillThrough: first.keys.backfillThrough });
+    expect(second).toMatchObject({
+      backfill: 'skipped',
+      inserted: 0,
+      matched: 0,
+      captureSince: first.keys.captureSince,
+      backfillThrough: first.keys.backfillThrough,
+    });
     expect(await snapshot(t)).toEqual(first);
   });
 
@@ -82,7 +102,11 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     await setKey(t, BACKFILL_THROUGH_KEY, '2026-06-30T23:59:59Z');
     await seedMessages(t, 2);
     const report = await runMigration(t.db);
-    expect(report).toMatchObject({ backfill: 'skipped', captureSince: '2026-07-01T00:00:00Z', backfillThrough: '2026-06-30T23:59:59Z' });
+    expect(report).toMatchObject({
+      backfill: 'skipped',
+      captureSince: '2026-07-01T00:00:00Z',
+      backfillThrough: '2026-06-30T23:59:59Z',
+    });
     expect(await readAll(t.db)).toEqual([]);
   });
 
@@ -90,17 +114,20 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     { present: CAPTURE_SINCE_KEY, missing: BACKFILL_THROUGH_KEY, value: '2026-07-01T00:00:00Z' },
     { present: BACKFILL_THROUGH_KEY, missing: CAPTURE_SINCE_KEY, value: '2026-07-01T00:00:00Z' },
     { present: BACKFILL_THROUGH_KEY, missing: CAPTURE_SINCE_KEY, value: '' },
-  ])('AC-24d: with only $present present ("$value") the backfill runs, keeps it byte-identical and writes $missing', async ({ present, missing, value }) => {
-    await setKey(t, present, value);
-    await seedMessages(t, 2);
-    const report = await runMigration(t.db);
-    expect(report).toMatchObject({ backfill: 'completed', inserted: 2 });
-    const [kept] = await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [present]);
-    const [written] = await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [missing]);
-    expect(kept?.value).toBe(value);
-    expect(written?.value).toMatch(KEY_FORM);
-    expect((await runMigration(t.db)).backfill).toBe('skipped');
-  });
+  ])(
+    'AC-24d: with only $present present ("$value") the backfill runs, keeps it byte-identical and writes $missing',
+    async ({ present, missing, value }) => {
+      await setKey(t, present, value);
+      await seedMessages(t, 2);
+      const report = await runMigration(t.db);
+      expect(report).toMatchObject({ backfill: 'completed', inserted: 2 });
+      const [kept] = await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [present]);
+      const [written] = await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [missing]);
+      expect(kept?.value).toBe(value);
+      expect(written?.value).toMatch(KEY_FORM);
+      expect((await runMigration(t.db)).backfill).toBe('skipped');
+    },
+  );
 
   /** Asserts the failure contract of AC-20: clear rejection, WARN with the name, no key, no row. */
   async function expectRolledBack(run: Promise<unknown>, step: MigrationStep): Promise<void> {
@@ -120,7 +147,12 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
   it('AC-20, AC-24a: a failing insert rolls back, writes no key, and the next run completes', async () => {
     // The table exists with a constraint the backfill violates: a real failure of the INSERT.
     await t.db.query(`DROP TABLE IF EXISTS ${TABLE}`);
-    await t.db.query(CREATE_TABLE.replace("source TEXT NOT NULL DEFAULT 'live'", "source TEXT NOT NULL DEFAULT 'live' CHECK (source IN ('live'))"));
+    await t.db.query(
+      CREATE_TABLE.replace(
+        "source TEXT NOT NULL DEFAULT 'live'",
+        "source TEXT NOT NULL DEFAULT 'live' CHECK (source IN ('live'))",
+      ),
+    );
     await seedMessages(t, 2);
     await expectRolledBack(runMigration(t.db, { logger }), 'insert');
     expect(await readAll(t.db)).toEqual([]);
@@ -131,7 +163,9 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
   it('AC-20, AC-24a: a failing second key write rolls back the first key and the rows; the next run completes', async () => {
     // The host's kandev_meta refuses the second key: a real failure after capture_since was written.
     await t.db.query('DROP TABLE kandev_meta');
-    await t.db.query(`CREATE TABLE kandev_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL DEFAULT '' CHECK (key <> '${BACKFILL_THROUGH_KEY}'))`);
+    await t.db.query(
+      `CREATE TABLE kandev_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL DEFAULT '' CHECK (key <> '${BACKFILL_THROUGH_KEY}'))`,
+    );
     await seedMessages(t, 2);
     await expectRolledBack(runMigration(t.db, { logger }), 'backfill_through_key');
     expect(await readAll(t.db)).toEqual([]);

@@ -14,7 +14,10 @@ describe.each(TARGET_FIXTURES)('backfill selection on %s, %s host schema', (name
 
   it('AC-21: backfills only messages whose metadata kind is subagent_task', async () => {
     await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc({ top: { tool_call_id: 'c1' } }) });
-    await insertHostMessage(t.db, { id: 'm2', metadata: subagentDoc({ top: { tool_call_id: 'c2' }, kind: 'shell_exec' }) });
+    await insertHostMessage(t.db, {
+      id: 'm2',
+      metadata: subagentDoc({ top: { tool_call_id: 'c2' }, kind: 'shell_exec' }),
+    });
     await insertHostMessage(t.db, { id: 'm3', metadata: { tool_call_id: 'c3', status: 'completed' } });
     const report = await runMigration(t.db);
     expect(await keys()).toEqual(['s1/c1']);
@@ -32,13 +35,28 @@ describe.each(TARGET_FIXTURES)('backfill selection on %s, %s host schema', (name
   });
 
   it('AC-21b: two messages for one (session, tool_call_id) give one row, from the newest created_at', async () => {
-    await insertHostMessage(t.db, { id: 'm9', metadata: subagentDoc({ task: { model: 'older' } }), createdAt: '2026-08-12T13:24:58.123456Z' });
-    await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc({ task: { model: 'newer' } }), createdAt: '2026-08-12T13:24:58.123457Z' });
-    await insertHostMessage(t.db, { id: 'm5', metadata: subagentDoc({ task: { model: 'other session' } }), session: 's2' });
+    await insertHostMessage(t.db, {
+      id: 'm9',
+      metadata: subagentDoc({ task: { model: 'older' } }),
+      createdAt: '2026-08-12T13:24:58.123456Z',
+    });
+    await insertHostMessage(t.db, {
+      id: 'm1',
+      metadata: subagentDoc({ task: { model: 'newer' } }),
+      createdAt: '2026-08-12T13:24:58.123457Z',
+    });
+    await insertHostMessage(t.db, {
+      id: 'm5',
+      metadata: subagentDoc({ task: { model: 'other session' } }),
+      session: 's2',
+    });
     const report = await runMigration(t.db);
     expect(report).toMatchObject({ inserted: 2, matched: 3 });
     const rows = await readAll(t.db);
-    expect(rows.find((r) => r.task_session_id === 's1')).toMatchObject({ model: 'newer', observed_at: '2026-08-12T13:24:58.123457Z' });
+    expect(rows.find((r) => r.task_session_id === 's1')).toMatchObject({
+      model: 'newer',
+      observed_at: '2026-08-12T13:24:58.123457Z',
+    });
     expect(rows.find((r) => r.task_session_id === 's2')).toMatchObject({ model: 'other session' });
   });
 
@@ -51,10 +69,17 @@ describe.each(TARGET_FIXTURES)('backfill selection on %s, %s host schema', (name
 
   it('AC-23a: a live row with the same key wins; the backfill does not touch it', async () => {
     await seedSession(t.db);
-    const live = write({ execution_id: '', tool_call_id: 'c1', subagent_task: { model: 'live model', total_tokens: 10 } });
+    const live = write({
+      execution_id: '',
+      tool_call_id: 'c1',
+      subagent_task: { model: 'live model', total_tokens: 10 },
+    });
     await writeBatch(t.db, [live]);
     const before = await readAll(t.db);
-    await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc({ task: { model: 'backfilled', total_tokens: 99 } }) });
+    await insertHostMessage(t.db, {
+      id: 'm1',
+      metadata: subagentDoc({ task: { model: 'backfilled', total_tokens: 99 } }),
+    });
     const report = await runMigration(t.db);
     expect(report).toMatchObject({ inserted: 0, matched: 1 });
     expect(await readAll(t.db)).toEqual(before);
@@ -63,7 +88,10 @@ describe.each(TARGET_FIXTURES)('backfill selection on %s, %s host schema', (name
   it('AC-22: the backfill costs the same round trips for 1 message as for 60', async () => {
     const cost = async (messages: number) => {
       for (let i = 0; i < messages; i++) {
-        await insertHostMessage(t.db, { id: `m${messages}-${i}`, metadata: subagentDoc({ top: { tool_call_id: `c${messages}-${i}` } }) });
+        await insertHostMessage(t.db, {
+          id: `m${messages}-${i}`,
+          metadata: subagentDoc({ top: { tool_call_id: `c${messages}-${i}` } }),
+        });
       }
       const before = t.db.stats.roundTrips;
       const report = await runMigration(t.db);
@@ -96,9 +124,21 @@ describe.each(TARGET_FIXTURES)('backfill selection on %s, %s host schema', (name
     for (const [i, metadata] of unreadable.entries()) {
       if (hostHolds(t.db, metadata)) await insertHostMessage(t.db, { id: `bad${i}`, metadata });
     }
-    await insertHostMessage(t.db, { id: 'ok1', metadata: subagentDoc({ top: { tool_call_id: 'ok1' }, task: { total_tokens: 'lots', duration_ms: 0.5, tool_use_count: -1, is_async: 'yes' } }) });
-    await insertHostMessage(t.db, { id: 'ok2', metadata: { tool_call_id: 'ok2', status: 7, normalized: { kind: 'subagent_task', subagent_task: null } } });
-    await insertHostMessage(t.db, { id: 'ok3', metadata: { tool_call_id: 'ok3', normalized: { kind: 'subagent_task', subagent_task: 'oops' } } });
+    await insertHostMessage(t.db, {
+      id: 'ok1',
+      metadata: subagentDoc({
+        top: { tool_call_id: 'ok1' },
+        task: { total_tokens: 'lots', duration_ms: 0.5, tool_use_count: -1, is_async: 'yes' },
+      }),
+    });
+    await insertHostMessage(t.db, {
+      id: 'ok2',
+      metadata: { tool_call_id: 'ok2', status: 7, normalized: { kind: 'subagent_task', subagent_task: null } },
+    });
+    await insertHostMessage(t.db, {
+      id: 'ok3',
+      metadata: { tool_call_id: 'ok3', normalized: { kind: 'subagent_task', subagent_task: 'oops' } },
+    });
     const report = await runMigration(t.db);
     expect(report).toMatchObject({ backfill: 'completed', inserted: 3, matched: 3 });
     const rows = await readAll(t.db);
@@ -106,34 +146,68 @@ describe.each(TARGET_FIXTURES)('backfill selection on %s, %s host schema', (name
     for (const row of rows) {
       expect(row).toMatchObject({ total_tokens: null, duration_ms: null, tool_use_count: null, is_async: 0 });
     }
-    expect(rows.find((r) => r.tool_call_id === 'ok2')).toMatchObject({ tool_status: null, agent_status: null, subagent_type: null, settled_at: null });
+    expect(rows.find((r) => r.tool_call_id === 'ok2')).toMatchObject({
+      tool_status: null,
+      agent_status: null,
+      subagent_type: null,
+      settled_at: null,
+    });
   });
 
-  it.runIf(fixture === 'host')("the real host's store refuses a metadata document its indexes cannot parse", async () => {
-    const refused = ['{bad', ''];
-    if (name !== 'sqlite') refused.push('{"tool_call_id": "c\\u0000"}');
-    for (const [i, metadata] of refused.entries()) {
-      expect(hostHolds(t.db, metadata)).toBe(false);
-      await expect(insertHostMessage(t.db, { id: `r${i}`, metadata })).rejects.toThrow();
-    }
-    for (const metadata of [null, 'null', '[1, 2]', '"subagent_task"', '42']) expect(hostHolds(t.db, metadata)).toBe(true);
-  });
+  it.runIf(fixture === 'host')(
+    "the real host's store refuses a metadata document its indexes cannot parse",
+    async () => {
+      const refused = ['{bad', ''];
+      if (name !== 'sqlite') refused.push('{"tool_call_id": "c\\u0000"}');
+      for (const [i, metadata] of refused.entries()) {
+        expect(hostHolds(t.db, metadata)).toBe(false);
+        await expect(insertHostMessage(t.db, { id: `r${i}`, metadata })).rejects.toThrow();
+      }
+      for (const metadata of [null, 'null', '[1, 2]', '"subagent_task"', '42'])
+        expect(hostHolds(t.db, metadata)).toBe(true);
+    },
+  );
 
   it('AC-24e: backfill_through is the newest qualifying created_at to the microsecond', async () => {
-    await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc({ top: { tool_call_id: 'c1' } }), createdAt: '2026-08-12T13:24:58.999999Z' });
-    await insertHostMessage(t.db, { id: 'm2', metadata: subagentDoc({ top: { tool_call_id: 'c2' } }), createdAt: '2026-08-12T13:24:59Z' });
-    await insertHostMessage(t.db, { id: 'm3', metadata: subagentDoc({ top: { tool_call_id: 'c3' } }), createdAt: '2026-08-12T13:24:58.5Z' });
+    await insertHostMessage(t.db, {
+      id: 'm1',
+      metadata: subagentDoc({ top: { tool_call_id: 'c1' } }),
+      createdAt: '2026-08-12T13:24:58.999999Z',
+    });
+    await insertHostMessage(t.db, {
+      id: 'm2',
+      metadata: subagentDoc({ top: { tool_call_id: 'c2' } }),
+      createdAt: '2026-08-12T13:24:59Z',
+    });
+    await insertHostMessage(t.db, {
+      id: 'm3',
+      metadata: subagentDoc({ top: { tool_call_id: 'c3' } }),
+      createdAt: '2026-08-12T13:24:58.5Z',
+    });
     // newer, but not qualifying: no identity, not a subagent, unreadable
-    await insertHostMessage(t.db, { id: 'm4', metadata: subagentDoc({ top: { tool_call_id: '' } }), createdAt: '2026-08-12T13:25:00Z' });
+    await insertHostMessage(t.db, {
+      id: 'm4',
+      metadata: subagentDoc({ top: { tool_call_id: '' } }),
+      createdAt: '2026-08-12T13:25:00Z',
+    });
     await insertHostMessage(t.db, { id: 'm5', metadata: { status: 'completed' }, createdAt: '2026-08-12T13:25:01Z' });
-    if (hostHolds(t.db, '{bad')) await insertHostMessage(t.db, { id: 'm6', metadata: '{bad', createdAt: '2026-08-12T13:25:02Z' });
+    if (hostHolds(t.db, '{bad'))
+      await insertHostMessage(t.db, { id: 'm6', metadata: '{bad', createdAt: '2026-08-12T13:25:02Z' });
     const report = await runMigration(t.db);
     expect(report.backfillThrough).toBe('2026-08-12T13:24:59.000000000Z');
   });
 
   it('AC-24e: backfill_through tells apart created_at values 1 µs apart', async () => {
-    await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc({ top: { tool_call_id: 'c1' } }), createdAt: '2026-08-12T13:24:58.123457Z' });
-    await insertHostMessage(t.db, { id: 'm2', metadata: subagentDoc({ top: { tool_call_id: 'c2' } }), createdAt: '2026-08-12T13:24:58.123456Z' });
+    await insertHostMessage(t.db, {
+      id: 'm1',
+      metadata: subagentDoc({ top: { tool_call_id: 'c1' } }),
+      createdAt: '2026-08-12T13:24:58.123457Z',
+    });
+    await insertHostMessage(t.db, {
+      id: 'm2',
+      metadata: subagentDoc({ top: { tool_call_id: 'c2' } }),
+      createdAt: '2026-08-12T13:24:58.123456Z',
+    });
     const report = await runMigration(t.db);
     expect(report.backfillThrough).toBe('2026-08-12T13:24:58.123457000Z');
   });

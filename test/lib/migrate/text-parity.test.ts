@@ -3,8 +3,8 @@ import { runMigration } from '../../../lib/migrate/run-migration.js';
 import type { SubagentRow } from '../../../lib/row.js';
 import { readAll } from '../../../lib/store/read.js';
 import { formatRfc3339 } from '../../../lib/time.js';
-import { at, check, MINUTE, seedMessage, seedRow, setCaptureSince } from '../health/seed.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { at, check, MINUTE, seedMessage, seedRow, setCaptureSince } from '../health/seed.js';
 import { insertHostMessage, subagentDoc } from './host-messages.js';
 
 /*

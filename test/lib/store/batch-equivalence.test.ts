@@ -7,7 +7,7 @@ import { readSession } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { inObservationOrder, withReplays, writes as writeSequences } from '../../support/arbitraries.js';
 import { seedSession } from '../../support/frames.js';
-import { viewOfRow, viewOfWrite, type RowView } from '../../support/row-view.js';
+import { type RowView, viewOfRow, viewOfWrite } from '../../support/row-view.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 const LOGICAL_SESSIONS = ['A', 'B'] as const;
@@ -27,48 +27,56 @@ const expectedRows = (writes: readonly SubagentWrite[]): RowView[] =>
     .map(viewOfWrite)
     .sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
 
-describe.each(TARGETS)('batched ingest equals one-at-a-time ingest on %s (docs/ingest.md, docs/dialects.md)', (name) => {
-  const t = useTestDatabase(name);
+describe.each(TARGETS)(
+  'batched ingest equals one-at-a-time ingest on %s (docs/ingest.md, docs/dialects.md)',
+  (name) => {
+    const t = useTestDatabase(name);
 
-  it(`gives identical rows whether a frame sequence is written as one batch, in chunks or one write at a time (${NUM_RUNS} random runs)`, async () => {
-    let run = 0;
-    const property = fc.asyncProperty(writeSequences(LOGICAL_SESSIONS, 16), fc.integer({ min: 1, max: 5 }), async (writes, chunkSize) => {
-      run += 1;
-      // Fresh real sessions per run and per way of writing, so runs never see each other's rows.
-      const ways = ['batch', 'chunks', 'single'] as const;
-      const sessions = Object.fromEntries(
-        ways.map((way) => [way, Object.fromEntries(LOGICAL_SESSIONS.map((s) => [s, `${way}-${run}-${s}`]))]),
-      ) as Record<(typeof ways)[number], Record<string, string>>;
-      for (const way of ways) for (const real of Object.values(sessions[way])) await seedSession(t.db, real, 't1');
-      const as = (way: (typeof ways)[number]) => writes.map((w) => ({ ...w, task_session_id: sessions[way][w.task_session_id]! }));
+    it(`gives identical rows whether a frame sequence is written as one batch, in chunks or one write at a time (${NUM_RUNS} random runs)`, async () => {
+      let run = 0;
+      const property = fc.asyncProperty(
+        writeSequences(LOGICAL_SESSIONS, 16),
+        fc.integer({ min: 1, max: 5 }),
+        async (writes, chunkSize) => {
+          run += 1;
+          // Fresh real sessions per run and per way of writing, so runs never see each other's rows.
+          const ways = ['batch', 'chunks', 'single'] as const;
+          const sessions = Object.fromEntries(
+            ways.map((way) => [way, Object.fromEntries(LOGICAL_SESSIONS.map((s) => [s, `${way}-${run}-${s}`]))]),
+          ) as Record<(typeof ways)[number], Record<string, string>>;
+          for (const way of ways) for (const real of Object.values(sessions[way])) await seedSession(t.db, real, 't1');
+          const as = (way: (typeof ways)[number]) =>
+            writes.map((w) => ({ ...w, task_session_id: sessions[way][w.task_session_id]! }));
 
-      await writeBatch(t.db, as('batch'));
-      const chunked = as('chunks');
-      for (let i = 0; i < chunked.length; i += chunkSize) await writeBatch(t.db, chunked.slice(i, i + chunkSize));
-      for (const w of as('single')) await writeBatch(t.db, [w]);
+          await writeBatch(t.db, as('batch'));
+          const chunked = as('chunks');
+          for (let i = 0; i < chunked.length; i += chunkSize) await writeBatch(t.db, chunked.slice(i, i + chunkSize));
+          for (const w of as('single')) await writeBatch(t.db, [w]);
 
-      const single = await rowsOf(t.db, sessions.single);
-      expect(single).toEqual(expectedRows(writes));
-      expect(await rowsOf(t.db, sessions.batch)).toEqual(single);
-      expect(await rowsOf(t.db, sessions.chunks)).toEqual(single);
-    });
-    await fc.assert(property, { numRuns: NUM_RUNS });
-  }, 120_000);
+          const single = await rowsOf(t.db, sessions.single);
+          expect(single).toEqual(expectedRows(writes));
+          expect(await rowsOf(t.db, sessions.batch)).toEqual(single);
+          expect(await rowsOf(t.db, sessions.chunks)).toEqual(single);
+        },
+      );
+      await fc.assert(property, { numRuns: NUM_RUNS });
+    }, 120_000);
 
-  it(`R2-7: an in-order sequence followed by re-deliveries of any of its frames, in any order and any batching, leaves the in-order rows (${NUM_RUNS} random runs)`, async () => {
-    let run = 0;
-    const property = fc.asyncProperty(
-      writeSequences(LOGICAL_SESSIONS, 12).map(inObservationOrder).chain(withReplays),
-      fc.integer({ min: 1, max: 6 }),
-      async ({ inOrder, replayed }, chunkSize) => {
-        run += 1;
-        const sessions = Object.fromEntries(LOGICAL_SESSIONS.map((s) => [s, `replay-${run}-${s}`]));
-        for (const real of Object.values(sessions)) await seedSession(t.db, real, 't1');
-        const all = [...inOrder, ...replayed].map((w) => ({ ...w, task_session_id: sessions[w.task_session_id]! }));
-        for (let i = 0; i < all.length; i += chunkSize) await writeBatch(t.db, all.slice(i, i + chunkSize));
-        expect(await rowsOf(t.db, sessions)).toEqual(expectedRows(inOrder));
-      },
-    );
-    await fc.assert(property, { numRuns: NUM_RUNS });
-  }, 120_000);
-});
+    it(`R2-7: an in-order sequence followed by re-deliveries of any of its frames, in any order and any batching, leaves the in-order rows (${NUM_RUNS} random runs)`, async () => {
+      let run = 0;
+      const property = fc.asyncProperty(
+        writeSequences(LOGICAL_SESSIONS, 12).map(inObservationOrder).chain(withReplays),
+        fc.integer({ min: 1, max: 6 }),
+        async ({ inOrder, replayed }, chunkSize) => {
+          run += 1;
+          const sessions = Object.fromEntries(LOGICAL_SESSIONS.map((s) => [s, `replay-${run}-${s}`]));
+          for (const real of Object.values(sessions)) await seedSession(t.db, real, 't1');
+          const all = [...inOrder, ...replayed].map((w) => ({ ...w, task_session_id: sessions[w.task_session_id]! }));
+          for (let i = 0; i < all.length; i += chunkSize) await writeBatch(t.db, all.slice(i, i + chunkSize));
+          expect(await rowsOf(t.db, sessions)).toEqual(expectedRows(inOrder));
+        },
+      );
+      await fc.assert(property, { numRuns: NUM_RUNS });
+    }, 120_000);
+  },
+);

@@ -4,7 +4,7 @@ import type { SubagentWrite } from '../../../lib/row.js';
 import { readSession, readTurn } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { seedSession, write } from '../../support/frames.js';
-import { viewOfRow, viewOfWrite, type RowView } from '../../support/row-view.js';
+import { type RowView, viewOfRow, viewOfWrite } from '../../support/row-view.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 const WRITERS = 8;
@@ -12,7 +12,11 @@ const WRITERS = 8;
 /** One frame per writer, all for the same key, disagreeing on purpose. */
 const at = (i: number) => `2026-08-12T13:24:5${i}.00000${i}Z`;
 const CONTENDERS: SubagentWrite[] = [
-  write({ observed_at: at(0), tool_status: 'in_progress', subagent_task: { status: 'async_launched', is_async: true } }),
+  write({
+    observed_at: at(0),
+    tool_status: 'in_progress',
+    subagent_task: { status: 'async_launched', is_async: true },
+  }),
   write({ observed_at: at(1), turn_id: 'u1', subagent_task: { model: 'm1' } }),
   write({ observed_at: at(2), tool_status: 'completed', subagent_task: { total_tokens: 100, status: 'completed' } }),
   write({ observed_at: at(3), tool_status: 'failed', subagent_task: { model: 'm3' } }),
@@ -53,7 +57,7 @@ describe.each(TARGETS)('concurrent writers on %s', (name) => {
     expect(SERIAL_OUTCOMES).toContainEqual(viewOfRow(rows[0]!));
   });
 
-  it('AC-14: invariants hold: is_async sticky, settled by a terminal frame with its own status, observed_at a frame\'s', async () => {
+  it("AC-14: invariants hold: is_async sticky, settled by a terminal frame with its own status, observed_at a frame's", async () => {
     await seedSession(t.db);
     const connections = CONTENDERS.map(() => t.connect({ max: 1 }));
     await Promise.all(connections.map((db, i) => writeBatch(db, [CONTENDERS[i]!])));
@@ -72,7 +76,10 @@ describe.each(TARGETS)('concurrent writers on %s', (name) => {
     await Promise.all(
       connections.map((db, i) => {
         const order = i % 2 === 0 ? keys : [...keys].reverse();
-        return writeBatch(db, order.map((k) => withKey(CONTENDERS[i]!, k)));
+        return writeBatch(
+          db,
+          order.map((k) => withKey(CONTENDERS[i]!, k)),
+        );
       }),
     );
     const rows = await readSession(t.db, 's1');
@@ -84,13 +91,26 @@ describe.each(TARGETS)('concurrent writers on %s', (name) => {
     await seedSession(t.db);
     const calls = Array.from({ length: WRITERS }, (_, i) => `toolu_${i}`);
     const framesOf = (toolCallId: string, i: number) => [
-      write({ tool_call_id: toolCallId, turn_id: 'turn-1', observed_at: at(i), subagent_task: { status: 'async_launched', is_async: true, description: `task ${i}` } }),
-      write({ tool_call_id: toolCallId, turn_id: 'turn-1', observed_at: at(i), tool_status: 'completed', subagent_task: { status: 'completed', total_tokens: 1000 + i, model: `m${i}` } }),
+      write({
+        tool_call_id: toolCallId,
+        turn_id: 'turn-1',
+        observed_at: at(i),
+        subagent_task: { status: 'async_launched', is_async: true, description: `task ${i}` },
+      }),
+      write({
+        tool_call_id: toolCallId,
+        turn_id: 'turn-1',
+        observed_at: at(i),
+        tool_status: 'completed',
+        subagent_task: { status: 'completed', total_tokens: 1000 + i, model: `m${i}` },
+      }),
     ];
     const connections = calls.map(() => t.connect({ max: 1 }));
-    await Promise.all(connections.map(async (db, i) => {
-      for (const w of framesOf(calls[i]!, i)) await writeBatch(db, [w]);
-    }));
+    await Promise.all(
+      connections.map(async (db, i) => {
+        for (const w of framesOf(calls[i]!, i)) await writeBatch(db, [w]);
+      }),
+    );
     const rows = await readTurn(t.db, 'turn-1');
     expect(rows.map((r) => r.tool_call_id)).toEqual(calls);
     for (const [i, row] of rows.entries()) {

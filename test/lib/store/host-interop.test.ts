@@ -47,10 +47,28 @@ ON CONFLICT (task_session_id, agent_execution_id, tool_call_id) DO UPDATE SET
 async function hostUpsert(db: Queryable, w: SubagentWrite): Promise<void> {
   const at = (us: bigint | null) => (us === null ? null : db.dialect.encodeTimestamp(us));
   await db.query(HOST_UPSERT, [
-    randomUUID(), w.task_session_id, w.task_id, w.turn_id, w.tool_call_id, w.agent_execution_id, w.parent_tool_call_id,
-    w.subagent_type, w.description, w.agent_id, w.child_session_id, w.model,
-    w.agent_status, w.tool_status, w.is_async, w.total_tokens, w.tool_use_count,
-    w.duration_ms, w.source, at(w.observed_at), at(w.settled_at), at(nowMicros()),
+    randomUUID(),
+    w.task_session_id,
+    w.task_id,
+    w.turn_id,
+    w.tool_call_id,
+    w.agent_execution_id,
+    w.parent_tool_call_id,
+    w.subagent_type,
+    w.description,
+    w.agent_id,
+    w.child_session_id,
+    w.model,
+    w.agent_status,
+    w.tool_status,
+    w.is_async,
+    w.total_tokens,
+    w.tool_use_count,
+    w.duration_ms,
+    w.source,
+    at(w.observed_at),
+    at(w.settled_at),
+    at(nowMicros()),
   ]);
 }
 
@@ -59,7 +77,10 @@ const shared = (row: SubagentRow) =>
   Object.fromEntries(Object.entries(row).filter(([k]) => !['id', 'updated_at', 'last_observed_at'].includes(k)));
 
 const inObservationOrder = (ws: SubagentWrite[]) =>
-  ws.map((w, i) => ({ w, i })).sort((a, b) => (a.w.observed_at < b.w.observed_at ? -1 : a.w.observed_at > b.w.observed_at ? 1 : a.i - b.i)).map(({ w }) => w);
+  ws
+    .map((w, i) => ({ w, i }))
+    .sort((a, b) => (a.w.observed_at < b.w.observed_at ? -1 : a.w.observed_at > b.w.observed_at ? 1 : a.i - b.i))
+    .map(({ w }) => w);
 
 describe.each(TARGETS)("our migrate and writes on the host's real store on %s (R2-10)", (name) => {
   const t = useTestDatabase(name, { fixture: 'host' });
@@ -71,7 +92,13 @@ describe.each(TARGETS)("our migrate and writes on the host's real store on %s (R
       `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, observed_at, updated_at)
        VALUES ('h1', 's1', 't1', 'c1', '2026-08-12 13:24:58', '2026-08-12 13:24:58')`,
     );
-    expect((await readAll(t.db))[0]).toMatchObject({ id: 'h1', agent_execution_id: 'unknown', source: 'live', is_async: 0, total_tokens: null });
+    expect((await readAll(t.db))[0]).toMatchObject({
+      id: 'h1',
+      agent_execution_id: 'unknown',
+      source: 'live',
+      is_async: 0,
+      total_tokens: null,
+    });
   });
 
   it("R2-10: frames in observation order, each written by the host's upsert or ours, leave the row our writes alone leave", async () => {
@@ -103,7 +130,10 @@ describe.each(TARGETS)("our migrate and writes on the host's real store on %s (R
     await insertHostMessage(t.db, { id: 'm2', metadata: subagentDoc({ top: { tool_call_id: 'c2' } }) });
     // The host's backfill rows: the same key as ours for m1; for m2 the same id under another key
     // (say, its tool_call_id changed later), which only a target-less ON CONFLICT DO NOTHING skips.
-    for (const [id, call] of [['m1', 'c1'], ['m2', 'c2-renamed']] as const) {
+    for (const [id, call] of [
+      ['m1', 'c1'],
+      ['m2', 'c2-renamed'],
+    ] as const) {
       await t.db.query(
         `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, source, observed_at, updated_at)
          VALUES ($1, 's1', 't1', $2, 'backfill', '2026-08-12 13:24:58', '2026-08-12 13:24:58')`,

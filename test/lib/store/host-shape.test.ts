@@ -44,7 +44,9 @@ const HOST_INDEXES = ['idx_subagents_session_id', 'idx_subagents_task_id', 'idx_
 const OURS_ONLY = ['last_observed_at'];
 
 const withoutDefaults = (columns: unknown[]) =>
-  columns.map((c) => Object.fromEntries(Object.entries(c as object).filter(([k]) => k !== 'column_default' && k !== 'dflt_value')));
+  columns.map((c) =>
+    Object.fromEntries(Object.entries(c as object).filter(([k]) => k !== 'column_default' && k !== 'dflt_value')),
+  );
 const withoutOurs = (row: object) => Object.fromEntries(Object.entries(row).filter(([k]) => !OURS_ONLY.includes(k)));
 
 async function runAll(db: { query(sql: string): Promise<unknown> }, statements: readonly string[]): Promise<void> {
@@ -104,7 +106,9 @@ describe.each(TARGETS)('the table and the host on %s (R2-10)', (name) => {
 
     expect(await indexNames(t.db, TABLE)).toEqual(HOST_INDEXES);
     // Types and NULLs unchanged (no rebuild); only a missing DEFAULT may have been added (below).
-    expect(withoutDefaults((await tableShape(t.db, TABLE, { ignoreColumns: OURS_ONLY })).columns)).toEqual(withoutDefaults(columnsBefore));
+    expect(withoutDefaults((await tableShape(t.db, TABLE, { ignoreColumns: OURS_ONLY })).columns)).toEqual(
+      withoutDefaults(columnsBefore),
+    );
     expect((await stored()).map(withoutOurs)).toEqual(rows.map(withoutOurs));
     // PostgreSQL gains the host's DEFAULT 'unknown' (catalog only), so the host's own style of insert
     // works there too; SQLite can add a DEFAULT only by rebuilding the table, which migrate never does.

@@ -38,10 +38,13 @@ describe.each(TARGETS)('reads on %s', (name) => {
     expect((await readSession(t.db, 's1')).map((r) => r.tool_call_id)).toEqual(['c', 'b', 'a', 'e', 'd']);
   });
 
-  it('AC-13: a session read holds only that session\'s rows', async () => {
+  it("AC-13: a session read holds only that session's rows", async () => {
     await seedSession(t.db, 's1');
     await seedSession(t.db, 's2');
-    await writeBatch(t.db, [write({ task_session_id: 's1', tool_call_id: 'a' }), write({ task_session_id: 's2', tool_call_id: 'b' })]);
+    await writeBatch(t.db, [
+      write({ task_session_id: 's1', tool_call_id: 'a' }),
+      write({ task_session_id: 's2', tool_call_id: 'b' }),
+    ]);
     expect((await readSession(t.db, 's2')).map((r) => r.tool_call_id)).toEqual(['b']);
   });
 
@@ -63,8 +66,22 @@ describe.each(TARGETS)('reads on %s', (name) => {
       t.db,
       [
         write({
-          turn_id: 'u1', parent_tool_call_id: 'p1', tool_status: 'completed', observed_at: '2026-08-12T15:24:58.000001+02:00',
-          subagent_task: { subagent_type: 'explore', description: 'd', agent_id: 'a', child_session_id: 'ch', model: 'm', status: 'completed', is_async: true, total_tokens: 2_147_483_647, duration_ms: 48_211, tool_use_count: 0 },
+          turn_id: 'u1',
+          parent_tool_call_id: 'p1',
+          tool_status: 'completed',
+          observed_at: '2026-08-12T15:24:58.000001+02:00',
+          subagent_task: {
+            subagent_type: 'explore',
+            description: 'd',
+            agent_id: 'a',
+            child_session_id: 'ch',
+            model: 'm',
+            status: 'completed',
+            is_async: true,
+            total_tokens: 2_147_483_647,
+            duration_ms: 48_211,
+            tool_use_count: 0,
+          },
         }),
       ],
       parseRfc3339('2026-08-12T13:25:00.5Z')!,
@@ -72,10 +89,27 @@ describe.each(TARGETS)('reads on %s', (name) => {
     const [row] = await readSession(t.db, 's1');
     expect(row).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'c1', agent_execution_id: 'e1', parent_tool_call_id: 'p1',
-      subagent_type: 'explore', description: 'd', agent_id: 'a', child_session_id: 'ch', model: 'm', agent_status: 'completed',
-      tool_status: 'completed', is_async: 1, total_tokens: 2_147_483_647, tool_use_count: 0, duration_ms: 48_211,
-      source: 'live', observed_at: '2026-08-12T13:24:58.000001Z', settled_at: '2026-08-12T13:24:58.000001Z', updated_at: '2026-08-12T13:25:00.500000Z',
+      task_session_id: 's1',
+      task_id: 't1',
+      turn_id: 'u1',
+      tool_call_id: 'c1',
+      agent_execution_id: 'e1',
+      parent_tool_call_id: 'p1',
+      subagent_type: 'explore',
+      description: 'd',
+      agent_id: 'a',
+      child_session_id: 'ch',
+      model: 'm',
+      agent_status: 'completed',
+      tool_status: 'completed',
+      is_async: 1,
+      total_tokens: 2_147_483_647,
+      tool_use_count: 0,
+      duration_ms: 48_211,
+      source: 'live',
+      observed_at: '2026-08-12T13:24:58.000001Z',
+      settled_at: '2026-08-12T13:24:58.000001Z',
+      updated_at: '2026-08-12T13:25:00.500000Z',
       last_observed_at: '2026-08-12T13:24:58.000001Z',
     });
   });
@@ -87,7 +121,14 @@ describe.each(TARGETS)('reads on %s', (name) => {
        VALUES ('r1', 's1', 't1', 'c1', 'unknown', '2026-07-30 01:39:37.5+00:00', '2026-07-30 01:39:37+00:00')`,
     );
     const rows = await readAll(t.db);
-    expect(rows).toMatchObject([{ observed_at: '2026-07-30T01:39:37.500000Z', updated_at: '2026-07-30T01:39:37.000000Z', settled_at: null, last_observed_at: '2026-07-30T01:39:37.500000Z' }]);
+    expect(rows).toMatchObject([
+      {
+        observed_at: '2026-07-30T01:39:37.500000Z',
+        updated_at: '2026-07-30T01:39:37.000000Z',
+        settled_at: null,
+        last_observed_at: '2026-07-30T01:39:37.500000Z',
+      },
+    ]);
   });
 });
 

@@ -3,8 +3,8 @@ import { TABLE } from '../../../lib/columns.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
 import { CREATE_TABLE, ensureSubagentTable } from '../../../lib/store/schema.js';
 import { writeBatch } from '../../../lib/store/write.js';
-import { seedSession, seedTurn, write } from '../../support/frames.js';
 import { indexNames } from '../../support/catalog.js';
+import { seedSession, seedTurn, write } from '../../support/frames.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 /** The bare minimum a row needs: every NOT NULL column without a DEFAULT. */
@@ -18,7 +18,7 @@ describe('the table DDL (docs/table.md)', () => {
     }
   });
 
-  it('declares the conflict key in the contract\'s column order (docs/table.md)', () => {
+  it("declares the conflict key in the contract's column order (docs/table.md)", () => {
     expect(CREATE_TABLE).toContain('UNIQUE (task_session_id, agent_execution_id, tool_call_id)');
   });
 });
@@ -30,7 +30,15 @@ describe.each(TARGETS)('the table on %s', (name) => {
     await seedSession(t.db);
     await t.db.query(MINIMAL_INSERT, ['r1', 'c1']);
     const [row] = await readAll(t.db);
-    expect(row).toMatchObject({ total_tokens: null, tool_use_count: null, duration_ms: null, is_async: 0, source: 'live', settled_at: null, turn_id: null });
+    expect(row).toMatchObject({
+      total_tokens: null,
+      tool_use_count: null,
+      duration_ms: null,
+      is_async: 0,
+      source: 'live',
+      settled_at: null,
+      turn_id: null,
+    });
   });
 
   it('rejects a second row with the same session, execution and tool call', async () => {
@@ -47,8 +55,16 @@ describe.each(TARGETS)('the table on %s', (name) => {
 
   it('R2-10: a metric up to 2^31-1 fits the column on every dialect', async () => {
     await seedSession(t.db);
-    await writeBatch(t.db, [write({ subagent_task: { total_tokens: 2_147_483_647, duration_ms: 2_147_483_647, tool_use_count: 2_147_483_647 } })]);
-    expect((await readAll(t.db))[0]).toMatchObject({ total_tokens: 2_147_483_647, duration_ms: 2_147_483_647, tool_use_count: 2_147_483_647 });
+    await writeBatch(t.db, [
+      write({
+        subagent_task: { total_tokens: 2_147_483_647, duration_ms: 2_147_483_647, tool_use_count: 2_147_483_647 },
+      }),
+    ]);
+    expect((await readAll(t.db))[0]).toMatchObject({
+      total_tokens: 2_147_483_647,
+      duration_ms: 2_147_483_647,
+      tool_use_count: 2_147_483_647,
+    });
   });
 
   it('AC-16: deleting a session cascades its rows away and leaves other sessions alone', async () => {
@@ -73,7 +89,12 @@ describe.each(TARGETS)('the table on %s', (name) => {
   });
 
   it("R2-10: indexes task_session_id, task_id and turn_id under the host's names, and observed_at (the health check's row side)", async () => {
-    expect(await indexNames(t.db, TABLE)).toEqual(['idx_subagents_observed_at', 'idx_subagents_session_id', 'idx_subagents_task_id', 'idx_subagents_turn_id']);
+    expect(await indexNames(t.db, TABLE)).toEqual([
+      'idx_subagents_observed_at',
+      'idx_subagents_session_id',
+      'idx_subagents_task_id',
+      'idx_subagents_turn_id',
+    ]);
   });
 
   it('ensureSubagentTable runs again without touching existing rows', async () => {

@@ -7,7 +7,8 @@ import { MERGE_CASES } from '../../support/merge-cases.js';
 import { viewOfRow } from '../../support/row-view.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
-const inSession = (writes: readonly SubagentWrite[], session: string) => writes.map((w) => ({ ...w, task_session_id: session }));
+const inSession = (writes: readonly SubagentWrite[], session: string) =>
+  writes.map((w) => ({ ...w, task_session_id: session }));
 
 describe.each(TARGETS)('docs/merge.md#merging-onto-an-existing-row merge rules in the upsert on %s', (name) => {
   const t = useTestDatabase(name);

@@ -11,7 +11,9 @@ describe.each(TARGETS)('batch write on %s', (name) => {
 
   it.each([1, 50, 2000])('writes a batch of %i frames of distinct subagents in one round trip', async (size) => {
     await seedSession(t.db);
-    const writes = Array.from({ length: size }, (_, i) => write({ tool_call_id: `c${i}`, subagent_task: { total_tokens: i + 1 } }));
+    const writes = Array.from({ length: size }, (_, i) =>
+      write({ tool_call_id: `c${i}`, subagent_task: { total_tokens: i + 1 } }),
+    );
     const before = t.db.stats.roundTrips;
     await writeBatch(t.db, writes);
     expect(t.db.stats.roundTrips - before).toBe(1);
@@ -20,7 +22,9 @@ describe.each(TARGETS)('batch write on %s', (name) => {
 
   it('R2-7: writes a batch with up to 3 frames per subagent as 3 statements in one transaction', async () => {
     await seedSession(t.db);
-    const writes = Array.from({ length: 2000 }, (_, i) => write({ tool_call_id: `c${i % 997}`, subagent_task: { total_tokens: i + 1 } }));
+    const writes = Array.from({ length: 2000 }, (_, i) =>
+      write({ tool_call_id: `c${i % 997}`, subagent_task: { total_tokens: i + 1 } }),
+    );
     const before = t.db.stats.roundTrips;
     await writeBatch(t.db, writes);
     expect(t.db.stats.roundTrips - before).toBe(3 + 2); // BEGIN, 3 rounds, COMMIT
@@ -46,19 +50,34 @@ describe.each(TARGETS)('batch write on %s', (name) => {
 
   it('AC-7: stores an async_launched frame with NULL, never 0, in all three metrics', async () => {
     await seedSession(t.db);
-    await writeBatch(t.db, [write({ subagent_task: { status: 'async_launched', is_async: true, total_tokens: 0, duration_ms: 0 } })]);
+    await writeBatch(t.db, [
+      write({ subagent_task: { status: 'async_launched', is_async: true, total_tokens: 0, duration_ms: 0 } }),
+    ]);
     const [row] = await readSession(t.db, 's1');
-    expect(row).toMatchObject({ total_tokens: null, duration_ms: null, tool_use_count: null, is_async: 1, settled_at: null });
+    expect(row).toMatchObject({
+      total_tokens: null,
+      duration_ms: null,
+      tool_use_count: null,
+      is_async: 1,
+      settled_at: null,
+    });
   });
 
-  it('stamps updated_at with the writer\'s clock and observed_at with the frame\'s', async () => {
+  it("stamps updated_at with the writer's clock and observed_at with the frame's", async () => {
     await seedSession(t.db);
-    await writeBatch(t.db, [write({ observed_at: '2026-08-12T13:24:58.000001Z' })], parseRfc3339('2026-08-12T13:25:03.25Z')!);
+    await writeBatch(
+      t.db,
+      [write({ observed_at: '2026-08-12T13:24:58.000001Z' })],
+      parseRfc3339('2026-08-12T13:25:03.25Z')!,
+    );
     const [row] = await readSession(t.db, 's1');
-    expect(row).toMatchObject({ observed_at: '2026-08-12T13:24:58.000001Z', updated_at: '2026-08-12T13:25:03.250000Z' });
+    expect(row).toMatchObject({
+      observed_at: '2026-08-12T13:24:58.000001Z',
+      updated_at: '2026-08-12T13:25:03.250000Z',
+    });
   });
 
-  it('moves updated_at to the latest write\'s clock', async () => {
+  it("moves updated_at to the latest write's clock", async () => {
     await seedSession(t.db);
     await writeBatch(t.db, [write({})], parseRfc3339('2026-08-12T13:25:03Z')!);
     await writeBatch(t.db, [write({})], parseRfc3339('2026-08-12T13:26:00.000001Z')!);
@@ -76,7 +95,9 @@ describe.each(TARGETS)('batch write on %s', (name) => {
 
   it('writes nothing when one row of the batch is rejected (the statement is atomic)', async () => {
     await seedSession(t.db);
-    await expect(writeBatch(t.db, [write({ tool_call_id: 'ok' }), write({ task_session_id: 'missing' })])).rejects.toMatchObject({ kind: 'foreign_key' });
+    await expect(
+      writeBatch(t.db, [write({ tool_call_id: 'ok' }), write({ task_session_id: 'missing' })]),
+    ).rejects.toMatchObject({ kind: 'foreign_key' });
     expect(await readSession(t.db, 's1')).toEqual([]);
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { formatCanonical, formatHostSqlite, formatKey, formatRfc3339, parseRfc3339, type Micros } from '../../../../lib/time.js';
+import {
+  formatCanonical,
+  formatHostSqlite,
+  formatKey,
+  formatRfc3339,
+  type Micros,
+  parseRfc3339,
+} from '../../../../lib/time.js';
 import { TARGETS, useTestDatabase } from '../../../support/targets.js';
 
 /** The text forms a TIMESTAMP column meets: the host driver's trimmed ones, key and RFC 3339 ones. */
@@ -11,9 +18,12 @@ const FORMS: [string, (us: Micros) => string][] = [
 ];
 
 /** Keys whose neighbour 1 µs earlier changes width when trimmed. */
-const KEYS = ['2026-07-30T01:39:37.5Z', '2026-07-30T01:39:37Z', '2026-07-30T01:39:37.000001Z', '2026-07-30T01:39:37.999999Z'].map(
-  (text) => parseRfc3339(text)!,
-);
+const KEYS = [
+  '2026-07-30T01:39:37.5Z',
+  '2026-07-30T01:39:37Z',
+  '2026-07-30T01:39:37.000001Z',
+  '2026-07-30T01:39:37.999999Z',
+].map((text) => parseRfc3339(text)!);
 
 describe.each(TARGETS)('AC-24e: microsecond-exact timestamp comparison in SQL on %s', (name) => {
   const t = useTestDatabase(name, { subagentTable: false });
@@ -34,7 +44,10 @@ describe.each(TARGETS)('AC-24e: microsecond-exact timestamp comparison in SQL on
         `SELECT id FROM stamps WHERE k = $1 AND ${comparable('at')} >= ${timestampParam(2)} ORDER BY id`,
         [k, formatCanonical(key)],
       );
-      expect(rows.map((r) => r.id), formatKey(key)).toEqual([`at-${k}`]);
+      expect(
+        rows.map((r) => r.id),
+        formatKey(key),
+      ).toEqual([`at-${k}`]);
     }
   });
 
@@ -46,7 +59,10 @@ describe.each(TARGETS)('AC-24e: microsecond-exact timestamp comparison in SQL on
         `SELECT id FROM stamps WHERE k = $1 AND ${comparable('at')} < ${timestampParam(2)} ORDER BY id`,
         [k, formatCanonical(key)],
       );
-      expect(rows.map((r) => r.id), formatKey(key)).toEqual([`before-${k}`]);
+      expect(
+        rows.map((r) => r.id),
+        formatKey(key),
+      ).toEqual([`before-${k}`]);
     }
   });
 
@@ -55,10 +71,17 @@ describe.each(TARGETS)('AC-24e: microsecond-exact timestamp comparison in SQL on
     const instants = KEYS.flatMap((key) => [key - 1n, key]);
     // each instant in a different form than its neighbours, inserted in reverse; equal instants tie-break by id
     for (const [i, us] of [...instants.entries()].reverse()) {
-      await t.db.query('INSERT INTO stamps (id, at) VALUES ($1, $2)', [String(i).padStart(2, '0'), FORMS[i % FORMS.length]![1](us)]);
+      await t.db.query('INSERT INTO stamps (id, at) VALUES ($1, $2)', [
+        String(i).padStart(2, '0'),
+        FORMS[i % FORMS.length]![1](us),
+      ]);
     }
-    const rows = await t.db.query<{ id: string }>(`SELECT id FROM stamps ORDER BY ${t.db.dialect.comparable('at')}, id`);
-    const expected = [...instants.entries()].sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([i]) => String(i).padStart(2, '0'));
+    const rows = await t.db.query<{ id: string }>(
+      `SELECT id FROM stamps ORDER BY ${t.db.dialect.comparable('at')}, id`,
+    );
+    const expected = [...instants.entries()]
+      .sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([i]) => String(i).padStart(2, '0'));
     expect(rows.map((r) => r.id)).toEqual(expected);
   });
 
@@ -68,8 +91,12 @@ describe.each(TARGETS)('AC-24e: microsecond-exact timestamp comparison in SQL on
     await t.db.query('INSERT INTO pairs VALUES ($1, $2, $3)', ['later', formatKey(key), formatHostSqlite(key - 1n)]);
     await t.db.query('INSERT INTO pairs VALUES ($1, $2, $3)', ['equal', formatRfc3339(key), formatHostSqlite(key)]);
     const { comparable } = t.db.dialect;
-    const later = await t.db.query<{ id: string }>(`SELECT id FROM pairs WHERE ${comparable('a')} > ${comparable('b')}`);
-    const equal = await t.db.query<{ id: string }>(`SELECT id FROM pairs WHERE ${comparable('a')} = ${comparable('b')}`);
+    const later = await t.db.query<{ id: string }>(
+      `SELECT id FROM pairs WHERE ${comparable('a')} > ${comparable('b')}`,
+    );
+    const equal = await t.db.query<{ id: string }>(
+      `SELECT id FROM pairs WHERE ${comparable('a')} = ${comparable('b')}`,
+    );
     expect(later.map((r) => r.id)).toEqual(['later']);
     expect(equal.map((r) => r.id)).toEqual(['equal']);
   });
