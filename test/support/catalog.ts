@@ -13,9 +13,12 @@ export interface TableShape {
 export async function tableShape(
   db: Queryable,
   table: string,
-  options: { ignoreColumns?: string[] } = {},
+  options: { ignoreColumns?: string[]; ignoreIndexes?: string[] } = {},
 ): Promise<TableShape> {
   const ignore = new Set(options.ignoreColumns ?? []);
+  const ignoreIndex = new Set(options.ignoreIndexes ?? []);
+  const keepIndex = (i: unknown) =>
+    !ignoreIndex.has((i as { name?: string; indexname?: string }).name ?? (i as { indexname: string }).indexname);
   if (db.dialect.name === 'sqlite') {
     const columns = await db.query<{ name: string }>(
       `SELECT name, type, "notnull" AS not_null, dflt_value, pk FROM pragma_table_info($1) ORDER BY cid`,
@@ -31,7 +34,7 @@ export async function tableShape(
       `SELECT "table", "from", "to", on_delete FROM pragma_foreign_key_list($1) ORDER BY "from"`,
       [table],
     );
-    return { columns: columns.filter((c) => !ignore.has(c.name)), indexes, constraints };
+    return { columns: columns.filter((c) => !ignore.has(c.name)), indexes: indexes.filter(keepIndex), constraints };
   }
   const columns = await db.query<{ name: string }>(
     `SELECT column_name AS name, data_type, is_nullable, column_default FROM information_schema.columns
@@ -46,15 +49,15 @@ export async function tableShape(
     `SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = to_regclass($1::text) ORDER BY conname`,
     [table],
   );
-  return { columns: columns.filter((c) => !ignore.has(c.name)), indexes, constraints };
+  return { columns: columns.filter((c) => !ignore.has(c.name)), indexes: indexes.filter(keepIndex), constraints };
 }
 
 /** Names of the table's indexes, excluding the ones the engine makes for PRIMARY KEY / UNIQUE. */
-export async function indexNames(db: Queryable, table: string): Promise<string[]> {
+export async function indexNames(db: Queryable, table: string, ignore: readonly string[] = []): Promise<string[]> {
   const sql =
     db.dialect.name === 'sqlite'
       ? `SELECT name FROM pragma_index_list($1) WHERE origin = 'c' ORDER BY name`
       : `SELECT i.relname AS name FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
          WHERE x.indrelid = to_regclass($1::text) AND NOT x.indisunique ORDER BY i.relname`;
-  return (await db.query<{ name: string }>(sql, [table])).map((r) => r.name);
+  return (await db.query<{ name: string }>(sql, [table])).map((r) => r.name).filter((n) => !ignore.includes(n));
 }

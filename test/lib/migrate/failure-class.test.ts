@@ -9,7 +9,9 @@ describe.each(TARGETS)('R2-4 classes in the migrate report on %s', (name) => {
 
   it('R2-4: a missing host table fails migrate with the step, the system class and the SQLSTATE, logged (AC-20: WARN)', async () => {
     await t.db.query('DROP TABLE task_session_messages');
-    const { result: failure, lines } = await captureOutput(() => runMigration(t.db, { logger }).catch((err: unknown) => err));
+    const { result: failure, lines } = await captureOutput(() =>
+      runMigration(t.db, { logger }).catch((err: unknown) => err),
+    );
     expect(failure).toBeInstanceOf(MigrationError);
     expect(failure).toMatchObject({
       step: 'high_water',
