@@ -22,6 +22,16 @@ export const HEALTH_SCHEDULE = 'rate(5 minutes)';
 /** Health: the scheduled check starts each window this long before its checkpoint (late commits; docs/health.md). */
 export const HEALTH_OVERLAP_SECONDS = 300;
 
+/**
+ * Health: the longest slice of history one evaluation of the scheduled check covers. A window that
+ * would be longer (the first run after an upgrade, a schedule that was off, a shortfall holding the
+ * checkpoint) is verified slice by slice, so no statement's cost grows with the history (docs/health.md#catching-up).
+ */
+export const HEALTH_MAX_WINDOW_SECONDS = 3_600;
+
+/** Health: a scheduled run starts no further catch-up slice after this long (docs/health.md#catching-up). */
+export const HEALTH_CATCH_UP_SECONDS = 30;
+
 /** Alarms: the scheduled health check's checkpoint older than this (a shortfall holds it) alarms. */
 export const HEALTH_CHECKPOINT_LAG_ALARM_SECONDS = 21_600;
 
@@ -38,6 +48,20 @@ export const INGEST_MAX_CONCURRENCY = 5;
 export const INGEST_TIMEOUT_SECONDS = 30;
 export const HEALTH_TIMEOUT_SECONDS = 120;
 export const MIGRATE_TIMEOUT_SECONDS = 900;
+
+/**
+ * The server's own cap on one statement (R2-5), per caller: it ends a statement even when this
+ * process is frozen or gone. Ingest keeps it under its function timeout; health and migrate get
+ * their function's timeout (the full audit and the backfill are long single statements on a large
+ * store); the CLI, run by an operator, the migrate function's (`--statement-timeout` changes it).
+ * An invocation's deadline is tighter still and also enforced (lib/deadline.ts).
+ */
+export const STATEMENT_TIMEOUT_SECONDS = Object.freeze({
+  ingest: 25,
+  health: HEALTH_TIMEOUT_SECONDS,
+  migrate: MIGRATE_TIMEOUT_SECONDS,
+  cli: MIGRATE_TIMEOUT_SECONDS,
+});
 
 /** Queue visibility timeout: at least 6 × the ingest timeout (AWS guidance for SQS event sources). */
 export const QUEUE_VISIBILITY_TIMEOUT_SECONDS = 180;

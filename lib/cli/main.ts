@@ -2,9 +2,9 @@ import { parseArgs } from 'node:util';
 import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
-import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS } from '../defaults.js';
+import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
 import { SubagentContextError } from '../errors.js';
-import { confirmDelaySecondsFromEnv, graceSecondsFromEnv, overlapSecondsFromEnv } from '../health/config.js';
+import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redactText } from '../redact.js';
 import { parseRfc3339 } from '../time.js';
@@ -35,6 +35,10 @@ Options:
   --acknowledge-through <instant>
                           health: accept the shortfall of messages created before <instant>
                           (RFC 3339) and move the checkpoint there; the audit still counts them
+  --statement-timeout <seconds>
+                          PostgreSQL: the server ends any one statement after this long
+                          (default ${STATEMENT_TIMEOUT_SECONDS.cli}); raise it for migrate or health --full on a
+                          store whose backfill or audit takes longer
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --verbose               structured logs (WARN and above) on stderr
   -h, --help              this text
@@ -44,6 +48,17 @@ frames on the dead-letter queue).`;
 
 class UsageError extends SubagentContextError {
   override readonly name = 'UsageError';
+}
+
+/** `--statement-timeout`: a positive number of seconds (a bound is always kept, R2-5). */
+function statementTimeoutSeconds(raw: string | undefined): number {
+  if (raw === undefined) return STATEMENT_TIMEOUT_SECONDS.cli;
+  const seconds = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(seconds) || seconds <= 0)
+    throw new UsageError(
+      `--statement-timeout needs a positive number of seconds (got "${raw}"); every statement keeps a bound, so 0 is refused`,
+    );
+  return seconds;
 }
 
 /** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
@@ -71,6 +86,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'grace-seconds': { type: 'string' },
         full: { type: 'boolean', default: false },
         'acknowledge-through': { type: 'string' },
+        'statement-timeout': { type: 'string' },
         rejected: { type: 'string' },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -93,7 +109,10 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   const open = async (): Promise<Database> => {
     const url = await databaseUrl(values['database-url'], io.env);
     proxy = await proxyFor(url, io.env);
-    return openDatabase(url, { wsProxy: proxy.wsProxy });
+    return openDatabase(url, {
+      wsProxy: proxy.wsProxy,
+      statementTimeoutMs: statementTimeoutSeconds(values['statement-timeout']) * 1000,
+    });
   };
   try {
     const [command, ...rest] = positionals;
@@ -120,9 +139,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             throw new UsageError('--full and --acknowledge-through exclude each other');
           db = await open();
           return healthCommand(db, {
+            ...healthOptionsFromEnv(io.env),
             graceSeconds,
-            overlapSeconds: overlapSecondsFromEnv(io.env),
-            confirmDelayMs: confirmDelaySecondsFromEnv(io.env) * 1000,
             kind: values.full ? 'full' : 'scheduled',
             acknowledgeThrough,
           });

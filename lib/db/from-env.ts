@@ -1,5 +1,5 @@
 import type { Database } from './database.js';
-import { openDatabase } from './open.js';
+import { type OpenOptions, openDatabase } from './open.js';
 
 let cached: { url: string; db: Database } | undefined;
 
@@ -7,7 +7,7 @@ let cached: { url: string; db: Database } | undefined;
  * The function's database from DATABASE_URL, opened once at module scope and reused by warm
  * invocations (a dead pooled connection is replaced by the adapter, see neon.ts).
  */
-export function databaseFromEnv(): Database {
+export function databaseFromEnv(options: Pick<OpenOptions, 'statementTimeoutMs'> = {}): Database {
   const url = process.env.DATABASE_URL;
   if (!url) {
     throw new Error(
@@ -17,7 +17,7 @@ export function databaseFromEnv(): Database {
   if (cached?.url !== url) {
     // A new URL (a rotated secret): the old pool's connections are useless; close them quietly.
     void cached?.db.close().catch(() => undefined);
-    cached = { url, db: openDatabase(url) };
+    cached = { url, db: openDatabase(url, options) };
   }
   return cached.db;
 }

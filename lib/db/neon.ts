@@ -1,6 +1,7 @@
 import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
+import { STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
 import type { Database, Queryable, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
 import { classifySqlstate, DatabaseError, hintFor, sqlstateOf } from './errors.js';
@@ -17,14 +18,16 @@ export interface NeonOptions {
   /** `host:port` of a plain-ws proxy (ws-proxy.ts) to a local server; unset in production */
   wsProxy?: string;
   max?: number;
+  /**
+   * The server's cap on each statement (R2-5), set on every connection: the server ends a statement
+   * (57014) on its own even when this process is frozen or gone. Default: ingest's
+   * (lib/defaults.ts STATEMENT_TIMEOUT_SECONDS). The invocation's own deadline (setDeadline) is
+   * tighter and also enforced from this side.
+   */
+  statementTimeoutMs?: number;
 }
 
-/**
- * Server-side caps every connection starts with (R2-5), whatever the invocation: the server ends a
- * statement (57014) or a connection attempt on its own even when this process is frozen or gone.
- * The invocation's own deadline (setDeadline) is tighter and also enforced from this side.
- */
-const STATEMENT_TIMEOUT_MS = 25_000;
+/** The connection attempt's cap (R2-5), whatever the invocation. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** PostgreSQL through the real Neon serverless driver (`Pool` over WebSocket). */
@@ -49,7 +52,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   const pool = new Pool({
     connectionString,
     max: options.max ?? 4,
-    statement_timeout: STATEMENT_TIMEOUT_MS,
+    statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_SECONDS.ingest * 1000,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
   // Neon's Pool pins its own Client class as an instance field, ignoring the `Client` option.

@@ -6,6 +6,8 @@ export interface OpenOptions {
   /** `host:port` of the local ws→TCP proxy; defaults to DATABASE_WS_PROXY */
   wsProxy?: string;
   max?: number;
+  /** PostgreSQL: the server's cap on each statement (neon.ts); SQLite has none (it runs in this process) */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -15,7 +17,7 @@ export interface OpenOptions {
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (/^postgres(ql)?:\/\//.test(url)) {
     const wsProxy = options.wsProxy ?? (process.env.DATABASE_WS_PROXY || undefined);
-    return openNeon(url, { wsProxy, max: options.max });
+    return openNeon(url, { wsProxy, max: options.max, statementTimeoutMs: options.statementTimeoutMs });
   }
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');

@@ -2,9 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
-import { formatCanonical, formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
+import { formatCanonical, formatKey, formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
 import { type Checkpoint, compareAndSetCheckpoint, readCheckpoint, recordAcknowledgment } from './checkpoint.js';
-import { DEFAULT_CONFIRM_DELAY_SECONDS, DEFAULT_OVERLAP_SECONDS } from './config.js';
+import {
+  DEFAULT_CATCH_UP_SECONDS,
+  DEFAULT_CONFIRM_DELAY_SECONDS,
+  DEFAULT_MAX_WINDOW_SECONDS,
+  DEFAULT_OVERLAP_SECONDS,
+} from './config.js';
 import {
   excessSql,
   HOST_TOOL_CALL_INDEX,
@@ -16,7 +21,15 @@ import {
   windowExcessSql,
   windowShortfallSql,
 } from './queries.js';
-import type { CheckpointReport, HealthKind, HealthReport, HealthStatus, MissingKey } from './report.js';
+import {
+  type CheckpointReport,
+  type HealthKind,
+  type HealthReport,
+  type HealthStatus,
+  type HealthWindow,
+  MISSING_SAMPLE_SIZE,
+  type MissingKey,
+} from './report.js';
 
 export interface HealthCheckOptions {
   /** messages newer than this are not yet expected to have rows (frames wait in the queue) */
@@ -30,6 +43,13 @@ export interface HealthCheckOptions {
    * checkpoint moves to its end whatever the window's shortfall; the report names what was acknowledged
    */
   acknowledgeThrough?: Micros;
+  /**
+   * scheduled: the longest slice one evaluation covers; a longer window is verified slice by slice,
+   * the checkpoint moving after each (docs/health.md#catching-up). Default DEFAULT_MAX_WINDOW_SECONDS
+   */
+  maxWindowSeconds?: number;
+  /** scheduled: no further slice starts after this long; default DEFAULT_CATCH_UP_SECONDS */
+  catchUpSeconds?: number;
   /** the check's clock; defaults to the process clock */
   now?: Micros;
   /** pause between a non-zero shortfall and its re-evaluation (AC-28b); default DEFAULT_CONFIRM_DELAY_SECONDS */
@@ -94,6 +114,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
       status: 'not_activated',
       kind,
       window: null,
+      recent: null,
       shortfall: null,
       excess: null,
       collisions: null,
@@ -112,6 +133,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   let to: Micros;
   let findings: Findings;
   let checkpoint: CheckpointReport | null = null;
+  let recent: HealthWindow | null = null;
   if (kind === 'full') {
     from = captureSince;
     to = cutoff > from ? cutoff : from;
@@ -124,15 +146,32 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
         ? options.acknowledgeThrough
         : cutoff;
     if (to < from) to = from;
-    if (options.acknowledgeThrough !== undefined && before.at !== undefined && to <= before.at) {
-      throw new RangeError(
-        `nothing to acknowledge: the checkpoint already stands at ${formatRfc3339(before.at)}, at or after ${formatRfc3339(to)}`,
-      );
-    }
     const hostIndex = await hasHostToolCallIndex(db);
-    findings = await confirmed(() => evaluateWindow(db, captureSince, from, to, hostIndex), confirm);
-    await options.beforeCheckpoint?.();
-    checkpoint = await advanceCheckpoint(db, before, to, findings, options.acknowledgeThrough !== undefined);
+    const evaluate = (lo: Micros, hi: Micros) =>
+      confirmed(() => evaluateWindow(db, captureSince, lo, hi, hostIndex), confirm);
+    if (options.acknowledgeThrough !== undefined) {
+      if (before.at !== undefined && to <= before.at) {
+        throw new RangeError(
+          `nothing to acknowledge: the checkpoint already stands at ${formatRfc3339(before.at)}, at or after ${formatRfc3339(to)}`,
+        );
+      }
+      // An operator's command: the whole acknowledged window at once, so the report names all it accepts.
+      findings = await evaluate(from, to);
+      await options.beforeCheckpoint?.();
+      checkpoint = await advanceCheckpoint(db, before, to, findings, true);
+    } else {
+      const limits = catchUpLimits(options);
+      const run = await verifyInSlices(db, before, from, to, limits, evaluate, options.beforeCheckpoint);
+      ({ findings, checkpoint } = run);
+      // Held behind a shortfall or out of catch-up time: the newest traffic is still compared, so a
+      // new loss shows now, not once the checkpoint gets there (docs/health.md#catching-up).
+      if (run.verifiedTo < to) {
+        const recentFrom = to - limits.maxWindow > run.verifiedTo ? to - limits.maxWindow : run.verifiedTo;
+        findings = add(findings, await evaluate(recentFrom, to));
+        recent = { from: formatRfc3339(recentFrom), to: formatRfc3339(to) };
+      }
+      to = run.verifiedTo;
+    }
   }
 
   const status: HealthStatus =
@@ -141,6 +180,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     status,
     kind,
     window: { from: formatRfc3339(from), to: formatRfc3339(to) },
+    recent,
     shortfall: findings.shortfall,
     excess: findings.excess,
     collisions: findings.collisions,
@@ -231,6 +271,85 @@ async function evaluateWindow(
 async function hasHostToolCallIndex(db: Queryable): Promise<boolean> {
   const rows = await db.query<{ n: number }>(hostIndexSql(db.dialect), [HOST_TOOL_CALL_INDEX]);
   return Number(rows[0]?.n ?? 0) > 0;
+}
+
+interface CatchUpLimits {
+  maxWindow: Micros;
+  /** epoch ms after which no further slice starts */
+  startBy: number;
+}
+
+function catchUpLimits(options: HealthCheckOptions): CatchUpLimits {
+  const maxWindowSeconds = options.maxWindowSeconds ?? DEFAULT_MAX_WINDOW_SECONDS;
+  if (!Number.isFinite(maxWindowSeconds) || maxWindowSeconds <= 0) {
+    throw new RangeError(`maxWindowSeconds must be a positive number of seconds (got ${maxWindowSeconds})`);
+  }
+  const catchUpSeconds = options.catchUpSeconds ?? DEFAULT_CATCH_UP_SECONDS;
+  if (!Number.isFinite(catchUpSeconds) || catchUpSeconds < 0) {
+    throw new RangeError(`catchUpSeconds must be a non-negative number of seconds (got ${catchUpSeconds})`);
+  }
+  return { maxWindow: seconds(maxWindowSeconds), startBy: Date.now() + catchUpSeconds * 1000 };
+}
+
+interface SlicedRun {
+  findings: Findings;
+  checkpoint: CheckpointReport;
+  /** the end of the last slice evaluated: [from, verifiedTo) was compared */
+  verifiedTo: Micros;
+}
+
+/**
+ * docs/health.md#catching-up: [from, to) in consecutive slices of at most maxWindow, each
+ * evaluated and then written to the checkpoint by compare-and-set, so every statement costs one
+ * slice, not the history, and a run that stops (time, failure) keeps what it verified. Stops after
+ * a slice with a shortfall (the checkpoint stays right before it: the next slice would start there
+ * again), when another run moved the checkpoint, or when the catch-up time is spent. Excess and
+ * collisions add up over slices: each counts a row in the one slice it is observed in.
+ */
+async function verifyInSlices(
+  db: Queryable,
+  initial: Checkpoint,
+  from: Micros,
+  to: Micros,
+  limits: CatchUpLimits,
+  evaluate: (lo: Micros, hi: Micros) => Promise<Findings>,
+  beforeCheckpoint: (() => Promise<void>) | undefined,
+): Promise<SlicedRun> {
+  const initialBefore = initial.at === undefined ? null : formatRfc3339(initial.at);
+  let before = initial;
+  let findings: Findings | undefined;
+  let moved = false;
+  for (let lo = from; ; ) {
+    const hi = to - lo > limits.maxWindow ? lo + limits.maxWindow : to;
+    const slice = await evaluate(lo, hi);
+    findings = findings === undefined ? slice : add(findings, slice);
+    await beforeCheckpoint?.();
+    const written = await advanceCheckpoint(db, before, hi, slice, false);
+    moved ||= written.moved;
+    const done = hi >= to || slice.shortfall > 0 || !written.moved || Date.now() >= limits.startBy;
+    if (done) return { findings, checkpoint: { ...written, before: initialBefore, moved }, verifiedTo: hi };
+    // The value this run just wrote, byte for byte: the next slice's compare-and-set expects it.
+    const after = parseStoredTimestamp(written.after!)!;
+    before = { raw: formatKey(after), at: after, acknowledgedThrough: before.acknowledgedThrough };
+    lo = hi;
+  }
+}
+
+/** Findings of two disjoint ranges (a row or message is in at most one of them). */
+function add(a: Findings, b: Findings): Findings {
+  const earliest = [a.earliestMissing, b.earliestMissing].filter((x): x is Micros => x !== undefined);
+  const keys = new Map([...a.missing, ...b.missing].map((k) => [`${k.task_session_id}\u0000${k.tool_call_id}`, k]));
+  return {
+    shortfall: a.shortfall + b.shortfall,
+    missing: [...keys.entries()]
+      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
+      .slice(0, MISSING_SAMPLE_SIZE)
+      .map(([, k]) => k),
+    earliestMissing: earliest.length === 0 ? undefined : earliest.reduce((x, y) => (y < x ? y : x)),
+    excess: a.excess + b.excess,
+    collisions: a.collisions + b.collisions,
+    lastObserved: b.lastObserved ?? a.lastObserved,
+  };
 }
 
 /**

@@ -1,4 +1,10 @@
-import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, HEALTH_OVERLAP_SECONDS } from '../defaults.js';
+import {
+  HEALTH_CATCH_UP_SECONDS,
+  HEALTH_CONFIRM_DELAY_SECONDS,
+  HEALTH_GRACE_SECONDS,
+  HEALTH_MAX_WINDOW_SECONDS,
+  HEALTH_OVERLAP_SECONDS,
+} from '../defaults.js';
 
 /** docs/health.md: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
 export const DEFAULT_GRACE_SECONDS = HEALTH_GRACE_SECONDS;
@@ -13,6 +19,12 @@ export const DEFAULT_OVERLAP_SECONDS = HEALTH_OVERLAP_SECONDS;
 /** Pause before a non-zero shortfall is re-evaluated (AC-28b), so in-flight batches can land. */
 export const DEFAULT_CONFIRM_DELAY_SECONDS = HEALTH_CONFIRM_DELAY_SECONDS;
 
+/** The longest slice one evaluation covers (docs/health.md#catching-up). */
+export const DEFAULT_MAX_WINDOW_SECONDS = HEALTH_MAX_WINDOW_SECONDS;
+
+/** A scheduled run starts no further catch-up slice after this long (docs/health.md#catching-up). */
+export const DEFAULT_CATCH_UP_SECONDS = HEALTH_CATCH_UP_SECONDS;
+
 /** HEALTH_GRACE_SECONDS (docs/health.md grace period). */
 export function graceSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return secondsFromEnv(env, 'HEALTH_GRACE_SECONDS', DEFAULT_GRACE_SECONDS);
@@ -26,6 +38,29 @@ export function confirmDelaySecondsFromEnv(env: NodeJS.ProcessEnv = process.env)
 /** HEALTH_OVERLAP_SECONDS (the scheduled check's overlap before its checkpoint). */
 export function overlapSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return secondsFromEnv(env, 'HEALTH_OVERLAP_SECONDS', DEFAULT_OVERLAP_SECONDS);
+}
+
+/** HEALTH_MAX_WINDOW_SECONDS (a positive number: a window of no length verifies nothing). */
+export function maxWindowSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = secondsFromEnv(env, 'HEALTH_MAX_WINDOW_SECONDS', DEFAULT_MAX_WINDOW_SECONDS);
+  if (seconds === 0) throw new RangeError('HEALTH_MAX_WINDOW_SECONDS must be more than 0 seconds');
+  return seconds;
+}
+
+/** HEALTH_CATCH_UP_SECONDS (0: one slice per run). */
+export function catchUpSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return secondsFromEnv(env, 'HEALTH_CATCH_UP_SECONDS', DEFAULT_CATCH_UP_SECONDS);
+}
+
+/** Every HEALTH_* setting of the scheduled check, as runHealthCheck takes them. */
+export function healthOptionsFromEnv(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    graceSeconds: graceSecondsFromEnv(env),
+    overlapSeconds: overlapSecondsFromEnv(env),
+    maxWindowSeconds: maxWindowSecondsFromEnv(env),
+    catchUpSeconds: catchUpSecondsFromEnv(env),
+    confirmDelayMs: confirmDelaySecondsFromEnv(env) * 1000,
+  };
 }
 
 /** Unset or '' → the default; anything but a non-negative number is refused with how to fix it. */

@@ -6,7 +6,7 @@ import { failureFields } from '../db/errors.js';
 import { type RemainingTime, withinInvocation } from '../deadline.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import { runHealthCheck } from './check.js';
-import { confirmDelaySecondsFromEnv, graceSecondsFromEnv, overlapSecondsFromEnv } from './config.js';
+import { healthOptionsFromEnv } from './config.js';
 import { logHealthReport, recordHealthMetrics } from './publish.js';
 import type { HealthKind, HealthReport } from './report.js';
 
@@ -15,7 +15,7 @@ export interface HealthHandlerDeps {
   db: () => Database;
   /** runs before each check (deployed: reads DATABASE_URL from SSM once) */
   loadConfig?: () => Promise<void>;
-  /** HEALTH_GRACE_SECONDS, HEALTH_OVERLAP_SECONDS, HEALTH_CONFIRM_DELAY_SECONDS; read per invocation */
+  /** the HEALTH_* settings (lib/health/config.ts healthOptionsFromEnv); read per invocation */
   env?: NodeJS.ProcessEnv;
   metrics?: Metrics;
   logger?: Logger;
@@ -44,14 +44,7 @@ export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
       // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4)
       // every statement ends before the invocation does (R2-5)
       const report = await refreshingCredentials(() =>
-        withinInvocation(deps.db(), context, (db) =>
-          runHealthCheck(db, {
-            kind,
-            graceSeconds: graceSecondsFromEnv(env),
-            overlapSeconds: overlapSecondsFromEnv(env),
-            confirmDelayMs: confirmDelaySecondsFromEnv(env) * 1000,
-          }),
-        ),
+        withinInvocation(deps.db(), context, (db) => runHealthCheck(db, { kind, ...healthOptionsFromEnv(env) })),
       );
       recordHealthMetrics(metrics, report);
       logHealthReport(log, report);

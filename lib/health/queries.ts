@@ -10,7 +10,7 @@ import { MISSING_SAMPLE_SIZE } from './report.js';
  *   other side by key through an index, so its cost is the window's, not the history's.
  * The window's answer is the full audit's restricted to the window (a property test proves it):
  * shortfall = the full shortfall's keys that have a qualifying message created in the window;
- * excess = the full excess's keys that have a row observed in the window;
+ * excess = the full excess's keys whose first row since capture_since is observed in the window;
  * collisions = rows observed in the window that are not the first row of their key since
  * capture_since (summed over windows that partition time, this is rows − distinct keys).
  * R2-8: excess and collisions only count rows observed at or after capture_since, in both kinds.
@@ -116,14 +116,18 @@ function windowRows(dialect: Dialect, alias: string): string {
 }
 
 /**
- * Keys of rows observed in the window with no subagent message at all. With the host's index on
- * the metadata's tool_call_id, each key probes its session's messages through it (the raw
- * expression is the index's own, and safe: the index exists only where every document parsed);
- * the guarded reading then decides, as in the full audit. Without that index (an older host),
- * the window's keys are compared with every subagent message, as the full audit does.
+ * Keys whose first row since $1 is observed in the window, with no subagent message at all (each
+ * excess key counts in exactly one of any windows that partition time, so slices add up). With the
+ * host's index on the metadata's tool_call_id, each key probes its session's messages through it
+ * (the raw expression is the index's own, and safe: the index exists only where every document
+ * parsed); the guarded reading then decides, as in the full audit. Without that index (an older
+ * host), the window's keys are compared with every subagent message, as the full audit does.
  */
 export function windowExcessSql(dialect: Dialect, hostToolCallIndex: boolean): string {
-  const keys = `SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE} r WHERE ${windowRows(dialect, 'r')}`;
+  const earlier = dialect.comparable('o.observed_at');
+  const keys = `SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE} r WHERE ${windowRows(dialect, 'r')}
+    AND NOT EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
+      AND ${earlier} >= ${dialect.timestampParam(1)} AND ${earlier} < ${dialect.timestampParam(2)})`;
   if (!hostToolCallIndex) {
     return `SELECT COUNT(*) AS excess FROM (
   ${keys}

@@ -36,8 +36,17 @@ export interface CheckpointReport {
 export interface HealthReport {
   status: HealthStatus;
   kind: HealthKind;
-  /** null when not activated (nothing compared) */
+  /**
+   * null when not activated (nothing compared). Scheduled: what this run verified for its
+   * checkpoint, possibly in several slices, ending before now − grace while catching up or held
+   * behind a shortfall (docs/health.md#catching-up)
+   */
   window: HealthWindow | null;
+  /**
+   * scheduled, when `window` ends before now − grace: the newest traffic (at most one slice),
+   * compared too and counted in the figures below, never moving the checkpoint; otherwise null
+   */
+  recent: HealthWindow | null;
   /** confirmed distinct message keys without a row; null when not activated (comparison not run) */
   shortfall: number | null;
   /** distinct keys of rows observed since capture_since without any subagent message; never alarms */

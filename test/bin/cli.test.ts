@@ -118,6 +118,8 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
   it.each([
     [['--acknowledge-through', 'yesterday'], /RFC 3339/],
     [['--full', '--acknowledge-through', '2026-08-12T13:00:00Z'], /exclude each other/],
+    [['--full', '--statement-timeout', '0'], /positive number of seconds.*0 is refused/],
+    [['--statement-timeout', 'soon'], /--statement-timeout needs a positive number/],
   ])('health refuses %j as a usage error', async (args, message) => {
     const run = await cli('health', '--database-url', t.url, ...args);
     expect(run.code).toBe(EXIT.usage);

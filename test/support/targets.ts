@@ -64,7 +64,7 @@ export interface TestDatabase {
   /** DATABASE_WS_PROXY for it (PostgreSQL targets); its interrupt()/setAvailable() cut it off */
   readonly proxy: WsProxy | undefined;
   /** another connection (pool) to the current test's database; closed after the test */
-  connect(options?: { max?: number }): Database;
+  connect(options?: { max?: number; statementTimeoutMs?: number }): Database;
 }
 
 interface Backend {
@@ -205,7 +205,11 @@ export function useTestDatabase(
       return backend.proxy;
     },
     connect(connectOptions) {
-      const db = openDatabase(need().url, { wsProxy: backend.proxy?.address, max: connectOptions?.max });
+      const db = openDatabase(need().url, {
+        wsProxy: backend.proxy?.address,
+        max: connectOptions?.max,
+        statementTimeoutMs: connectOptions?.statementTimeoutMs,
+      });
       opened.push(db);
       return db;
     },

@@ -10,6 +10,11 @@ export function renderHealth(report: HealthReport): string {
     ['status', report.status],
     ['kind', report.kind === 'full' ? 'full audit since capture_since' : 'scheduled window'],
     ['window', report.window === null ? null : `${report.window.from} … ${report.window.to}`],
+    ...(report.recent === null
+      ? []
+      : ([
+          ['recent traffic', `${report.recent.from} … ${report.recent.to} (also compared; the checkpoint is behind)`],
+        ] as const)),
     ['shortfall', report.shortfall],
     ['excess', report.excess],
     ['collisions', report.collisions],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DatabaseError } from '../../../lib/db/errors.js';
+import { STATEMENT_TIMEOUT_SECONDS } from '../../../lib/defaults.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 // Connection loss exists only where there is a connection: the PostgreSQL targets, reached by the
@@ -8,6 +9,25 @@ const POSTGRES_TARGETS = TARGETS.filter((name) => name !== 'sqlite');
 
 describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on %s', (name) => {
   const t = useTestDatabase(name);
+
+  // PGlite's socket server ignores startup parameters (it runs in this process; nothing to cap).
+  it.skipIf(name !== 'postgres')(
+    "R2-5: every connection carries its caller's statement cap: ingest's by default, a longer one for health, migrate and the CLI",
+    async () => {
+      const show = async (db: { query: typeof t.db.query }) =>
+        (await db.query<{ statement_timeout: string }>('SHOW statement_timeout'))[0]!.statement_timeout;
+      expect(await show(t.connect())).toBe(`${STATEMENT_TIMEOUT_SECONDS.ingest}s`);
+      expect(await show(t.connect({ statementTimeoutMs: STATEMENT_TIMEOUT_SECONDS.migrate * 1000 }))).toBe('15min');
+    },
+  );
+
+  // PGlite runs in this process: its pg_sleep blocks the event loop, so only the server can show it.
+  it.skipIf(name !== 'postgres')('R2-5: the server ends a statement that runs past the cap (57014)', async () => {
+    const capped = t.connect({ statementTimeoutMs: 300 });
+    await expect(capped.query('SELECT pg_sleep(2)')).rejects.toMatchObject({ sqlstate: '57014', kind: 'system' });
+    const longer = t.connect({ statementTimeoutMs: 5_000 });
+    expect(await longer.query('SELECT pg_sleep(0.5), 1 AS n')).toMatchObject([{ n: 1 }]);
+  });
 
   it('replaces a pooled connection that died while idle (a frozen Lambda) and runs the statement', async () => {
     await t.db.query('SELECT 1');

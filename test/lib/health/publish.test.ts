@@ -7,6 +7,7 @@ const BASE: HealthReport = {
   status: 'healthy',
   kind: 'scheduled',
   window: { from: '2026-08-12T12:50:00.000000Z', to: '2026-08-12T12:55:00.500000Z' },
+  recent: null,
   checkpoint: {
     before: '2026-08-12T12:50:00.000000Z',
     after: '2026-08-12T12:55:00.500000Z',

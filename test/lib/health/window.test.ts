@@ -84,7 +84,11 @@ function model(
   );
   const described = new Set(readable.map((m) => keyOf(m.session, m.call)));
   const inRows = live.filter((r) => r.observedAt >= from && (rowsTo === undefined || r.observedAt < rowsTo));
-  const excess = new Set(inRows.map((r) => r.key).filter((k) => !described.has(k))).size;
+  // Excess: keys whose first row since capture_since is in the window (windows that partition time add up).
+  const firstRow = (key: string) =>
+    live.filter((r) => r.key === key).reduce((a, b) => (b.observedAt < a.observedAt ? b : a));
+  const excess = new Set(inRows.map((r) => r.key).filter((k) => !described.has(k) && inRows.includes(firstRow(k))))
+    .size;
   // A row collides when an earlier row of its key exists; rows at one instant are both in or both out of a window.
   const collisions = inRows.filter((r) =>
     live.some(
@@ -201,6 +205,116 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
         { numRuns: 40 },
       );
     }, 240_000);
+  });
+
+  it("catching up: slicing never changes where the checkpoint goes, and a clean run's counts are the unsliced run's (fast-check)", async () => {
+    await setCaptureSince(t.db, formatKey(SINCE));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(messageArb(fixture !== 'host'), { maxLength: 8 }),
+        fc.array(rowArb, { maxLength: 6 }),
+        instant,
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (messages, rows, lo, length, sliceSteps) => {
+          await reset();
+          await seed(messages, rows);
+          const hi = lo + BigInt(length) * STEP;
+          const settings = { kind: 'scheduled', graceSeconds: 0, overlapSeconds: 0, catchUpSeconds: 600 } as const;
+          await setCheckpoint(t.db, lo);
+          const whole = await check(t.db, hi, { ...settings, maxWindowSeconds: 86_400 });
+          await setCheckpoint(t.db, lo);
+          const sliced = await check(t.db, hi, { ...settings, maxWindowSeconds: sliceSteps * 30 });
+          expect(sliced.checkpoint!.after).toBe(whole.checkpoint!.after);
+          expect(sliced.window!.from).toBe(whole.window!.from);
+          if (whole.shortfall === 0) {
+            expect(sliced).toMatchObject({ window: whole.window, recent: null, shortfall: 0 });
+            expect(observed(sliced)).toEqual(observed(whole));
+          } else {
+            expect(sliced.shortfall).toBeGreaterThan(0);
+            expect(observed(whole).missing).toEqual(expect.arrayContaining(observed(sliced).missing));
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 240_000);
+
+  it('catching up: a window longer than the max window is verified slice by slice, and a run that fails between slices keeps what it verified', async () => {
+    await setCaptureSince(t.db, formatKey(SINCE));
+    for (const minute of [10n, 70n, 130n]) {
+      await seedMessage(t.db, { toolCallId: `m${minute}`, createdAt: SINCE + minute * MINUTE });
+      await seedRow(t.db, { toolCallId: `m${minute}`, observedAt: SINCE + minute * MINUTE });
+    }
+    const now = SINCE + 200n * MINUTE;
+    const sliceEnds: (string | undefined)[] = [];
+    // A real fault after the first slice: the table is gone when the second slice is read.
+    const failing = check(t.db, now, {
+      maxWindowSeconds: 3600,
+      beforeCheckpoint: async () => {
+        sliceEnds.push(await storedCheckpoint(t.db));
+        if (sliceEnds.length === 1)
+          await t.db.query('ALTER TABLE task_session_subagents RENAME TO task_session_subagents_away');
+      },
+    });
+    await expect(failing).rejects.toThrow();
+    await t.db.query('ALTER TABLE task_session_subagents_away RENAME TO task_session_subagents');
+    expect(sliceEnds).toEqual([undefined]);
+    expect(await storedCheckpoint(t.db)).toBe(formatKey(SINCE + 60n * MINUTE));
+
+    const resumed = await check(t.db, now, { maxWindowSeconds: 3600 });
+    expect(resumed).toMatchObject({
+      status: 'healthy',
+      window: { from: formatRfc3339(SINCE + 55n * MINUTE), to: formatRfc3339(now - GRACE) },
+      recent: null,
+      checkpoint: { before: formatRfc3339(SINCE + 60n * MINUTE), after: formatRfc3339(now - GRACE), moved: true },
+    });
+  });
+
+  it('catching up: a run stops starting slices when its catch-up time is spent, compares the newest traffic, and the next run resumes from the checkpoint', async () => {
+    await setCaptureSince(t.db, formatKey(SINCE));
+    const lostLate = SINCE + 170n * MINUTE;
+    await seedMessage(t.db, { toolCallId: 'late', createdAt: lostLate });
+    const now = SINCE + 200n * MINUTE;
+    const first = await check(t.db, now, { maxWindowSeconds: 3600, catchUpSeconds: 0 });
+    expect(first).toMatchObject({
+      status: 'shortfall',
+      shortfall: 1,
+      missing: [{ task_session_id: 's1', tool_call_id: 'late' }],
+      window: { from: formatRfc3339(SINCE), to: formatRfc3339(SINCE + 60n * MINUTE) },
+      recent: { from: formatRfc3339(now - GRACE - 60n * MINUTE), to: formatRfc3339(now - GRACE) },
+      checkpoint: { before: null, after: formatRfc3339(SINCE + 60n * MINUTE), moved: true },
+    });
+    const second = await check(t.db, now, { maxWindowSeconds: 3600, catchUpSeconds: 0 });
+    expect(second).toMatchObject({
+      window: { from: formatRfc3339(SINCE + 55n * MINUTE), to: formatRfc3339(SINCE + 115n * MINUTE) },
+      checkpoint: { after: formatRfc3339(SINCE + 115n * MINUTE), moved: true },
+    });
+    // The checkpoint reaches the lost message and stops right before it.
+    const third = await check(t.db, now, { maxWindowSeconds: 3600 });
+    expect(third).toMatchObject({ shortfall: 1, recent: null, checkpoint: { after: formatRfc3339(lostLate) } });
+  });
+
+  it('a shortfall held longer than the max window: each run compares the held slice and the newest traffic, so a new loss shows at once', async () => {
+    await setCaptureSince(t.db, formatKey(SINCE));
+    const lost = SINCE + 10n * MINUTE;
+    await seedMessage(t.db, { toolCallId: 'lost', createdAt: lost });
+    expect((await check(t.db, SINCE + 30n * MINUTE)).checkpoint).toMatchObject({ after: formatRfc3339(lost) });
+
+    const newLoss = SINCE + 400n * MINUTE;
+    await seedMessage(t.db, { toolCallId: 'new', createdAt: newLoss });
+    const now = SINCE + 430n * MINUTE;
+    expect(await check(t.db, now, { maxWindowSeconds: 3600 })).toMatchObject({
+      status: 'shortfall',
+      shortfall: 2,
+      missing: [
+        { task_session_id: 's1', tool_call_id: 'lost' },
+        { task_session_id: 's1', tool_call_id: 'new' },
+      ],
+      window: { from: formatRfc3339(lost - 5n * MINUTE), to: formatRfc3339(lost + 55n * MINUTE) },
+      recent: { from: formatRfc3339(now - GRACE - 60n * MINUTE), to: formatRfc3339(now - GRACE) },
+      checkpoint: { before: formatRfc3339(lost), after: formatRfc3339(lost), moved: false },
+    });
   });
 
   it('a shortfall stays visible run after run until its row arrives; the checkpoint waits right before it', async () => {
