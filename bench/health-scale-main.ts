@@ -37,7 +37,7 @@ try {
       log(`${target.name}: ${n.toLocaleString('en-US')} messages`);
       const f = await benchHealthScale(target, n, runs);
       log(
-        `  generated in ${(f.generateMs / 1000).toFixed(0)} s; scheduled ${f.scheduled.wallMs.toFixed(1)} ms; full ${(f.full.wallMs / 1000).toFixed(2)} s`,
+        `  generated in ${(f.generateMs / 1000).toFixed(0)} s; scheduled ${f.scheduled.wallMs.toFixed(1)} ms; catch-up ${(f.catchUp.ms / 1000).toFixed(1)} s for ${f.catchUp.verifiedHours.toFixed(0)} of ${f.catchUp.historyHours.toFixed(0)} h; full ${(f.full.wallMs / 1000).toFixed(2)} s`,
       );
       figures.push(f);
       write(renderHealthScale(figures, labels, machine, (performance.now() - started) / 1000));
@@ -80,13 +80,14 @@ function renderHealthScale(
     '',
     "- **Store.** The host's real DDL (local/kandev-schema.ts: every index the host creates, its expression indexes included) plus our migrate DDL, generated in the database with one set-based `INSERT … SELECT` per table (`generate_series` on PostgreSQL, a recursive CTE on SQLite). One message every 300 ms (200 a minute), every 10th a subagent call with its row observed at the message's creation; a larger store is a longer history at the same rate. `capture_since` = the first message (the worst case for the full audit).",
     '- **Scheduled check.** The checkpoint stands 5 minutes before the newest message (5 minutes of new traffic, 1,000 messages), the window starts 5 minutes (the overlap) before it and ends at now − grace: 2,000 messages and 200 rows at every size. `runHealthCheck(kind scheduled)` on a pool of 4, the checkpoint reset before each run, median.',
+    '- **Catch-up run.** The first scheduled run after an upgrade: no checkpoint, so the whole history since `capture_since` is behind. Default limits (slices of `HEALTH_MAX_WINDOW_SECONDS` = 1 h, no slice started after `HEALTH_CATCH_UP_SECONDS` = 30 s): its wall time, the hours of history it verified, and the scheduled runs (every 5 minutes) the whole history takes at that pace.',
     '- **Full audit.** `runHealthCheck(kind full)`: every message and row since `capture_since`, as `subagent-context health --full` runs it.',
     '',
-    '| database | messages | rows | window messages | scheduled check ms (median) | runs ms | full audit s (median) | store generated in s (setup) |',
-    '| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
+    '| database | messages | rows | window messages | scheduled check ms (median) | runs ms | catch-up run s | hours verified / history | runs to catch up | full audit s (median) | store generated in s (setup) |',
+    '| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.target} | ${int(r.messages)} | ${int(r.rows)} | ${int(r.windowMessages)} | **${ms(r.scheduled.wallMs)}** | ${r.scheduled.perRunMs.map(ms).join(', ')} | **${(r.full.wallMs / 1000).toFixed(2)}** | ${int(r.generateMs / 1000)} |`,
+        `| ${r.target} | ${int(r.messages)} | ${int(r.rows)} | ${int(r.windowMessages)} | **${ms(r.scheduled.wallMs)}** | ${r.scheduled.perRunMs.map(ms).join(', ')} | ${(r.catchUp.ms / 1000).toFixed(1)} | ${int(r.catchUp.verifiedHours)} / ${int(r.catchUp.historyHours)} | ${int(Math.ceil(r.catchUp.historyHours / r.catchUp.verifiedHours))} | **${(r.full.wallMs / 1000).toFixed(2)}** | ${int(r.generateMs / 1000)} |`,
     ),
     '',
   ];
