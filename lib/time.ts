@@ -103,6 +103,18 @@ function parts(us: Micros): { date: string; time: string; fraction: string } {
 }
 
 /** `2026-08-12 13:24:58.123456`: fixed width, what PostgreSQL binds and what SQLite compares. */
+/** The later of two instants (Math.max takes numbers, not bigint). */
+export function latestOf(a: Micros, b: Micros): Micros {
+  // biome-ignore lint/complexity/useMathMinMax: bigint
+  return a > b ? a : b;
+}
+
+/** The earlier of two instants. */
+export function earliestOf(a: Micros, b: Micros): Micros {
+  // biome-ignore lint/complexity/useMathMinMax: bigint
+  return a < b ? a : b;
+}
+
 export function formatCanonical(us: Micros): string {
   const p = parts(us);
   return `${p.date} ${p.time}.${p.fraction}`;

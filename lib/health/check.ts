@@ -2,7 +2,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
-import { formatCanonical, formatKey, formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
+import {
+  earliestOf,
+  formatCanonical,
+  formatKey,
+  formatRfc3339,
+  latestOf,
+  type Micros,
+  nowMicros,
+  parseStoredTimestamp,
+} from '../time.js';
 import { type Checkpoint, compareAndSetCheckpoint, readCheckpoint, recordAcknowledgment } from './checkpoint.js';
 import {
   DEFAULT_CATCH_UP_SECONDS,
@@ -166,7 +175,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
       // Held behind a shortfall or out of catch-up time: the newest traffic is still compared, so a
       // new loss shows now, not once the checkpoint gets there (docs/health.md#catching-up).
       if (run.verifiedTo < to) {
-        const recentFrom = to - limits.maxWindow > run.verifiedTo ? to - limits.maxWindow : run.verifiedTo;
+        const recentFrom = latestOf(to - limits.maxWindow, run.verifiedTo);
         findings = add(findings, await evaluate(recentFrom, to));
         recent = { from: formatRfc3339(recentFrom), to: formatRfc3339(to) };
       }
@@ -345,7 +354,7 @@ function add(a: Findings, b: Findings): Findings {
       .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
       .slice(0, MISSING_SAMPLE_SIZE)
       .map(([, k]) => k),
-    earliestMissing: earliest.length === 0 ? undefined : earliest.reduce((x, y) => (y < x ? y : x)),
+    earliestMissing: earliest.length === 0 ? undefined : earliest.reduce(earliestOf),
     excess: a.excess + b.excess,
     collisions: a.collisions + b.collisions,
     lastObserved: b.lastObserved ?? a.lastObserved,

@@ -47,10 +47,12 @@ export function indexedRange(dialect: Dialect, column: string, lo: number, hi: n
 export function shortfallSql(dialect: Dialect): string {
   const since = dialect.timestampParam(1);
   const cutoff = dialect.timestampParam(2);
-  const created = dialect.comparable('sm_all.created_at');
+  const created = dialect.comparable('msg.created_at');
+  // The audit reads most messages: each document parsed once; the creation range inside (its index).
+  const read = { fenced: true, where: `${created} >= ${since} AND ${created} < ${cutoff}` };
   return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
-  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id FROM ${subagentMessages(dialect)}
-  WHERE ${QUALIFYING} AND ${created} >= ${since} AND ${created} < ${cutoff}
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id FROM ${subagentMessages(dialect, read)}
+  WHERE ${QUALIFYING}
   EXCEPT
   SELECT task_session_id, tool_call_id FROM ${TABLE} WHERE ${dialect.comparable('observed_at')} >= ${since}
 ) missing
@@ -63,7 +65,7 @@ export function excessSql(dialect: Dialect): string {
   return `SELECT COUNT(*) AS excess FROM (
   SELECT task_session_id, tool_call_id FROM ${TABLE} WHERE ${dialect.comparable('observed_at')} >= ${dialect.timestampParam(1)}
   EXCEPT
-  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id FROM ${subagentMessages(dialect)}
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id FROM ${subagentMessages(dialect, { fenced: true })}
   WHERE sm_all.kind = 'subagent_task'
 ) unexplained`;
 }

@@ -68,10 +68,13 @@ function source(dialect: Dialect, column: ColumnName): string {
   return SOURCES[column](dialect);
 }
 
+/** The backfill reads every message: each document parsed once (lib/store/messages.ts). */
+const EVERY_MESSAGE = { fenced: true } as const;
+
 /** `{ newest, matched }`: MAX(created_at) (comparable form, or NULL) and COUNT(*) of qualifying messages. */
 export function highWaterSql(dialect: Dialect): string {
   return `SELECT MAX(${dialect.comparable('sm_all.created_at')}) AS newest, COUNT(*) AS matched
-FROM ${subagentMessages(dialect)} WHERE ${QUALIFYING}`;
+FROM ${subagentMessages(dialect, EVERY_MESSAGE)} WHERE ${QUALIFYING}`;
 }
 
 /**
@@ -88,7 +91,7 @@ FROM (
   SELECT sm_all.id, sm_all.task_session_id, sm_all.task_id, sm_all.turn_id, sm_all.meta_tool_call_id, sm_all.doc,
     sm_all.created_at, sm_all.updated_at,
     ROW_NUMBER() OVER (PARTITION BY sm_all.task_session_id, sm_all.meta_tool_call_id ORDER BY ${newestFirst}) AS newest
-  FROM ${subagentMessages(dialect)}
+  FROM ${subagentMessages(dialect, EVERY_MESSAGE)}
   WHERE ${QUALIFYING}
 ) q
 WHERE q.newest = 1

@@ -14,6 +14,11 @@ export interface TypedColumn {
  */
 export interface Dialect {
   readonly name: 'postgres' | 'sqlite';
+  /**
+   * Ends a derived table so the planner cannot merge it into the query around it: each of its
+   * columns is then computed once per row, however often the outer query refers to it.
+   */
+  readonly fence: string;
   /** Statements the schema needs on this dialect only, run after the shared DDL. */
   readonly extraDdl: readonly string[];
   /**

@@ -10,6 +10,7 @@ const ARRAY_TYPE: Record<SqlType, string> = {
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
+  fence: 'OFFSET 0',
   // A failed ::jsonb cast aborts the whole statement; this guard turns a malformed metadata
   // document into NULL instead (docs/migrate.md#5-malformed-metadata). PostgreSQL 16+ (Neon) validates with
   // pg_input_is_valid in an inlinable SQL function. PostgreSQL 15 has no such test, so there it is

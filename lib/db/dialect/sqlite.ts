@@ -3,6 +3,8 @@ import type { Dialect } from './dialect.js';
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
+  // A subquery with a LIMIT is never flattened into its parent.
+  fence: 'LIMIT -1 OFFSET 0',
   extraDdl: [],
   singleColumnIndexes: `SELECT il.name AS index_name, ii.name AS column_name
 FROM pragma_index_list($1) il JOIN pragma_index_info(il.name) ii
