@@ -1,6 +1,7 @@
 import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
+import { coalescingWebSocket } from './coalescing-websocket.js';
 import type { Database, Queryable, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
 import { classifySqlstate, DatabaseError, hintFor, sqlstateOf } from './errors.js';
@@ -8,7 +9,10 @@ import { type OpenTransaction, runTransaction } from './transaction.js';
 
 // Node 22 (Lambda nodejs22.x) has a global WebSocket; `ws` is the fallback for local Node 20 and
 // is replaced by a stub in the deployed bundle (serverless.yml custom.esbuild.alias), 48 KiB less.
-neonConfig.webSocketConstructor = (globalThis.WebSocket as unknown as typeof ws | undefined) ?? ws;
+// The driver's own write coalescing waits a 1 ms timer per round trip; ours flushes in a
+// microtask (coalescing-websocket.ts).
+neonConfig.webSocketConstructor = coalescingWebSocket((globalThis.WebSocket as unknown as typeof ws | undefined) ?? ws);
+neonConfig.coalesceWrites = false;
 
 const TIMESTAMP_OIDS = [1114, 1184];
 const INT8_OID = 20;
