@@ -68,14 +68,12 @@ export function prepareBatch(
 
 /**
  * Runs a batch's statements: all of them in one transaction when there is more than one, so the
- * batch lands whole or not at all.
+ * batch lands whole or not at all. On PostgreSQL that transaction is one round trip
+ * (`Database.batch`, a pipeline); a single statement needs no BEGIN/COMMIT at all.
  */
 export async function runPrepared(db: Queryable, statements: readonly PreparedStatement[]): Promise<void> {
-  const run = async (q: Queryable) => {
-    for (const { sql, params } of statements) await q.query(sql, params);
-  };
-  if (statements.length > 1 && isDatabase(db)) await db.transaction(run);
-  else await run(db);
+  if (statements.length > 1 && isDatabase(db)) await db.batch(statements);
+  else for (const { sql, params } of statements) await db.query(sql, params);
 }
 
 /**
