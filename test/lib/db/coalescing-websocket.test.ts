@@ -53,7 +53,7 @@ describe('coalescingWebSocket (the Neon driver socket, docs/ingest.md#a-batch)',
 
   it('closes the socket instead of throwing from the microtask when it can no longer send', async () => {
     class Broken extends RecordingSocket {
-      override send(): void {
+      override send(_data: unknown): void {
         throw new Error('WebSocket is not open');
       }
     }
