@@ -18,7 +18,7 @@ const PACKAGES = [
   '@neondatabase/serverless',
   'better-sqlite3',
   '@electric-sql/pglite',
-  '@aws-lambda-powertools/batch',
+  '@aws-lambda-powertools/logger',
   '@aws-lambda-powertools/metrics',
   'zod',
   'esbuild',

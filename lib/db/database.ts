@@ -11,6 +11,12 @@ export interface Queryable {
 export interface Database extends Queryable {
   /** BEGIN … COMMIT on one connection; ROLLBACK and rethrow on any failure. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * The statements in order in one transaction, as `transaction` running them one by one would
+   * (all or nothing; each sees the ones before it), in as few round trips as the driver allows:
+   * on PostgreSQL one (a pipeline, lib/db/pipeline.ts), plus a ROLLBACK when one fails.
+   */
+  batch(statements: readonly { sql: string; params?: readonly unknown[] }[]): Promise<void>;
   /** Statements sent since open (BEGIN/COMMIT included): the cost of a batch. */
   readonly stats: { roundTrips: number };
   /**

@@ -2,14 +2,19 @@ import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverl
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
 import { STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
+import { coalescingWebSocket } from './coalescing-websocket.js';
 import type { Database, Queryable, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
 import { classifySqlstate, DatabaseError, hintFor, sqlstateOf } from './errors.js';
+import { Pipeline, type PipelinedStatement } from './pipeline.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
 // Node 22 (Lambda nodejs22.x) has a global WebSocket; `ws` is the fallback for local Node 20 and
 // is replaced by a stub in the deployed bundle (serverless.yml custom.esbuild.alias), 48 KiB less.
-neonConfig.webSocketConstructor = (globalThis.WebSocket as unknown as typeof ws | undefined) ?? ws;
+// The driver's own write coalescing waits a 1 ms timer per round trip; ours flushes in a
+// microtask (coalescing-websocket.ts).
+neonConfig.webSocketConstructor = coalescingWebSocket((globalThis.WebSocket as unknown as typeof ws | undefined) ?? ws);
+neonConfig.coalesceWrites = false;
 
 const TIMESTAMP_OIDS = [1114, 1184];
 const INT8_OID = 20;
@@ -148,6 +153,49 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     }
   };
 
+  /**
+   * BEGIN (with the statement timeout of `begin`), the statements and COMMIT as one pipeline on
+   * one connection: one round trip. The server skips whatever follows a failed statement, COMMIT
+   * included, so a failure leaves an aborted transaction that ROLLBACK ends (or none, when COMMIT
+   * itself failed; ROLLBACK then only warns).
+   */
+  const runBatch = async (statements: readonly PipelinedStatement[]): Promise<void> => {
+    const client = await connect();
+    client.on('error', ignore);
+    let broken: Error | undefined;
+    try {
+      const left = msUntil(deadline);
+      const pipeline = new Pipeline([
+        { sql: 'BEGIN' },
+        ...(Number.isFinite(left) ? [{ sql: `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(left))}` }] : []),
+        ...statements,
+        { sql: 'COMMIT' },
+      ]);
+      stats.roundTrips += 1;
+      try {
+        client.query(pipeline);
+        await beforeDeadline(pipeline.done, deadline, late('a transaction'), () =>
+          (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy(),
+        );
+      } catch (err) {
+        const error = toDatabaseError(err);
+        if (error.sqlstate === undefined) {
+          broken = error; // the connection is lost or suspect: the server ends its transaction
+        } else {
+          try {
+            await run(client, 'ROLLBACK');
+          } catch (rollbackError) {
+            broken = rollbackError as Error;
+          }
+        }
+        throw error;
+      }
+    } finally {
+      client.off('error', ignore);
+      client.release(broken);
+    }
+  };
+
   return {
     dialect: postgresDialect,
     stats,
@@ -188,6 +236,22 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       } finally {
         client.off('error', ignore);
         client.release(broken);
+      }
+    },
+    async batch(statements) {
+      try {
+        return await runBatch(statements);
+      } catch (err) {
+        // As for `query`: a pooled connection that died while idle fails before the server sees
+        // anything; the batch is then sent once more on a fresh connection (re-applying a
+        // batch is safe anyway: every merge rule is replay-safe, AC-3 and R2-7, docs/merge.md).
+        const deadConnection =
+          err instanceof DatabaseError &&
+          err.sqlstate === undefined &&
+          err.driverCode !== 'ETIMEDOUT' &&
+          !connectFailures.has(err);
+        if (deadConnection) return runBatch(statements);
+        throw err;
       }
     },
     close: () => pool.end(),

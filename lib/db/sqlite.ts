@@ -121,6 +121,12 @@ export function openSqlite(path: string): Database {
         return runTransaction(open, fn);
       });
     },
+    // In-process: a statement costs no round trip to save, so the plain transaction.
+    batch(statements) {
+      return this.transaction(async (tx) => {
+        for (const { sql, params } of statements) await tx.query(sql, params);
+      });
+    },
     setDeadline(next) {
       if (next !== undefined && deadline === undefined)
         busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;

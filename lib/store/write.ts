@@ -53,13 +53,24 @@ export function prepareBatch(
     sqlByDialect.set(dialect.name, sql);
   }
   const statement = sql;
+  // A row's observed_at, last_observed_at and (when it settles) settled_at are mostly one
+  // instant: formatted once, not three times (it was a fifth of this function's time).
+  let lastInstant: Micros | undefined;
+  let lastText = '';
+  const encode = (us: Micros) => {
+    if (us !== lastInstant) {
+      lastInstant = us;
+      lastText = dialect.encodeTimestamp(us);
+    }
+    return lastText;
+  };
   return rounds(writes).map((round) => {
     const rows = round.map(({ write }) =>
       COLUMN_NAMES.map((name) => {
         if (name === 'id') return randomUUID();
         if (name === 'updated_at') return updatedAt;
         const value = write[name];
-        return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;
+        return typeof value === 'bigint' ? encode(value) : value;
       }),
     );
     return { sql: statement, params: dialect.bindRows(COLUMNS, rows) };
@@ -68,14 +79,12 @@ export function prepareBatch(
 
 /**
  * Runs a batch's statements: all of them in one transaction when there is more than one, so the
- * batch lands whole or not at all.
+ * batch lands whole or not at all. On PostgreSQL that transaction is one round trip
+ * (`Database.batch`, a pipeline); a single statement needs no BEGIN/COMMIT at all.
  */
 export async function runPrepared(db: Queryable, statements: readonly PreparedStatement[]): Promise<void> {
-  const run = async (q: Queryable) => {
-    for (const { sql, params } of statements) await q.query(sql, params);
-  };
-  if (statements.length > 1 && isDatabase(db)) await db.transaction(run);
-  else await run(db);
+  if (statements.length > 1 && isDatabase(db)) await db.batch(statements);
+  else for (const { sql, params } of statements) await db.query(sql, params);
 }
 
 /**

@@ -194,6 +194,29 @@ describe.each(TARGETS)('R2-5 on %s', (name) => {
     },
   );
 
+  it.skipIf(name !== 'postgres')(
+    'R2-5: a batch sent as one pipeline (BEGIN, SET LOCAL statement_timeout, the rounds, COMMIT) ends at the deadline',
+    async () => {
+      const db = t.connect();
+      db.setDeadline(Date.now() + 400);
+      const { value: error, ms } = await timed(() =>
+        db.batch([{ sql: 'SELECT pg_sleep(5)' }, { sql: 'SELECT 1' }]).catch((err: unknown) => err),
+      );
+      expect(error).toBeInstanceOf(DatabaseError);
+      expect((error as DatabaseError).kind).toBe('system');
+      expect(ms).toBeLessThan(1200);
+      db.setDeadline(undefined);
+      expect(await db.query<{ n: number }>('SELECT 1 AS n')).toEqual([{ n: 1 }]);
+      // The pipeline's statements run under the invocation's timeout, not the connection's 25 s
+      // (a division by zero otherwise), and the next statement under the connection's again.
+      const bounded = "SELECT 1 / (current_setting('statement_timeout') <> '25s')::int";
+      db.setDeadline(Date.now() + 10_000);
+      await db.batch([{ sql: bounded }, { sql: bounded }]);
+      db.setDeadline(undefined);
+      expect(await db.query('SHOW statement_timeout')).toEqual([{ statement_timeout: '25s' }]);
+    },
+  );
+
   it('R2-5: migrate on a database that stops answering fails in time and names the step', async () => {
     const db = await silentDatabase('websocket');
     const { value: error, ms } = await timed(() =>

@@ -27,7 +27,8 @@ describe.each(TARGETS)('batch write on %s', (name) => {
     );
     const before = t.db.stats.roundTrips;
     await writeBatch(t.db, writes);
-    expect(t.db.stats.roundTrips - before).toBe(3 + 2); // BEGIN, 3 rounds, COMMIT
+    // PostgreSQL: BEGIN, the 3 rounds and COMMIT in one pipeline; SQLite (in-process): each counted.
+    expect(t.db.stats.roundTrips - before).toBe(t.db.dialect.name === 'postgres' ? 1 : 3 + 2);
     const rows = await readSession(t.db, 's1');
     expect(rows).toHaveLength(997);
     expect(rows.find((r) => r.tool_call_id === 'c5')?.total_tokens).toBe(2000); // the last frame of c5 (i = 1999)
@@ -40,6 +41,19 @@ describe.each(TARGETS)('batch write on %s', (name) => {
     const writes = [write({ tool_call_id: 'a' }), write({ tool_call_id: 'b' }), broken];
     await expect(writeBatch(t.db, writes)).rejects.toThrow();
     expect(await readSession(t.db, 's1')).toEqual([]);
+  });
+
+  it("R2-7: a batch in rounds that fails reports the failing row's class, and its connection serves the next batch", async () => {
+    await seedSession(t.db);
+    // One connection: the next batch must find it out of the failed transaction.
+    const db = t.connect({ max: 1 });
+    const rounds = [write({ tool_call_id: 'a' }), write({ tool_call_id: 'a', subagent_task: { model: 'm1' } })];
+    await expect(writeBatch(db, [...rounds, write({ task_session_id: 'missing' })])).rejects.toMatchObject({
+      kind: 'foreign_key',
+    });
+    expect(await readSession(db, 's1')).toEqual([]);
+    await writeBatch(db, rounds);
+    expect(await readSession(db, 's1')).toMatchObject([{ tool_call_id: 'a', model: 'm1' }]);
   });
 
   it('sends nothing for an empty batch', async () => {
