@@ -51,13 +51,13 @@ export const MIGRATE_TIMEOUT_SECONDS = 900;
 
 /**
  * The server's own cap on one statement (R2-5), per caller: it ends a statement even when this
- * process is frozen or gone. Ingest keeps it under its function timeout; health and migrate get
- * their function's timeout (the full audit and the backfill are long single statements on a large
- * store); the CLI, run by an operator, the migrate function's (`--statement-timeout` changes it).
- * An invocation's deadline is tighter still and also enforced (lib/deadline.ts).
+ * process is frozen or gone. Ingest keeps the database layer's 25 s (lib/db/neon.ts
+ * DEFAULT_STATEMENT_TIMEOUT_MS, under its 30 s timeout); health and migrate get their function's
+ * timeout (the full audit and the backfill are long single statements on a large store); the CLI,
+ * run by an operator, the migrate function's (`--statement-timeout` changes it). An invocation's
+ * deadline is tighter still and also enforced (lib/deadline.ts).
  */
 export const STATEMENT_TIMEOUT_SECONDS = Object.freeze({
-  ingest: 25,
   health: HEALTH_TIMEOUT_SECONDS,
   migrate: MIGRATE_TIMEOUT_SECONDS,
   cli: MIGRATE_TIMEOUT_SECONDS,

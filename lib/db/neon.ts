@@ -1,7 +1,6 @@
 import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
-import { STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
 import { coalescingWebSocket } from './coalescing-websocket.js';
 import type { Database, Queryable, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
@@ -25,12 +24,16 @@ export interface NeonOptions {
   max?: number;
   /**
    * The server's cap on each statement (R2-5), set on every connection: the server ends a statement
-   * (57014) on its own even when this process is frozen or gone. Default: ingest's
-   * (lib/defaults.ts STATEMENT_TIMEOUT_SECONDS). The invocation's own deadline (setDeadline) is
-   * tighter and also enforced from this side.
+   * (57014) on its own even when this process is frozen or gone. Default
+   * DEFAULT_STATEMENT_TIMEOUT_MS; longer for callers with long statements (lib/defaults.ts
+   * STATEMENT_TIMEOUT_SECONDS). The invocation's own deadline (setDeadline) is tighter and also
+   * enforced from this side.
    */
   statementTimeoutMs?: number;
 }
+
+/** The server's cap on one statement unless the caller sets one: under ingest's 30 s function timeout. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 25_000;
 
 /** The connection attempt's cap (R2-5), whatever the invocation. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -57,7 +60,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   const pool = new Pool({
     connectionString,
     max: options.max ?? 4,
-    statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_SECONDS.ingest * 1000,
+    statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
   // Neon's Pool pins its own Client class as an instance field, ignoring the `Client` option.

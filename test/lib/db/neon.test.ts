@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DatabaseError } from '../../../lib/db/errors.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../../../lib/db/neon.js';
 import { STATEMENT_TIMEOUT_SECONDS } from '../../../lib/defaults.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -16,7 +17,7 @@ describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on 
     async () => {
       const show = async (db: { query: typeof t.db.query }) =>
         (await db.query<{ statement_timeout: string }>('SHOW statement_timeout'))[0]!.statement_timeout;
-      expect(await show(t.connect())).toBe(`${STATEMENT_TIMEOUT_SECONDS.ingest}s`);
+      expect(await show(t.connect())).toBe(`${DEFAULT_STATEMENT_TIMEOUT_MS / 1000}s`);
       expect(await show(t.connect({ statementTimeoutMs: STATEMENT_TIMEOUT_SECONDS.migrate * 1000 }))).toBe('15min');
     },
   );
