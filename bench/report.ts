@@ -71,8 +71,18 @@ function verdicts(r: BenchResults): string[] {
     }
   }
   if (lines.length === 0) return [];
-  return ['## Targets (PostgreSQL)', '', ...lines, ''];
+  return ['## Targets (PostgreSQL)', '', ...lines, '', ...BEFORE_ISSUE_14_INGEST, ''];
 }
+
+/**
+ * Issue 14's "before" for the hot path, measured by this same command (`BENCH_ONLY=ingest,cold-start
+ * npm run bench`) in a checkout of the named commit, on this machine, quiet (load < 1), in the
+ * session that made the change; kept here because a run measures only the code it runs.
+ */
+const BEFORE_ISSUE_14_INGEST = [
+  '- Before (main at `2b038be`, before the pipelined rounds and the microtask write coalescing; measured 2026-11-30 13:43 UTC on this machine, quiet): PostgreSQL batch 10: handler 947 frames/s, limit 1,027 (**0.92**), 4.43 round trips per call, p50 10.1 ms; batch 1,000: handler 8,009, limit 10,181 (**0.79**), 6 round trips, p50 122 ms. SQLite 0.60 / 0.63. The issue measured about 0.3 at both sizes (with the classic zod API, the AWS SDK client and one statement per frame key round).',
+  "- Left as it is: the frame's schema (zod/mini) costs about 10 µs a frame (a profile with a database that answers at once: ~10 ms per 1,000-frame batch, JSON.parse 4–7 ms, normalize 4 ms, prepareBatch 8.6 ms, Powertools Metrics' per-frame `lag` 4.5 ms). A plain-code fast path beside the schema was tried and removed: it restated the frame's rules in a second place.",
+];
 
 function machine(r: BenchResults): string[] {
   const m = r.machine;
@@ -175,7 +185,7 @@ function coldStartSection(r: BenchResults): string[] {
         `| ${c.function} | **${kib(c.bytes)}** | ${budget(c.function) ?? '–'} KiB${c.bytes > (budget(c.function) ?? Infinity) * 1024 ? ' **exceeded**' : ''} | ${kib(c.gzipBytes)} | ${kib(c.mapBytes)} | **${ms(c.initMs)}**${c.initMs > INIT_TARGET_MS ? ' (over)' : ''} | ${ms(c.initCpuMs)} | ${ms(c.readyMs)} | ${c.largest.map(([name, bytes]) => `${name} ${kib(bytes)}`).join(', ')} |`,
     ),
     '',
-    `- Before issue 14 (main at 462a7aa, 2026-11-30, same method, quoted from /work/notes/issue-14.md, not measured by this run): minified ingest 1,360 KiB, health 861 KiB, migrate 848 KiB; init ms (minified) 374, 270, 292; deployed unminified (2,828 / 1,971 / 1,923 KiB) with init 395 / 328 / 299 ms. The metafile then showed classic zod 445 KiB, @aws-sdk/client-ssm 206 KiB, @smithy/core 196 KiB, ws 48 KiB in ingest.`,
+    '- Before issue 14 (main at `462a7aa`, measured by `BENCH_ONLY=cold-start npm run bench` in a checkout of that commit, this machine, 2026-11-30 13:43 UTC, quiet): deployed unminified with inline source maps, 2,846 / 1,988 / 1,939 KiB (ingest / health / migrate), init **263 / 202 / 220 ms**; minified 1,360 / 861 / 848 KiB, init 233 / 162 / 181 ms. The metafile then showed classic zod 445 KiB, @aws-sdk/client-ssm 206 KiB, @smithy/core 196 KiB, ws 48 KiB in ingest. (On the loaded machine of the earlier session the same method gave 395 / 328 / 299 ms deployed.)',
     '',
   ];
 }
