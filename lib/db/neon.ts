@@ -199,27 +199,31 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     }
   };
 
+  /**
+   * A connection that died unnoticed (e.g. while a Lambda was frozen) fails before the server sees
+   * anything; what is sent outside a caller's transaction here (a statement, a whole batch) is
+   * safe to send again, so it is, once, on a fresh connection. A database that is really down
+   * fails again and is reported. Not after running out of time (none is left) nor when opening
+   * the connection failed (the fresh connection is what failed).
+   */
+  const onceMoreIfDead = async <T>(send: () => Promise<T>): Promise<T> => {
+    try {
+      return await send();
+    } catch (err) {
+      const deadConnection =
+        err instanceof DatabaseError &&
+        err.sqlstate === undefined &&
+        err.driverCode !== 'ETIMEDOUT' &&
+        !connectFailures.has(err);
+      if (deadConnection) return send();
+      throw err;
+    }
+  };
+
   return {
     dialect: postgresDialect,
     stats,
-    async query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-      try {
-        return await runAlone<T>(sql, params);
-      } catch (err) {
-        // A connection that died unnoticed fails before the server sees the statement; every
-        // statement sent outside a transaction here is idempotent, so one retry on a fresh
-        // connection is safe. A database that is really down fails again and is reported. A
-        // statement that ran out of time, or a connection that could not be opened, is not
-        // retried: there is no time left, or the fresh connection is what failed.
-        const deadConnection =
-          err instanceof DatabaseError &&
-          err.sqlstate === undefined &&
-          err.driverCode !== 'ETIMEDOUT' &&
-          !connectFailures.has(err);
-        if (deadConnection) return runAlone<T>(sql, params);
-        throw err;
-      }
-    },
+    query: <T = Row>(sql: string, params?: readonly unknown[]) => onceMoreIfDead(() => runAlone<T>(sql, params)),
     setDeadline(next) {
       deadline = next;
     },
@@ -241,22 +245,8 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
         client.release(broken);
       }
     },
-    async batch(statements) {
-      try {
-        return await runBatch(statements);
-      } catch (err) {
-        // As for `query`: a pooled connection that died while idle fails before the server sees
-        // anything; the batch is then sent once more on a fresh connection (re-applying a
-        // batch is safe anyway: every merge rule is replay-safe, AC-3 and R2-7, docs/merge.md).
-        const deadConnection =
-          err instanceof DatabaseError &&
-          err.sqlstate === undefined &&
-          err.driverCode !== 'ETIMEDOUT' &&
-          !connectFailures.has(err);
-        if (deadConnection) return runBatch(statements);
-        throw err;
-      }
-    },
+    // Re-applying a batch is safe too: every merge rule is replay-safe (AC-3, R2-7, docs/merge.md).
+    batch: (statements) => onceMoreIfDead(() => runBatch(statements)),
     close: () => pool.end(),
   };
 }
