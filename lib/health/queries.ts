@@ -96,13 +96,16 @@ export function lastObservedSql(dialect: Dialect): string {
  * the total and the earliest over all missing keys, so the checkpoint can stop right before it.
  */
 export function windowShortfallSql(dialect: Dialect): string {
-  const created = dialect.comparable('sm_all.created_at');
+  const created = dialect.comparable('msg.created_at');
+  // The window's messages through the created_at index, each document parsed once (the fence).
+  const read = {
+    fenced: true,
+    where: `${indexedRange(dialect, 'msg.created_at', 2, 3)} AND ${created} >= ${dialect.timestampParam(2)} AND ${created} < ${dialect.timestampParam(3)}`,
+  };
   return `SELECT task_session_id, tool_call_id, first_created, COUNT(*) OVER () AS total, MIN(first_created) OVER () AS earliest FROM (
-  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id, MIN(${created}) AS first_created
-  FROM ${subagentMessages(dialect)}
-  WHERE ${indexedRange(dialect, 'sm_all.created_at', 2, 3)}
-    AND ${created} >= ${dialect.timestampParam(2)} AND ${created} < ${dialect.timestampParam(3)}
-    AND ${QUALIFYING}
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id, MIN(${dialect.comparable('sm_all.created_at')}) AS first_created
+  FROM ${subagentMessages(dialect, read)}
+  WHERE ${QUALIFYING}
     AND NOT EXISTS (SELECT 1 FROM ${TABLE} r WHERE r.task_session_id = sm_all.task_session_id
       AND r.tool_call_id = sm_all.meta_tool_call_id AND ${dialect.comparable('r.observed_at')} >= ${dialect.timestampParam(1)})
   GROUP BY sm_all.task_session_id, sm_all.meta_tool_call_id

@@ -20,7 +20,8 @@ export interface MessageRead {
    * once, behind the dialect's fence, instead of once per reference to it (each identity check of
    * R2-1 is one; a 1M-message backfill took twice as long). A condition of the outer query no
    * longer reaches the messages through the fence, so one on `msg` that an index should serve goes
-   * in `where`. Not for the health window, whose probes are correlated with the outer query.
+   * in `where`. Not where a condition correlated with an outer query must reach the messages'
+   * index (the health window's excess probe).
    */
   fenced?: boolean;
   /** fenced: a condition on the message row `msg`, applied before parsing */
