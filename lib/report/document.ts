@@ -1,0 +1,189 @@
+import * as z from 'zod/mini';
+
+/*
+ * The report document (docs/report.md, SPEC §13 R3-5…R3-9), version 1: the one definition of what
+ * `subagent-context report --json` prints. The terminal table, the CSV, the HTML page and the OTLP
+ * export only consume a value of this shape; none of them computes a figure again. The committed
+ * JSON Schema (schema/report.v1.schema.json, `npm run schema`) is generated from this file, as the
+ * frame's is from lib/frame/schema.ts.
+ *
+ * Honesty rules (R3-6): a sum is `null` when `reported` is 0 (NULL is never 0); percentiles are
+ * nearest-rank over reported values only; 'unknown' is never an execution; instants are RFC 3339
+ * UTC text with microseconds (`2026-08-12T13:24:58.123456Z`).
+ */
+
+const count = z.int().check(z.minimum(0));
+const instant = z.string().check(z.meta({ format: 'date-time', description: 'RFC 3339 UTC, microseconds' }));
+const nullableInstant = z.nullable(instant);
+
+/** A metric column's sum over the rows that reported it (R3-6: null when none did). */
+export const metricSum = z.object({
+  sum: z.nullable(count),
+  reported: count,
+});
+
+/** duration_ms over reported rows: nearest-rank percentiles (rank ⌈p/100 · n⌉), null when n = 0. */
+export const durationFigures = z.object({
+  reported: count,
+  p50: z.nullable(count),
+  p95: z.nullable(count),
+  max: z.nullable(count),
+});
+
+/** Subagents per model, most first then by name; rows without a model are `unreported`. */
+export const modelCounts = z.object({
+  counts: z.array(z.object({ model: z.string(), subagents: count })),
+  unreported: count,
+});
+
+/** Fan-out histogram: `turns` turns launched exactly `top_level` top-level subagents (k ≥ 1, ascending). */
+export const fanOutBucket = z.object({ top_level: count, turns: count });
+
+/** Every figure of one scope (the whole store, or one group); the names are the JSON contract. */
+export const figures = z.object({
+  subagents: count,
+  top_level: count,
+  nested: count,
+  async: count,
+  live: count,
+  backfill: count,
+  settled: count,
+  /** tool_status error, failed or cancelled */
+  failed: count,
+  tokens: metricSum,
+  tool_uses: metricSum,
+  duration_ms: durationFigures,
+  models: modelCounts,
+  fan_out: z.array(fanOutBucket),
+  /** distinct agent_execution_id other than 'unknown' */
+  executions: count,
+  /** rows whose agent_execution_id is 'unknown' */
+  unknown_execution: count,
+  /** distinct turns that launched at least one subagent */
+  turns: count,
+  /** the scope's rows in the host's task_sessions (R3-7); null where the scope has no sessions of its own (type, model) */
+  sessions: z.nullable(count),
+  /** sessions + subagents (R3-7); null when sessions is */
+  contexts: z.nullable(count),
+  /** from the host's office_cost_events (R3-7); null when the store has no such table or the scope has no cost of its own */
+  cost_subcents: z.nullable(z.int()),
+  estimated_cost_subcents: z.nullable(z.int()),
+  /** cost_subcents ÷ contexts, rounded half up to an integer; null when either is null or contexts is 0 */
+  cost_per_context_subcents: z.nullable(z.int()),
+  first_observed_at: nullableInstant,
+  last_observed_at: nullableInstant,
+});
+
+export const GROUP_BY = ['task', 'session', 'turn', 'type', 'model', 'day'] as const;
+export type GroupBy = (typeof GROUP_BY)[number];
+
+export const SORT_BY = ['subagents', 'contexts', 'tokens', 'cost', 'key', 'last_observed_at'] as const;
+export type SortBy = (typeof SORT_BY)[number];
+
+export const group = z.extend(figures, {
+  by: z.enum(GROUP_BY),
+  /** the task, session or turn id; the subagent_type or model (null when not reported); the UTC day YYYY-MM-DD */
+  key: z.nullable(z.string()),
+  /** tasks.title where the host has one (task groups only), else null */
+  title: z.nullable(z.string()),
+  /** the group holds a session with activity before capture_since: its fan-out is a lower bound (R3-6, AC-25) */
+  lower_bound: z.boolean(),
+});
+
+/** R3-8: how complete the figures are, computed read-only. */
+export const completeness = z.object({
+  /** kandev_meta subagent_context_capture_since; null: never activated */
+  capture_since: nullableInstant,
+  /** kandev_meta subagent_context_backfill_through; null: no backfill ran or it covered nothing */
+  backfill_through: nullableInstant,
+  /** the scheduled health check's checkpoint; null: the check has not run */
+  verified_through: nullableInstant,
+  /** an open shortfall: qualifying messages with no row, up to now − grace, read-only */
+  shortfall: z.object({ open: z.boolean(), count: count }),
+  /** up to 20 of the missing keys */
+  missing: z.array(z.object({ task_session_id: z.string(), tool_call_id: z.string() })),
+  /** sessions in scope with activity before capture_since: their fan-out is a lower bound */
+  lower_bound_sessions: count,
+  /** why a figure is null or partial, one sentence each (no cost table, not activated, …) */
+  notes: z.array(z.string()),
+});
+
+/** One subagent in a fan-out tree (the row's own values; metrics null when not reported). */
+export interface TreeNode {
+  task_session_id: string;
+  tool_call_id: string;
+  agent_execution_id: string;
+  parent_tool_call_id: string | null;
+  subagent_type: string | null;
+  description: string | null;
+  model: string | null;
+  agent_status: string | null;
+  tool_status: string | null;
+  is_async: boolean;
+  source: 'live' | 'backfill';
+  total_tokens: number | null;
+  tool_use_count: number | null;
+  duration_ms: number | null;
+  observed_at: string;
+  settled_at: string | null;
+  children: TreeNode[];
+}
+
+export const treeNode: z.ZodMiniType<TreeNode> = z.object({
+  task_session_id: z.string(),
+  tool_call_id: z.string(),
+  agent_execution_id: z.string(),
+  parent_tool_call_id: z.nullable(z.string()),
+  subagent_type: z.nullable(z.string()),
+  description: z.nullable(z.string()),
+  model: z.nullable(z.string()),
+  agent_status: z.nullable(z.string()),
+  tool_status: z.nullable(z.string()),
+  is_async: z.boolean(),
+  source: z.enum(['live', 'backfill']),
+  total_tokens: z.nullable(count),
+  tool_use_count: z.nullable(count),
+  duration_ms: z.nullable(count),
+  observed_at: instant,
+  settled_at: nullableInstant,
+  get children() {
+    return z.array(treeNode);
+  },
+});
+
+/** One turn's fan-out: its top-level subagents, each with the subagents nested under it. */
+export const turnTree = z.object({
+  task_id: z.string(),
+  task_session_id: z.string(),
+  /** null: rows whose turn the host did not record */
+  turn_id: z.nullable(z.string()),
+  /** task_session_turns.started_at where the host has it, else the first observation */
+  started_at: instant,
+  completed_at: nullableInstant,
+  subagents: z.array(treeNode),
+});
+
+export const reportDocument = z.object({
+  version: z.literal(1),
+  generated_at: instant,
+  filters: z.object({
+    since: nullableInstant,
+    until: nullableInstant,
+    task: z.nullable(z.string()),
+    session: z.nullable(z.string()),
+    by: z.nullable(z.enum(GROUP_BY)),
+    sort: z.enum(SORT_BY),
+    limit: z.nullable(count),
+  }),
+  completeness,
+  totals: figures,
+  groups: z.array(group),
+  /** the most recent turns' fan-out trees (`--trees N`), newest first; [] unless asked for */
+  trees: z.array(turnTree),
+});
+
+export type Figures = z.infer<typeof figures>;
+export type Group = z.infer<typeof group>;
+export type Completeness = z.infer<typeof completeness>;
+export type TurnTree = z.infer<typeof turnTree>;
+export type ReportDocument = z.infer<typeof reportDocument>;
