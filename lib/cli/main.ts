@@ -3,17 +3,19 @@ import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
-import { SubagentContextError } from '../errors.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redactText } from '../redact.js';
+import { wantsColor } from '../report/render/table.js';
 import { parseRfc3339 } from '../time.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
+import { parseReportFlags, reportCommand } from './commands/report.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo, CommandResult } from './io.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
+import { UsageError } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -22,6 +24,8 @@ Commands:
   health                  compare host subagent messages with rows: the scheduled check's
                           window from its checkpoint (the same run the health function does)
   ingest <frames.jsonl>   feed frames (one SQS message body per line) through the ingest handler
+  report                  what was captured: subagents, tokens, fan-out, contexts and cost per
+                          context, with how complete it is (read-only; docs/report.md)
 
 Options:
   --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
@@ -40,15 +44,20 @@ Options:
                           (default ${STATEMENT_TIMEOUT_SECONDS.cli}); raise it for migrate or health --full on a
                           store whose backfill or audit takes longer
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
+  --by <group>            report: one group per task, session, turn, type, model or day
+  --since <instant>       report: rows observed at or after <instant> (RFC 3339)
+  --until <instant>       report: rows observed before <instant> (RFC 3339)
+  --task <id>, --session <id>
+                          report: only this task's / this session's rows
+  --sort <figure>         report: order groups by subagents (default), contexts, tokens, cost,
+                          key or last_observed_at
+  --limit <n>             report: the first <n> groups only
+  --csv                   report: CSV (one row per group; completeness as # lines on top)
   --verbose               structured logs (WARN and above) on stderr
   -h, --help              this text
 
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
 frames on the dead-letter queue).`;
-
-class UsageError extends SubagentContextError {
-  override readonly name = 'UsageError';
-}
 
 /** `--statement-timeout`: a positive number of seconds (a bound is always kept, R2-5). */
 function statementTimeoutSeconds(raw: string | undefined): number {
@@ -71,7 +80,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   // R2-6: everything the CLI prints passes through the redaction helper (a URL's password never shows).
   const io: CliIo = {
     ...rawIo,
-    stdout: { write: (text: string) => rawIo.stdout.write(redactText(text)) },
+    stdout: { isTTY: rawIo.stdout.isTTY, write: (text: string) => rawIo.stdout.write(redactText(text)) },
     stderr: { isTTY: rawIo.stderr.isTTY, write: (text: string) => rawIo.stderr.write(redactText(text)) },
   };
   // biome-ignore lint/suspicious/noImplicitAnyLet: the type is parseArgs's result for the options below, inferred at the assignment
@@ -88,6 +97,14 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'acknowledge-through': { type: 'string' },
         'statement-timeout': { type: 'string' },
         rejected: { type: 'string' },
+        by: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        task: { type: 'string' },
+        session: { type: 'string' },
+        sort: { type: 'string' },
+        limit: { type: 'string' },
+        csv: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -144,6 +161,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             kind: values.full ? 'full' : 'scheduled',
             acknowledgeThrough,
           });
+        }
+        case 'report': {
+          expectArguments(rest, 0, command);
+          const request = parseReportFlags(values);
+          const graceSeconds =
+            values['grace-seconds'] === undefined
+              ? graceSecondsFromEnv(io.env)
+              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+          db = await open();
+          return reportCommand(db, request, { color: wantsColor(io.stdout, io.env), graceSeconds });
         }
         case 'ingest':
           expectArguments(rest, 1, command);
