@@ -136,6 +136,11 @@ export interface TreeNode {
   duration_ms: number | null;
   observed_at: string;
   settled_at: string | null;
+  /**
+   * true: parent_tool_call_id names no row of this turn (same session and execution), or its
+   * parent chain loops; the node is placed at the top level. Absent otherwise (additive, optional).
+   */
+  orphan?: boolean;
   children: TreeNode[];
 }
 
@@ -156,6 +161,7 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
   duration_ms: z.nullable(count),
   observed_at: instant,
   settled_at: nullableInstant,
+  orphan: z.optional(z.boolean()),
   get children() {
     return z.array(treeNode);
   },
