@@ -136,6 +136,11 @@ export interface TreeNode {
   duration_ms: number | null;
   observed_at: string;
   settled_at: string | null;
+  /**
+   * true: parent_tool_call_id names no row of this turn (same session and execution), or its
+   * parent chain loops; the node is placed at the top level. Absent otherwise (additive, optional).
+   */
+  orphan?: boolean;
   children: TreeNode[];
 }
 
@@ -156,6 +161,7 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
   duration_ms: z.nullable(count),
   observed_at: instant,
   settled_at: nullableInstant,
+  orphan: z.optional(z.boolean()),
   get children() {
     return z.array(treeNode);
   },
@@ -171,6 +177,39 @@ export const turnTree = z.object({
   started_at: instant,
   completed_at: nullableInstant,
   subagents: z.array(treeNode),
+});
+
+/**
+ * Upper bounds (exclusive, ms) of the duration histogram's buckets; the last bucket has no upper
+ * bound. Roughly logarithmic, so a few long subagents and many short ones both show.
+ */
+export const DURATION_BUCKET_UPPER_MS = [
+  1_000, 5_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000,
+] as const;
+
+/** One histogram bucket: `subagents` reported rows with from_ms ≤ duration_ms < to_ms (to_ms null: no upper bound). */
+export const durationBucket = z.object({ from_ms: count, to_ms: z.nullable(count), subagents: count });
+
+/** The page's distributions (R3-9), over the same scope as `totals`: reported rows only, with n. */
+export const distributions = z.object({
+  duration_ms: z.object({
+    /** rows with a duration_ms (the histogram's n; equals totals.duration_ms.reported) */
+    reported: count,
+    /** every bucket of DURATION_BUCKET_UPPER_MS, ascending, empty ones included */
+    buckets: z.array(durationBucket),
+  }),
+});
+
+/**
+ * The page's breakdowns (R3-9), over the same scope as `totals` and whatever `--by` asked for:
+ * one group per UTC day, subagent type, model and task, each in `sort` order. Present when the
+ * caller asked for the page's data (`report --html`); `groups` stays the `--by` answer.
+ */
+export const series = z.object({
+  day: z.optional(z.array(group)),
+  type: z.optional(z.array(group)),
+  model: z.optional(z.array(group)),
+  task: z.optional(z.array(group)),
 });
 
 export const reportDocument = z.object({
@@ -190,6 +229,10 @@ export const reportDocument = z.object({
   groups: z.array(group),
   /** the most recent turns' fan-out trees (`--trees N`), newest first; [] unless asked for */
   trees: z.array(turnTree),
+  /** additive (version 1 still): the page's per-day, type, model and task groups; absent unless asked for */
+  series: z.optional(series),
+  /** additive (version 1 still): the page's duration histogram; absent unless asked for */
+  distributions: z.optional(distributions),
 });
 
 export type Figures = z.infer<typeof figures>;
@@ -197,3 +240,5 @@ export type Group = z.infer<typeof group>;
 export type Completeness = z.infer<typeof completeness>;
 export type TurnTree = z.infer<typeof turnTree>;
 export type ReportDocument = z.infer<typeof reportDocument>;
+export type Series = z.infer<typeof series>;
+export type Distributions = z.infer<typeof distributions>;
