@@ -31,7 +31,7 @@ Options:
   --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
                           parameter named by DATABASE_URL_SSM_PARAMETER)
   --json                  machine-readable output on stdout
-  --grace-seconds <n>     health: messages newer than this are not yet expected (default
+  --grace-seconds <n>     health, report: messages newer than this are not yet expected (default
                           HEALTH_GRACE_SECONDS or ${HEALTH_GRACE_SECONDS}; a shortfall is confirmed after
                           HEALTH_CONFIRM_DELAY_SECONDS, default ${HEALTH_CONFIRM_DELAY_SECONDS})
   --full                  health: audit every message and row since activation instead (does
@@ -52,6 +52,7 @@ Options:
   --sort <figure>         report: order groups by subagents (default), contexts, tokens, cost,
                           key or last_observed_at
   --limit <n>             report: the first <n> groups only
+  --trees <n>             report --json: also the fan-out trees of the <n> most recent turns
   --csv                   report: CSV (one row per group; completeness as # lines on top)
   --verbose               structured logs (WARN and above) on stderr
   -h, --help              this text
@@ -104,6 +105,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         session: { type: 'string' },
         sort: { type: 'string' },
         limit: { type: 'string' },
+        trees: { type: 'string' },
         csv: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },

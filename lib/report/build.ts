@@ -3,9 +3,19 @@ import { HEALTH_GRACE_SECONDS } from '../defaults.js';
 import { formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
 import { readStoreCatalog, type StoreCatalog } from './catalog.js';
 import { readActivationKeys, readShortfall } from './completeness.js';
-import type { Figures, Group, GroupBy, ReportDocument, SortBy } from './document.js';
+import {
+  type Distributions,
+  DURATION_BUCKET_UPPER_MS,
+  type Figures,
+  type Group,
+  type GroupBy,
+  type ReportDocument,
+  type Series,
+  type SortBy,
+} from './document.js';
 import { sortGroups } from './sort.js';
-import { breakdownStatement, figuresStatement, type ReportScope } from './sql.js';
+import { breakdownStatement, durationHistogramStatement, figuresStatement, type ReportScope } from './sql.js';
+import { readTurnTrees } from './trees.js';
 
 /**
  * `subagent-context report` (docs/report.md, R3-5…R3-8): reads the store, never writes it, and
@@ -24,6 +34,13 @@ export interface ReportOptions {
   graceSeconds?: number;
   /** the report's clock (generated_at, the shortfall's cutoff); default the process clock */
   now?: Micros;
+  /**
+   * also fill `series` (groups by day, type, model and task, each in `sort` order, unlimited) and
+   * `distributions` (the duration histogram): the page's data (`report --html`, R3-9)
+   */
+  pageData?: boolean;
+  /** also fill `trees` with the most recent N turns' fan-out trees (`--trees N`; lib/report/trees.ts) */
+  trees?: number;
 }
 
 export async function buildReport(db: Queryable, options: ReportOptions = {}): Promise<ReportDocument> {
@@ -39,13 +56,80 @@ export async function buildReport(db: Queryable, options: ReportOptions = {}): P
     session: options.session,
     captureSince: keys.captureSince,
   };
+  const sort = options.sort ?? 'subagents';
+  const filter = { since: options.since, until: options.until, task: options.task, session: options.session };
+  // Independent statements: on PostgreSQL they run side by side on pooled connections.
+  const [main, shortfall, series, distributions, trees] = await Promise.all([
+    readFigures(db, scope, catalog),
+    readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
+    options.pageData ? readSeries(db, scope, catalog, sort) : undefined,
+    options.pageData ? readDistributions(db, scope) : undefined,
+    options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
+  ]);
+  const { totals, groups, lowerBoundSessions } = main;
+  const limited = sortGroups(groups, sort).slice(0, options.limit);
+
+  return {
+    version: 1,
+    generated_at: formatRfc3339(now),
+    filters: {
+      since: options.since === undefined ? null : formatRfc3339(options.since),
+      until: options.until === undefined ? null : formatRfc3339(options.until),
+      task: options.task ?? null,
+      session: options.session ?? null,
+      by: scope.by,
+      sort,
+      limit: options.limit ?? null,
+    },
+    completeness: {
+      capture_since: keys.captureSince === undefined ? null : formatRfc3339(keys.captureSince),
+      backfill_through: keys.backfillThrough === undefined ? null : formatRfc3339(keys.backfillThrough),
+      verified_through: keys.verifiedThrough === undefined ? null : formatRfc3339(keys.verifiedThrough),
+      shortfall: shortfall.shortfall,
+      missing: shortfall.missing,
+      lower_bound_sessions: lowerBoundSessions,
+      notes: [...keys.notes, ...shortfall.notes, ...scopeNotes(scope, catalog, lowerBoundSessions)],
+    },
+    totals,
+    groups: limited,
+    trees,
+    ...(series === undefined ? {} : { series }),
+    ...(distributions === undefined ? {} : { distributions }),
+  };
+}
+
+/** The page's groups: the same statements once per grouping, every group, in `sort` order. */
+async function readSeries(db: Queryable, scope: ReportScope, catalog: StoreCatalog, sort: SortBy): Promise<Series> {
+  const kinds = ['day', 'type', 'model', 'task'] as const;
+  const results = await Promise.all(kinds.map((by) => readFigures(db, { ...scope, by }, catalog)));
+  return Object.fromEntries(kinds.map((by, i) => [by, sortGroups(results[i]!.groups, sort)])) as Series;
+}
+
+async function readDistributions(db: Queryable, scope: ReportScope): Promise<Distributions> {
+  const statement = durationHistogramStatement(db.dialect, scope, DURATION_BUCKET_UPPER_MS);
+  const rows = await db.query<{ bucket: unknown; n: unknown }>(statement.sql, statement.params);
+  const counts = new Map(rows.map((r) => [int(r.bucket), int(r.n)]));
+  const buckets = [...DURATION_BUCKET_UPPER_MS, null].map((to, i) => ({
+    from_ms: i === 0 ? 0 : DURATION_BUCKET_UPPER_MS[i - 1]!,
+    to_ms: to,
+    subagents: counts.get(i) ?? 0,
+  }));
+  return { duration_ms: { reported: buckets.reduce((sum, b) => sum + b.subagents, 0), buckets } };
+}
+
+interface FigureResult {
+  totals: Figures;
+  groups: Group[];
+  lowerBoundSessions: number;
+}
+
+/** Statements 1 and 2 (sql.ts) for one grouping, put into the document's shape. */
+async function readFigures(db: Queryable, scope: ReportScope, catalog: StoreCatalog): Promise<FigureResult> {
   const figures = figuresStatement(db.dialect, scope, catalog);
   const breakdown = breakdownStatement(db.dialect, scope);
-  // Independent statements: on PostgreSQL they run side by side on pooled connections.
-  const [figureRows, breakdownRows, shortfall] = await Promise.all([
+  const [figureRows, breakdownRows] = await Promise.all([
     db.query(figures.sql, figures.params),
     db.query(breakdown.sql, breakdown.params),
-    readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
   ]);
 
   const lists = new Map<string, { models: Figures['models']; fan_out: Figures['fan_out'] }>();
@@ -86,35 +170,7 @@ export async function buildReport(db: Queryable, options: ReportOptions = {}): P
       started_at: instant(row.started),
     });
   }
-  const sort = options.sort ?? 'subagents';
-  const sorted = sortGroups(groups, sort);
-  const limited = options.limit === undefined ? sorted : sorted.slice(0, options.limit);
-
-  return {
-    version: 1,
-    generated_at: formatRfc3339(now),
-    filters: {
-      since: options.since === undefined ? null : formatRfc3339(options.since),
-      until: options.until === undefined ? null : formatRfc3339(options.until),
-      task: options.task ?? null,
-      session: options.session ?? null,
-      by: scope.by,
-      sort,
-      limit: options.limit ?? null,
-    },
-    completeness: {
-      capture_since: keys.captureSince === undefined ? null : formatRfc3339(keys.captureSince),
-      backfill_through: keys.backfillThrough === undefined ? null : formatRfc3339(keys.backfillThrough),
-      verified_through: keys.verifiedThrough === undefined ? null : formatRfc3339(keys.verifiedThrough),
-      shortfall: shortfall.shortfall,
-      missing: shortfall.missing,
-      lower_bound_sessions: lowerBoundSessions,
-      notes: [...keys.notes, ...shortfall.notes, ...scopeNotes(scope, catalog, lowerBoundSessions)],
-    },
-    totals: totals!,
-    groups: limited,
-    trees: [],
-  };
+  return { totals: totals!, groups, lowerBoundSessions };
 }
 
 /** Why a figure is null or partial in this scope (docs/report.md#notes). */

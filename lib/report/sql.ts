@@ -267,3 +267,15 @@ FROM (
 GROUP BY lvl, gnull, gkey, k`;
   return { sql, params: p.values };
 }
+
+/**
+ * Statement 3 (the page's data only): reported duration_ms per histogram bucket over the totals'
+ * scope; `bucket` i is [upper[i-1], upper[i]), the last one unbounded (document.ts DURATION_BUCKET_UPPER_MS).
+ */
+export function durationHistogramStatement(d: Dialect, scope: ReportScope, upper: readonly number[]): Statement {
+  const p = new Params(d);
+  const bucket = `CASE ${upper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${upper.length} END`;
+  const sql = `WITH ${scopedRows(d, { ...scope, by: null }, p)}
+SELECT ${bucket} AS bucket, COUNT(*) AS n FROM rows_in WHERE duration_ms IS NOT NULL GROUP BY ${bucket}`;
+  return { sql, params: p.values };
+}

@@ -18,6 +18,7 @@ export interface ReportFlags {
   session?: string;
   limit?: string;
   sort?: string;
+  trees?: string;
   json?: boolean;
   csv?: boolean;
 }
@@ -88,11 +89,17 @@ export function parseReportFlags(flags: ReportFlags): ReportRequest {
   }
   if (sort !== undefined && by === undefined)
     throw new UsageError('--sort orders the groups: give --by task|session|turn|type|model|day');
+  let trees: number | undefined;
+  if (flags.trees !== undefined) {
+    trees = Number(flags.trees);
+    if (!/^\d+$/.test(flags.trees) || !Number.isSafeInteger(trees) || trees < 1)
+      throw new UsageError(`--trees needs a whole number of turns, at least 1 (got "${flags.trees}")`);
+  }
   for (const flag of ['task', 'session'] as const) {
     if (flags[flag] === '') throw new UsageError(`--${flag} needs an id (got an empty value)`);
   }
   return {
-    options: { by, since, until, task: flags.task, session: flags.session, limit, sort },
+    options: { by, since, until, task: flags.task, session: flags.session, limit, sort, trees },
     format: outputFormat(flags),
   };
 }
