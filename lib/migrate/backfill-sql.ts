@@ -74,9 +74,13 @@ function source(dialect: Dialect, column: ColumnName): string {
 /** The backfill reads every message: each document parsed once (lib/store/messages.ts). */
 const EVERY_MESSAGE = { fenced: true } as const;
 
-/** `{ newest, matched }`: MAX(created_at) (comparable form, or NULL) and COUNT(*) of qualifying messages. */
+/**
+ * `{ newest, matched }`: MAX(created_at) with every digit the host stored (or NULL) and COUNT(*) of
+ * qualifying messages. Every digit: a key rounded from the comparable form would be up to 999 ns
+ * earlier than a message the host stored with nanoseconds (R3-2).
+ */
 export function highWaterSql(dialect: Dialect): string {
-  return `SELECT MAX(${dialect.comparable('sm_all.created_at')}) AS newest, COUNT(*) AS matched
+  return `SELECT MAX(${dialect.exact('sm_all.created_at')}) AS newest, COUNT(*) AS matched
 FROM ${subagentMessages(dialect, EVERY_MESSAGE)} WHERE ${QUALIFYING}`;
 }
 
