@@ -87,9 +87,7 @@ function resolveHeaders(flags: readonly string[], env: NodeJS.ProcessEnv): Recor
     const name = at < 0 ? '' : flag.slice(0, at).trim();
     // Never echo the value: a header is usually a credential.
     if (name === '' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
-      throw new OtlpConfigError(
-        `--header needs name=value with a valid header name (got a value starting "${flag.slice(0, Math.min(at < 0 ? 0 : at, 20))}")`,
-      );
+      throw new OtlpConfigError('--header needs name=value with a valid HTTP header name (the value is not shown)');
     headers[name] = flag.slice(at + 1);
   }
   return headers;
