@@ -2,12 +2,20 @@ import { parseArgs } from 'node:util';
 import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
-import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
+import {
+  EXPORT_DEFAULTS,
+  HEALTH_CONFIRM_DELAY_SECONDS,
+  HEALTH_GRACE_SECONDS,
+  STATEMENT_TIMEOUT_SECONDS,
+} from '../defaults.js';
+import { OtlpConfigError, resolveOtlpTarget } from '../export/otlp/config.js';
+import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redactText } from '../redact.js';
 import { wantsColor } from '../report/render/table.js';
-import { parseRfc3339 } from '../time.js';
+import { type Micros, parseRfc3339 } from '../time.js';
+import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -26,6 +34,9 @@ Commands:
   ingest <frames.jsonl>   feed frames (one SQS message body per line) through the ingest handler
   report                  what was captured: subagents, tokens, fan-out, contexts and cost per
                           context, with how complete it is (read-only; docs/report.md)
+  export --otlp <url>     send the fan-out trees as OpenTelemetry traces over OTLP/HTTP (one
+                          trace per turn, one invoke_agent span per subagent; docs/otlp.md),
+                          resuming from its position in kandev_meta
 
 Options:
   --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
@@ -45,15 +56,28 @@ Options:
                           store whose backfill or audit takes longer
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --by <group>            report: one group per task, session, turn, type, model or day
-  --since <instant>       report: rows observed at or after <instant> (RFC 3339)
-  --until <instant>       report: rows observed before <instant> (RFC 3339)
+  --since <instant>       report, export: rows observed at or after <instant> (RFC 3339)
+  --until <instant>       report, export: rows observed before <instant> (RFC 3339)
   --task <id>, --session <id>
-                          report: only this task's / this session's rows
+                          report, export: only this task's / this session's rows (export: a
+                          one-off export, the position is neither read nor moved unless
+                          --position-key is given)
   --sort <figure>         report: order groups by subagents (default), contexts, tokens, cost,
                           key or last_observed_at
   --limit <n>             report: the first <n> groups only
   --trees <n>             report --json: also the fan-out trees of the <n> most recent turns
   --csv                   report: CSV (one row per group; completeness as # lines on top)
+  --otlp <url>            export: the collector (a bare origin gets /v1/traces; default
+                          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces)
+  --header <name=value>   export: a request header, repeatable (also OTEL_EXPORTER_OTLP_HEADERS)
+  --protocol <p>          export: http/protobuf (default) or http/json (also OTEL_EXPORTER_OTLP_PROTOCOL)
+  --open-spans            export: also rows not settled yet, as zero-length spans (settled=false);
+                          by default a row is exported once it settled
+  --batch-spans <n>       export: spans per request at most (default ${EXPORT_DEFAULTS.batchSpans})
+  --settle-seconds <n>    export: only turns whose newest write is this old (default ${EXPORT_DEFAULTS.settleSeconds})
+  --position-key <key>    export: the kandev_meta key of the position (default ${POSITION_KEY})
+  --restart               export: from the first turn again (same ids), then move the position
+  --no-position           export: neither read nor move the position
   --verbose               structured logs (WARN and above) on stderr
   -h, --help              this text
 
@@ -99,6 +123,9 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'statement-timeout': { type: 'string' },
         rejected: { type: 'string' },
         by: { type: 'string' },
+        otlp: { type: 'string' },
+        header: { type: 'string', multiple: true },
+        protocol: { type: 'string' },
         since: { type: 'string' },
         until: { type: 'string' },
         task: { type: 'string' },
@@ -107,6 +134,12 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         limit: { type: 'string' },
         trees: { type: 'string' },
         csv: { type: 'boolean', default: false },
+        'open-spans': { type: 'boolean', default: false },
+        'batch-spans': { type: 'string' },
+        'settle-seconds': { type: 'string' },
+        'position-key': { type: 'string' },
+        restart: { type: 'boolean', default: false },
+        'no-position': { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -174,6 +207,36 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           db = await open();
           return reportCommand(db, request, { color: wantsColor(io.stdout, io.env), graceSeconds });
         }
+        case 'export': {
+          expectArguments(rest, 0, command);
+          const target = usage(() =>
+            resolveOtlpTarget({ url: values.otlp, headers: values.header, protocol: values.protocol }, io.env),
+          );
+          const oneOff = values.task !== undefined || values.session !== undefined || values.until !== undefined;
+          if (values.restart && values['no-position'])
+            throw new UsageError('--restart and --no-position exclude each other');
+          const positionKey = usage(() => checkPositionKey(values['position-key'] ?? POSITION_KEY));
+          const keep = !values['no-position'] && (!oneOff || values['position-key'] !== undefined);
+          db = await open();
+          return exportCommand(db, target, {
+            since: instantFlag('--since', values.since),
+            until: instantFlag('--until', values.until),
+            task: values.task,
+            session: values.session,
+            openSpans: values['open-spans'],
+            batchSpans: positiveFlag('--batch-spans', values['batch-spans'], EXPORT_DEFAULTS.batchSpans, true),
+            pageTurns: EXPORT_DEFAULTS.pageTurns,
+            settleSeconds: positiveFlag(
+              '--settle-seconds',
+              values['settle-seconds'],
+              EXPORT_DEFAULTS.settleSeconds,
+              false,
+            ),
+            position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
+            positionKey,
+            serviceName: io.env.OTEL_SERVICE_NAME,
+          });
+        }
         case 'ingest':
           expectArguments(rest, 1, command);
           db = await open();
@@ -200,6 +263,32 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     await db?.close();
     await proxy?.close();
   }
+}
+
+/** A configuration error of a flag's value is a usage error (exit 2). */
+function usage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof OtlpConfigError || err instanceof PositionError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function instantFlag(flag: string, raw: string | undefined): Micros | undefined {
+  if (raw === undefined) return undefined;
+  const at = parseRfc3339(raw);
+  if (at === undefined)
+    throw new UsageError(`${flag} needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${raw}")`);
+  return at;
+}
+
+function positiveFlag(flag: string, raw: string | undefined, fallback: number, integer: boolean): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || (integer && (!Number.isInteger(n) || n === 0)))
+    throw new UsageError(`${flag} needs ${integer ? 'a positive integer' : 'a number ≥ 0'} (got "${raw}")`);
+  return n;
 }
 
 function expectArguments(rest: readonly string[], count: number, command: string): void {
