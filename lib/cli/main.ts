@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadDatabaseUrl } from '../config/database-url.js';
+import { checkDatabaseUrl, loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import {
@@ -302,7 +302,10 @@ function expectArguments(rest: readonly string[], count: number, command: string
 }
 
 async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
-  if (flag) return flag;
+  if (flag) {
+    checkDatabaseUrl(flag, { kind: 'flag', name: '--database-url' });
+    return flag;
+  }
   await loadDatabaseUrl({ env });
   if (!env.DATABASE_URL)
     throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
