@@ -3,7 +3,6 @@ import { loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
-import { SubagentContextError } from '../errors.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redactText } from '../redact.js';
@@ -12,6 +11,7 @@ import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { EXIT } from './exit-codes.js';
+import { describeFailure, UsageError } from './failure.js';
 import type { CliIo, CommandResult } from './io.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 
@@ -41,14 +41,11 @@ Options:
                           store whose backfill or audit takes longer
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --verbose               structured logs (WARN and above) on stderr
+  -V, --version           the installed version
   -h, --help              this text
 
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
 frames on the dead-letter queue).`;
-
-class UsageError extends SubagentContextError {
-  override readonly name = 'UsageError';
-}
 
 /** `--statement-timeout`: a positive number of seconds (a bound is always kept, R2-5). */
 function statementTimeoutSeconds(raw: string | undefined): number {
@@ -64,6 +61,8 @@ function statementTimeoutSeconds(raw: string | undefined): number {
 /** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
 export interface CliDeps {
   startPipeline: StartIngestPipeline;
+  /** the package's version, for --version (the entry point reads package.json) */
+  version?: string;
 }
 
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
@@ -82,6 +81,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       allowPositionals: true,
       options: {
         'database-url': { type: 'string' },
+        version: { type: 'boolean', short: 'V', default: false },
         json: { type: 'boolean', default: false },
         'grace-seconds': { type: 'string' },
         full: { type: 'boolean', default: false },
@@ -101,14 +101,20 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     io.stdout.write(`${USAGE}\n`);
     return EXIT.ok;
   }
+  if (values.version) {
+    io.stdout.write(`${deps.version ?? 'unknown'}\n`);
+    return EXIT.ok;
+  }
   // INFO lines go to stdout, which belongs to the result here; WARN and ERROR go to stderr.
   logger.setLogLevel(values.verbose ? 'WARN' : 'ERROR');
 
   let db: Database | undefined;
   let proxy: ProxyChoice | undefined;
+  let localPostgres: string | undefined;
   const open = async (): Promise<Database> => {
     const url = await databaseUrl(values['database-url'], io.env);
     proxy = await proxyFor(url, io.env);
+    if (proxy.wsProxy) localPostgres = hostPort(url);
     return openDatabase(url, {
       wsProxy: proxy.wsProxy,
       statementTimeoutMs: statementTimeoutSeconds(values['statement-timeout']) * 1000,
@@ -127,7 +133,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           const graceSeconds =
             values['grace-seconds'] === undefined
               ? graceSecondsFromEnv(io.env)
-              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+              : nonNegativeSeconds('--grace-seconds', values['grace-seconds']);
           const acknowledge = values['acknowledge-through'];
           const acknowledgeThrough = acknowledge === undefined ? undefined : parseRfc3339(acknowledge);
           if (acknowledge !== undefined && acknowledgeThrough === undefined) {
@@ -143,6 +149,11 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             graceSeconds,
             kind: values.full ? 'full' : 'scheduled',
             acknowledgeThrough,
+          }).catch((err: unknown) => {
+            // the instant cannot be honoured (at or before the checkpoint): the flag's value is the problem
+            if (acknowledge !== undefined && err instanceof RangeError)
+              throw new UsageError(`--acknowledge-through ${acknowledge}: ${err.message}`);
+            throw err;
           });
         }
         case 'ingest':
@@ -156,17 +167,22 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       }
     };
     const outcome = await run();
+    for (const note of outcome.notes ?? []) io.stderr.write(`note: ${note}\n`);
     io.stdout.write(values.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : `${outcome.text}\n`);
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`${err.message}\n\n${USAGE}\n`);
+      io.stderr.write(
+        `${err.message}\n\n${positionals.length === 0 ? USAGE : 'subagent-context --help lists every command and option.'}\n`,
+      );
       return EXIT.usage;
     }
-    const message = err instanceof Error ? err.message : String(err);
-    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name: (err as Error)?.name }, null, 2)}\n`);
+    await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
+    db = undefined;
+    const { message, exitCode, name } = await describeFailure(err, { localPostgres });
+    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name }, null, 2)}\n`);
     io.stderr.write(`subagent-context: ${message}\n`);
-    return EXIT.failure;
+    return exitCode;
   } finally {
     await db?.close();
     await proxy?.close();
@@ -178,15 +194,46 @@ function expectArguments(rest: readonly string[], count: number, command: string
     throw new UsageError(
       count === 0
         ? `${command} takes no arguments (got ${rest.join(' ')})`
-        : `${command} needs exactly ${count} argument(s)`,
+        : `${command} needs ${USAGE_OF[command] ?? `${count} argument(s)`}${rest.length > count ? ` (got ${rest.length})` : ''}`,
     );
   }
 }
 
+/** What a command's arguments are, in words, for the usage error. */
+const USAGE_OF: Record<string, string> = {
+  ingest: 'one argument, the frames file: subagent-context ingest <frames.jsonl> --database-url <url>',
+};
+
+/** A seconds flag: a non-negative number, blamed as the flag it came from (exit 2). */
+function nonNegativeSeconds(flag: string, raw: string): number {
+  const seconds = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(seconds) || seconds < 0)
+    throw new UsageError(`${flag} needs a non-negative number of seconds, e.g. ${flag} 900 (got "${raw}")`);
+  return seconds;
+}
+
+const SCHEMES = /^(postgres(ql)?:\/\/|sqlite:)/;
+
 async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
-  if (flag) return flag;
+  if (flag) {
+    if (!SCHEMES.test(flag))
+      throw new UsageError(
+        `--database-url must start with postgres://, postgresql:// or sqlite: (got "${flag.split(':')[0]}:…"), e.g. --database-url sqlite:./host.db`,
+      );
+    return flag;
+  }
   await loadDatabaseUrl({ env });
   if (!env.DATABASE_URL)
     throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
   return env.DATABASE_URL;
+}
+
+/** `host:port` of a postgres:// URL (5432 when it names none), for a message about reaching it. */
+function hostPort(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}`;
+  } catch {
+    return undefined;
+  }
 }
