@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { DatabaseError, type FailureKind, failureFields } from '../db/errors.js';
 import { SubagentContextError } from '../errors.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
+import { HOST_TABLES } from '../store/probe.js';
 import { ensureSubagentTable } from '../store/schema.js';
 import { formatKey, nowMicros, parseStoredTimestamp } from '../time.js';
 import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
@@ -58,7 +59,7 @@ export class MigrationError extends SubagentContextError {
     const fields = failureFields(cause);
     super(
       `${migration} failed at step "${step}": ${cause instanceof Error ? cause.message : String(cause)}. ` +
-        'The transaction was rolled back and no kandev_meta key was written; fix the cause and invoke migrate again to retry.',
+        'The transaction was rolled back and no kandev_meta key was written; fix the cause and invoke the migrate function again to retry.',
       { cause },
     );
     this.failureClass = fields.failure_class;
@@ -113,7 +114,7 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
     return report;
   } catch (err) {
     const error = err instanceof MigrationError ? err : new MigrationError(MIGRATION_NAME, step, err);
-    logger.warn('migration failed; nothing was committed, invoke migrate again to retry', {
+    logger.warn('migration failed; nothing was committed, run migrate again to retry', {
       migration: MIGRATION_NAME,
       step: error.step,
       ...failureFields(err),
@@ -123,12 +124,11 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
   }
 }
 
-/** The host tables the backfill reads and the table's foreign key needs (docs/table.md). */
-const HOST_TABLES = ['task_sessions', 'task_session_messages'] as const;
-
 /**
  * A database without the host's tables is not the host's store (a mistyped path or URL): migrate
- * creates nothing there and says so, rather than failing half-way through its DDL.
+ * creates nothing there and says so, rather than failing half-way through its DDL. A catalog read,
+ * not lib/store/probe.ts's failing SELECT: inside a PostgreSQL transaction a failed statement
+ * would abort it (the function path has no CLI preflight before this).
  */
 async function requireHostTables(tx: Queryable): Promise<void> {
   const sql =

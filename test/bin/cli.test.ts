@@ -189,7 +189,7 @@ describe('subagent-context usage', () => {
   it.each([
     [['bogus'], /unknown command "bogus"/],
     [[], /no command given/],
-    [['ingest'], /ingest needs exactly 1 argument/],
+    [['ingest'], /ingest needs one argument, the frames file/],
     [['health', '--nope'], /Unknown option '--nope'/],
   ])('exits 2 for %j', async (argv, message) => {
     const run = await cli(...argv);
@@ -215,7 +215,7 @@ describe('subagent-context usage', () => {
     const path = join(dir, 'empty.db');
     const run = await cli('migrate', '--database-url', `sqlite:${path}`, '--create', '--json');
     expect(run.code).toBe(EXIT.failure);
-    expect(run.json.error).toMatch(/failed at step "schema".*not the host's store/);
+    expect(run.json.error).toMatch(/no task_sessions or task_session_messages table: this is not the host's store/);
     const created = new BetterSqlite3(path, { readonly: true });
     expect(created.prepare('SELECT name FROM sqlite_master').all()).toEqual([]);
     created.close();

@@ -50,4 +50,12 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   storedTimestamp: (expr) => `(rtrim(rtrim(${sqliteDialect.comparable(expr)}, '0'), '.') || '+00:00')`,
   // better-sqlite3 runs one statement per call; changes() reads the same connection's last count.
   countInserted: (insert) => [insert, 'SELECT changes() AS inserted'],
+  utcDay: (expr) => `substr(${sqliteDialect.comparable(expr)}, 1, 10)`,
+  // No percentile aggregate: number the sorted values and pick rank ⌈p · n / 100⌉ in integer arithmetic.
+  nearestRank: (from, keys, value, percents) =>
+    `SELECT ${keys.join(', ')}, ${percents
+      .map((p) => `MIN(CASE WHEN rank_no = (${p} * n + 99) / 100 THEN v END) AS p${p}`)
+      .join(
+        ', ',
+      )} FROM (SELECT ${keys.join(', ')}, ${value} AS v, ROW_NUMBER() OVER (PARTITION BY ${keys.join(', ')} ORDER BY ${value}) AS rank_no, COUNT(*) OVER (PARTITION BY ${keys.join(', ')}) AS n FROM ${from} WHERE ${value} IS NOT NULL) ranked GROUP BY ${keys.join(', ')}`,
 };
