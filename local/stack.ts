@@ -4,6 +4,7 @@ import type { IngestTotals } from '../lib/cli/ingest-totals.js';
 import { type ProxyChoice, proxyFor } from '../lib/cli/local-proxy.js';
 import type { ProgressStream } from '../lib/cli/progress.js';
 import { TABLE } from '../lib/columns.js';
+import { checkDatabaseUrl } from '../lib/config/database-url.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
 import { SERVICE_NAME } from '../lib/defaults.js';
@@ -11,6 +12,7 @@ import { runHealthCheck } from '../lib/health/check.js';
 import type { HealthReport } from '../lib/health/report.js';
 import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
+import { redactText } from '../lib/redact.js';
 import { buildReport } from '../lib/report/build.js';
 import type { ReportDocument } from '../lib/report/document.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
@@ -94,11 +96,13 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
   try {
     let database: string;
     if (options.databaseUrl) {
+      checkDatabaseUrl(options.databaseUrl, { kind: 'flag', name: '--database-url' });
       proxy = options.wsProxy ? undefined : await proxyFor(options.databaseUrl, process.env);
-      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy });
+      // The stack builds its own store (it must be empty): a new SQLite file is made explicitly.
+      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy, create: true });
       database = options.databaseUrl.startsWith('sqlite:')
         ? `SQLite ${options.databaseUrl.slice(7)}`
-        : `PostgreSQL ${redact(options.databaseUrl)} (Neon driver)`;
+        : `PostgreSQL ${redactText(options.databaseUrl)} (Neon driver)`;
     } else {
       say('starting embedded PostgreSQL (PGlite) behind the Neon driver…');
       embedded = await startEmbeddedPostgres();
@@ -369,14 +373,4 @@ export function buildChecks(input: CheckInputs): Check[] {
 function asReportInstant(key: string | null | undefined): string {
   const us = key ? parseStoredTimestamp(key) : undefined;
   return us === undefined ? '(null)' : formatRfc3339(us);
-}
-
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://…';
-  }
 }

@@ -126,6 +126,9 @@ export interface TreeNode {
   parent_tool_call_id: string | null;
   subagent_type: string | null;
   description: string | null;
+  /** the subagent's own id and, for OpenCode, its child session (optional: additive) */
+  agent_id?: string | null;
+  child_session_id?: string | null;
   model: string | null;
   agent_status: string | null;
   tool_status: string | null;
@@ -151,6 +154,8 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
   parent_tool_call_id: z.nullable(z.string()),
   subagent_type: z.nullable(z.string()),
   description: z.nullable(z.string()),
+  agent_id: z.optional(z.nullable(z.string())),
+  child_session_id: z.optional(z.nullable(z.string())),
   model: z.nullable(z.string()),
   agent_status: z.nullable(z.string()),
   tool_status: z.nullable(z.string()),

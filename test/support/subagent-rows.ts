@@ -12,6 +12,8 @@ export interface StoredRow {
   parent_tool_call_id?: string | null;
   subagent_type?: string | null;
   description?: string | null;
+  agent_id?: string | null;
+  child_session_id?: string | null;
   model?: string | null;
   agent_status?: string | null;
   tool_status?: string | null;
@@ -35,6 +37,8 @@ const COLUMNS = [
   'parent_tool_call_id',
   'subagent_type',
   'description',
+  'agent_id',
+  'child_session_id',
   'model',
   'agent_status',
   'tool_status',
@@ -58,6 +62,8 @@ export function withDefaults(row: StoredRow): Required<StoredRow> {
     parent_tool_call_id: null,
     subagent_type: 'general-purpose',
     description: null,
+    agent_id: null,
+    child_session_id: null,
     model: null,
     agent_status: null,
     tool_status: null,

@@ -46,6 +46,13 @@ export interface Dialect {
    */
   comparable(expr: string): string;
   /**
+   * Like `comparable`, but keeping every fraction digit the column can hold (SQLite text written
+   * by the host's driver keeps nanoseconds; PostgreSQL's `timestamp` holds microseconds): what a
+   * high-water mark reads, so it is never earlier than the value it covers (R3-2). Its text is read
+   * by `parseStoredTimestamp`, which rounds sub-microsecond digits up.
+   */
+  exact(expr: string): string;
+  /**
    * `SELECT <columns> FROM <one batch of rows>` for `INSERT … SELECT`, reading every row from
    * parameters starting at `$1`, so no bind-parameter limit applies; `bindRows` gives them.
    */

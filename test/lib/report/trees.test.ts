@@ -61,6 +61,8 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
       parent_tool_call_id: null,
       subagent_type: 'security-reviewer',
       description: 'Review auth',
+      agent_id: null,
+      child_session_id: null,
       model: 'claude-opus-5[1m]',
       agent_status: 'completed',
       tool_status: 'complete',

@@ -11,9 +11,12 @@ import { hostUpsert } from '../../support/host-writer.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 import { insertHostMessage, subagentDoc } from '../migrate/host-messages.js';
 
-/** What both writers keep: everything but the writer-chosen `id`/`updated_at` and our own `last_observed_at`. */
+/**
+ * What both writers keep: everything but the writer-chosen `id` and our own `last_observed_at`
+ * (`updated_at` is the instant the row's values are as of on both, R3-1).
+ */
 const shared = (row: SubagentRow) =>
-  Object.fromEntries(Object.entries(row).filter(([k]) => !['id', 'updated_at', 'last_observed_at'].includes(k)));
+  Object.fromEntries(Object.entries(row).filter(([k]) => !['id', 'last_observed_at'].includes(k)));
 
 const inObservationOrder = (ws: SubagentWrite[]) =>
   ws
