@@ -92,3 +92,10 @@ export const PRODUCER_DEFAULTS = Object.freeze({
   /** one WARN line per drop reason per interval */
   dropLogIntervalMs: 60_000,
 });
+
+/**
+ * The page (`report --html`, docs/page.md): fan-out trees for at most this many of the most recent
+ * turns, and at most this many task rows, so a large store's page stays small (R3-9: 100k rows
+ * stay under 2 MB). `--trees N` and `--limit N` choose fewer or more.
+ */
+export const PAGE_DEFAULTS = Object.freeze({ trees: 50, tasks: 200 });
