@@ -88,6 +88,11 @@ export const group = z.extend(figures, {
   title: z.nullable(z.string()),
   /** the group holds a session with activity before capture_since: its fan-out is a lower bound (R3-6, AC-25) */
   lower_bound: z.boolean(),
+  /**
+   * Added in version 1 (additive): task_sessions.started_at where the host has it: the session's
+   * start (session groups), its task's first session's start (task groups); else null.
+   */
+  started_at: nullableInstant,
 });
 
 /** R3-8: how complete the figures are, computed read-only. */
@@ -98,8 +103,13 @@ export const completeness = z.object({
   backfill_through: nullableInstant,
   /** the scheduled health check's checkpoint; null: the check has not run */
   verified_through: nullableInstant,
-  /** an open shortfall: qualifying messages with no row, up to now − grace, read-only */
-  shortfall: z.object({ open: z.boolean(), count: count }),
+  /**
+   * an open shortfall: qualifying messages created from verified_through (else capture_since) to
+   * now − grace with no row, read-only. `checked` (added in version 1, additive): false when it
+   * could not be computed (not activated, or a store our migrate has not run on; see notes), so
+   * `count` 0 then says nothing.
+   */
+  shortfall: z.object({ open: z.boolean(), count: count, checked: z.boolean() }),
   /** up to 20 of the missing keys */
   missing: z.array(z.object({ task_session_id: z.string(), tool_call_id: z.string() })),
   /** sessions in scope with activity before capture_since: their fan-out is a lower bound */
@@ -116,6 +126,9 @@ export interface TreeNode {
   parent_tool_call_id: string | null;
   subagent_type: string | null;
   description: string | null;
+  /** the subagent's own id and, for OpenCode, its child session (optional: additive) */
+  agent_id?: string | null;
+  child_session_id?: string | null;
   model: string | null;
   agent_status: string | null;
   tool_status: string | null;
@@ -126,6 +139,11 @@ export interface TreeNode {
   duration_ms: number | null;
   observed_at: string;
   settled_at: string | null;
+  /**
+   * true: parent_tool_call_id names no row of this turn (same session and execution), or its
+   * parent chain loops; the node is placed at the top level. Absent otherwise (additive, optional).
+   */
+  orphan?: boolean;
   children: TreeNode[];
 }
 
@@ -136,6 +154,8 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
   parent_tool_call_id: z.nullable(z.string()),
   subagent_type: z.nullable(z.string()),
   description: z.nullable(z.string()),
+  agent_id: z.optional(z.nullable(z.string())),
+  child_session_id: z.optional(z.nullable(z.string())),
   model: z.nullable(z.string()),
   agent_status: z.nullable(z.string()),
   tool_status: z.nullable(z.string()),
@@ -146,6 +166,7 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
   duration_ms: z.nullable(count),
   observed_at: instant,
   settled_at: nullableInstant,
+  orphan: z.optional(z.boolean()),
   get children() {
     return z.array(treeNode);
   },
