@@ -14,4 +14,6 @@ export interface CommandResult<T> {
   result: T;
   /** the human rendering (tables) */
   text: string;
+  /** what a person should know beside the result (a value used instead of the one asked for): stderr */
+  notes?: readonly string[];
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { checkDatabaseUrl, loadDatabaseUrl } from '../config/database-url.js';
+import { checkDatabaseUrl, DatabaseUrlConfigError, loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import {
@@ -21,6 +21,7 @@ import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { parseReportFlags, reportCommand } from './commands/report.js';
 import { EXIT } from './exit-codes.js';
+import { describeFailure } from './failure.js';
 import type { CliIo, CommandResult } from './io.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 import { UsageError } from './usage-error.js';
@@ -79,6 +80,7 @@ Options:
   --restart               export: from the first turn again (same ids), then move the position
   --no-position           export: neither read nor move the position
   --verbose               structured logs (WARN and above) on stderr
+  -V, --version           the installed version
   -h, --help              this text
 
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
@@ -98,6 +100,8 @@ function statementTimeoutSeconds(raw: string | undefined): number {
 /** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
 export interface CliDeps {
   startPipeline: StartIngestPipeline;
+  /** the package's version, for --version (the entry point reads package.json) */
+  version?: string;
 }
 
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
@@ -116,6 +120,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       allowPositionals: true,
       options: {
         'database-url': { type: 'string' },
+        version: { type: 'boolean', short: 'V', default: false },
         json: { type: 'boolean', default: false },
         'grace-seconds': { type: 'string' },
         full: { type: 'boolean', default: false },
@@ -153,14 +158,20 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     io.stdout.write(`${USAGE}\n`);
     return EXIT.ok;
   }
+  if (values.version) {
+    io.stdout.write(`${deps.version ?? 'unknown'}\n`);
+    return EXIT.ok;
+  }
   // INFO lines go to stdout, which belongs to the result here; WARN and ERROR go to stderr.
   logger.setLogLevel(values.verbose ? 'WARN' : 'ERROR');
 
   let db: Database | undefined;
   let proxy: ProxyChoice | undefined;
+  let localPostgres: string | undefined;
   const open = async (): Promise<Database> => {
     const url = await databaseUrl(values['database-url'], io.env);
     proxy = await proxyFor(url, io.env);
+    if (proxy.wsProxy) localPostgres = hostPort(url);
     return openDatabase(url, {
       wsProxy: proxy.wsProxy,
       statementTimeoutMs: statementTimeoutSeconds(values['statement-timeout']) * 1000,
@@ -179,7 +190,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           const graceSeconds =
             values['grace-seconds'] === undefined
               ? graceSecondsFromEnv(io.env)
-              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+              : nonNegativeSeconds('--grace-seconds', values['grace-seconds']);
           const acknowledge = values['acknowledge-through'];
           const acknowledgeThrough = acknowledge === undefined ? undefined : parseRfc3339(acknowledge);
           if (acknowledge !== undefined && acknowledgeThrough === undefined) {
@@ -195,6 +206,11 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             graceSeconds,
             kind: values.full ? 'full' : 'scheduled',
             acknowledgeThrough,
+          }).catch((err: unknown) => {
+            // the instant cannot be honoured (at or before the checkpoint): the flag's value is the problem
+            if (acknowledge !== undefined && err instanceof RangeError)
+              throw new UsageError(`--acknowledge-through ${acknowledge}: ${err.message}`);
+            throw err;
           });
         }
         case 'report': {
@@ -248,17 +264,22 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       }
     };
     const outcome = await run();
+    for (const note of outcome.notes ?? []) io.stderr.write(`note: ${note}\n`);
     io.stdout.write(values.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : `${outcome.text}\n`);
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`${err.message}\n\n${USAGE}\n`);
+      io.stderr.write(
+        `${err.message}\n\n${positionals.length === 0 ? USAGE : 'subagent-context --help lists every command and option.'}\n`,
+      );
       return EXIT.usage;
     }
-    const message = err instanceof Error ? err.message : String(err);
-    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name: (err as Error)?.name }, null, 2)}\n`);
+    await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
+    db = undefined;
+    const { message, exitCode, name } = await describeFailure(err, { localPostgres });
+    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name }, null, 2)}\n`);
     io.stderr.write(`subagent-context: ${message}\n`);
-    return EXIT.failure;
+    return exitCode;
   } finally {
     await db?.close();
     await proxy?.close();
@@ -270,7 +291,8 @@ function usage<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof OtlpConfigError || err instanceof PositionError) throw new UsageError(err.message);
+    if (err instanceof OtlpConfigError || err instanceof PositionError || err instanceof DatabaseUrlConfigError)
+      throw new UsageError(err.message);
     throw err;
   }
 }
@@ -296,18 +318,41 @@ function expectArguments(rest: readonly string[], count: number, command: string
     throw new UsageError(
       count === 0
         ? `${command} takes no arguments (got ${rest.join(' ')})`
-        : `${command} needs exactly ${count} argument(s)`,
+        : `${command} needs ${USAGE_OF[command] ?? `${count} argument(s)`}${rest.length > count ? ` (got ${rest.length})` : ''}`,
     );
   }
 }
 
+/** What a command's arguments are, in words, for the usage error. */
+const USAGE_OF: Record<string, string> = {
+  ingest: 'one argument, the frames file: subagent-context ingest <frames.jsonl> --database-url <url>',
+};
+
+/** A seconds flag: a non-negative number, blamed as the flag it came from (exit 2). */
+function nonNegativeSeconds(flag: string, raw: string): number {
+  const seconds = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(seconds) || seconds < 0)
+    throw new UsageError(`${flag} needs a non-negative number of seconds, e.g. ${flag} 900 (got "${raw}")`);
+  return seconds;
+}
+
 async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
   if (flag) {
-    checkDatabaseUrl(flag, { kind: 'flag', name: '--database-url' });
+    usage(() => checkDatabaseUrl(flag, { kind: 'flag', name: '--database-url' }));
     return flag;
   }
   await loadDatabaseUrl({ env });
   if (!env.DATABASE_URL)
     throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
   return env.DATABASE_URL;
+}
+
+/** `host:port` of a postgres:// URL (5432 when it names none), for a message about reaching it. */
+function hostPort(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -153,6 +153,9 @@ function toDatabaseError(err: unknown): DatabaseError {
   const e = err as { code?: unknown; message?: string };
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
   const sqlstate = sqlstateOfSqliteCode(driverCode);
-  const message = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate}): ${hintFor(sqlstate)}`;
-  return new DatabaseError(message, classifySqlstate(sqlstate), sqlstate, driverCode, { cause: err });
+  const detail = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate})`;
+  return new DatabaseError(`${detail}: ${hintFor(sqlstate)}`, classifySqlstate(sqlstate), sqlstate, driverCode, {
+    cause: err,
+    detail,
+  });
 }

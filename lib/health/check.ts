@@ -160,9 +160,16 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     const evaluate = (lo: Micros, hi: Micros) =>
       confirmed(() => evaluateWindow(reader, captureSince, lo, hi, hostIndex), confirm);
     if (options.acknowledgeThrough !== undefined) {
+      // Name the instant the operator typed, not the window edge it was raised to (issue 25).
+      const asked = formatRfc3339(options.acknowledgeThrough);
       if (before.at !== undefined && to <= before.at) {
         throw new RangeError(
-          `nothing to acknowledge: the checkpoint already stands at ${formatRfc3339(before.at)}, at or after ${formatRfc3339(to)}`,
+          `nothing to acknowledge: the checkpoint already stands at ${formatRfc3339(before.at)}, at or after ${asked}; the checkpoint was not moved`,
+        );
+      }
+      if (options.acknowledgeThrough <= from) {
+        throw new RangeError(
+          `nothing to acknowledge: ${asked} is at or before the window's start ${formatRfc3339(from)} (capture_since ${formatRfc3339(captureSince)}); the checkpoint was not moved`,
         );
       }
       // An operator's command: the whole acknowledged window at once, so the report names all it accepts.

@@ -58,7 +58,7 @@ export class MigrationError extends SubagentContextError {
     const fields = failureFields(cause);
     super(
       `${migration} failed at step "${step}": ${cause instanceof Error ? cause.message : String(cause)}. ` +
-        'The transaction was rolled back and no kandev_meta key was written; fix the cause and invoke migrate again to retry.',
+        'The transaction was rolled back and no kandev_meta key was written; fix the cause and invoke the migrate function again to retry.',
       { cause },
     );
     this.failureClass = fields.failure_class;
@@ -105,7 +105,7 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
     return report;
   } catch (err) {
     const error = err instanceof MigrationError ? err : new MigrationError(MIGRATION_NAME, step, err);
-    logger.warn('migration failed; nothing was committed, invoke migrate again to retry', {
+    logger.warn('migration failed; nothing was committed, run migrate again to retry', {
       migration: MIGRATION_NAME,
       step: error.step,
       ...failureFields(err),

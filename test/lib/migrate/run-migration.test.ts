@@ -139,7 +139,7 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     expect(error).toBeInstanceOf(MigrationError);
     expect((error as MigrationError).step).toBe(step);
     expect((error as Error).message).toContain(MIGRATION_NAME);
-    expect((error as Error).message).toContain('invoke migrate again');
+    expect((error as Error).message).toContain('invoke the migrate function again');
     expect(warn).toHaveBeenCalledWith(expect.any(String), expect.objectContaining({ migration: MIGRATION_NAME, step }));
     expect(await readMetaKeys(t.db)).toEqual({ captureSince: undefined, backfillThrough: undefined });
   }
