@@ -119,6 +119,7 @@ function groups(
             : `Task ${i}: make the thing ${i % 3 === 0 ? 'faster' : 'work'}`
           : null,
       lower_bound: by === 'task' && i % 5 === 4,
+      started_at: scoped ? iso(START + i * 3_600_000) : null,
     };
   });
 }
@@ -207,7 +208,7 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
       capture_since: iso(START + 3 * DAY_MS),
       backfill_through: iso(START + 3 * DAY_MS - 1),
       verified_through: iso(START + 29 * DAY_MS + 3_600_000),
-      shortfall: options.shortfall ? { open: true, count: 3 } : { open: false, count: 0 },
+      shortfall: options.shortfall ? { open: true, count: 3, checked: true } : { open: false, count: 0, checked: true },
       missing: options.shortfall
         ? [1, 2, 3].map((i) => ({
             task_session_id: hostile ? HOSTILE : `session-${i}`,

@@ -77,7 +77,9 @@ function banner(doc: ReportDocument): Html {
       : ''
   }
 </div>`
-    : html`<p class="verified">No open shortfall (${fig(c.shortfall.count, 'completeness.shortfall.count')} missing).</p>`;
+    : c.shortfall.checked
+      ? html`<p class="verified">No open shortfall (${fig(c.shortfall.count, 'completeness.shortfall.count')} missing).</p>`
+      : html`<p class="lower-bound">The shortfall could not be checked (see the notes below): completeness is unknown.</p>`;
   const lowerBound =
     c.lower_bound_sessions > 0
       ? html`<p class="lower-bound">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture_since: their fan-out is a lower bound (marked ≥ below).</p>`
@@ -200,6 +202,7 @@ function node(n: TreeNode, path: string): Html {
 · ${metric('tool uses', n.tool_use_count, 'tool_use_count')}
 · ${metric('duration', n.duration_ms, 'duration_ms', ' ms')}
 · ${n.source}${n.is_async ? ' · async' : ''}
+${n.orphan === true ? html` · <span class="status failed" title="parent_tool_call_id names no row of this turn">parent not found</span>` : ''}
 <code class="muted">${n.tool_call_id}</code>
 ${n.description !== null ? html`<span class="desc">${n.description}</span>` : ''}
 </div>${n.children.length > 0 ? html`<ul class="tree">${n.children.map((c, i) => node(c, `${path}.children.${i}`))}</ul>` : ''}</li>`;
