@@ -52,6 +52,14 @@ export function renderStackSummary(result: LocalStackResult): string {
     section('dead-letter queue', renderDeadLetters(result.deadLetters)),
     section('health', renderHealth(result.health)),
     section(
+      'report page (open it in a browser)',
+      renderFacts([
+        ['file', result.page.path],
+        ['size', `${result.page.bytes} bytes`],
+        ['rendered in', `${result.page.renderMs} ms`],
+      ]),
+    ),
+    section(
       'expected vs got',
       renderTable(
         ['check', 'expected', 'got', ''],
