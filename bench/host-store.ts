@@ -2,6 +2,7 @@ import { generateHostStore, type HostStoreSummary } from '../local/generate-host
 import { createHostSchema } from '../local/host-schema.js';
 import { type BackfillFigures, benchBackfill } from './backfill.js';
 import { benchHealth, type HealthFigures } from './health.js';
+import { benchPageOnStore, type PageFigures } from './page.js';
 import { timed } from './stats.js';
 import type { BenchTarget } from './targets.js';
 
@@ -12,6 +13,8 @@ export interface HostStoreFigures {
   generateMs: number;
   backfill: BackfillFigures;
   health: HealthFigures;
+  /** the report page of this store (report --html; docs/page.md#size) */
+  page: PageFigures;
 }
 
 /**
@@ -41,7 +44,12 @@ export async function benchHostStore(
     await db.query('ANALYZE');
     // The health function's database is a pool (its statements run side by side).
     const health = await benchHealth(bench.connect({ max: 4 }), summary.createdAt!.first, plan.runs);
-    return { target: target.name, summary, generateMs: generated.ms, backfill, health };
+    const page = await benchPageOnStore(
+      db,
+      `${target.name}, ${summary.messages.toLocaleString('en-US')} messages`,
+      plan.runs,
+    );
+    return { target: target.name, summary, generateMs: generated.ms, backfill, health, page };
   } finally {
     await bench.dispose();
   }
