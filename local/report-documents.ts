@@ -203,7 +203,7 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
   const doc: ReportDocument = {
     version: 1,
     generated_at: iso(START + 30 * DAY_MS),
-    filters: { since: null, until: null, task: null, session: null, by: 'task', sort: 'contexts', limit: null },
+    filters: { since: null, until: null, task: null, session: null, by: 'task', sort: 'key', limit: null },
     completeness: {
       capture_since: iso(START + 3 * DAY_MS),
       backfill_through: iso(START + 3 * DAY_MS - 1),
