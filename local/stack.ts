@@ -113,7 +113,8 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     if (options.databaseUrl) {
       checkDatabaseUrl(options.databaseUrl, { kind: 'flag', name: '--database-url' });
       proxy = options.wsProxy ? undefined : await proxyFor(options.databaseUrl, process.env);
-      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy });
+      // The stack builds its own store (it must be empty): a new SQLite file is made explicitly.
+      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy, create: true });
       database = options.databaseUrl.startsWith('sqlite:')
         ? `SQLite ${options.databaseUrl.slice(7)}`
         : `PostgreSQL ${redactText(options.databaseUrl)} (Neon driver)`;
