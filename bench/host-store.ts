@@ -44,8 +44,9 @@ export async function benchHostStore(
     await db.query('ANALYZE');
     // The health function's database is a pool (its statements run side by side).
     const health = await benchHealth(bench.connect({ max: 4 }), summary.createdAt!.first, plan.runs);
+    // The CLI's database is a pool of 4 (lib/db/neon.ts): the report runs its statements side by side.
     const page = await benchPageOnStore(
-      db,
+      bench.connect({ max: 4 }),
       `${target.name}, ${summary.messages.toLocaleString('en-US')} messages`,
       plan.runs,
     );
