@@ -2,6 +2,7 @@ import { generateHostStore, type HostStoreSummary } from '../local/generate-host
 import { createHostSchema } from '../local/host-schema.js';
 import { type BackfillFigures, benchBackfill } from './backfill.js';
 import { benchHealth, type HealthFigures } from './health.js';
+import { benchPageOnStore, type PageFigures } from './page.js';
 import { benchReportQuery, type ReportQueryFigures } from './report-query.js';
 import { timed } from './stats.js';
 import type { BenchTarget } from './targets.js';
@@ -15,6 +16,8 @@ export interface HostStoreFigures {
   health: HealthFigures;
   /** `report --json` on the same store (docs/report.md) */
   report: ReportQueryFigures;
+  /** the report page of this store (report --html; docs/page.md#size) */
+  page: PageFigures;
 }
 
 /**
@@ -51,7 +54,13 @@ export async function benchHostStore(
         `the report counts ${report.totals.subagents} subagents, the store has ${summary.qualifyingKeys} rows`,
       );
     }
-    return { target: target.name, summary, generateMs: generated.ms, backfill, health, report };
+    // The CLI's database is a pool of 4 (lib/db/neon.ts): the report runs its statements side by side.
+    const page = await benchPageOnStore(
+      pool,
+      `${target.name}, ${summary.messages.toLocaleString('en-US')} messages`,
+      plan.runs,
+    );
+    return { target: target.name, summary, generateMs: generated.ms, backfill, health, report, page };
   } finally {
     await bench.dispose();
   }

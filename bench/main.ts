@@ -6,6 +6,7 @@ import { benchColdStart, type ColdStartFigures } from './cold-start.js';
 import { benchHostStore, type HostStoreFigures } from './host-store.js';
 import { benchIngest, type HandlerFactory, type IngestFigures } from './ingest.js';
 import { machineFacts } from './machine.js';
+import { benchPageDocument, type PageFigures } from './page.js';
 import { planFromEnv } from './plan.js';
 import { silentMetrics } from './quiet.js';
 import { renderReport } from './report.js';
@@ -75,6 +76,12 @@ if (wants('cold-start')) {
   );
   coldStart = await benchColdStart(deployed, plan.coldStartRuns);
 }
+let pageDocument: PageFigures | undefined;
+if (wants('page')) {
+  log('page: rendering a generated 100k-subagent document');
+  pageDocument = await benchPageDocument(plan.hostStoreRuns);
+  log(`  ${pageDocument.bytes} bytes in ${Math.round(pageDocument.renderMs)} ms`);
+}
 const totalSeconds = (performance.now() - started) / 1000;
 // The heavy health-at-scale section (npm run bench -- health) is kept from the previous file.
 const kept = keptHealthSection(plan.out);
@@ -89,6 +96,7 @@ writeFileSync(
     ingest,
     stores,
     coldStart,
+    pageDocument,
     totalSeconds,
   }) + kept,
 );

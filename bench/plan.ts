@@ -12,7 +12,7 @@ export interface BenchPlan {
   out: string;
 }
 
-export const SECTIONS = ['ingest', 'host-store', 'cold-start'] as const;
+export const SECTIONS = ['ingest', 'host-store', 'cold-start', 'page'] as const;
 
 export function planFromEnv(env: NodeJS.ProcessEnv = process.env): BenchPlan {
   const scale = positive(env.BENCH_SCALE, 1);

@@ -1,9 +1,11 @@
+import { PAGE_DEFAULTS } from '../lib/defaults.js';
 import { BUNDLE_BUDGET_KIB, INIT_TARGET_MS } from './bundle.js';
 import type { ColdStartFigures } from './cold-start.js';
 import { type CostPerMillionFrames, coldStartCost, costPerMillionFrames, PRICES } from './cost.js';
 import type { HostStoreFigures } from './host-store.js';
 import type { DesignFigures, IngestFigures } from './ingest.js';
 import type { MachineFacts } from './machine.js';
+import type { PageFigures } from './page.js';
 import type { BenchPlan } from './plan.js';
 import type { DeployedShape } from './serverless-config.js';
 import type { BenchTargetName } from './targets.js';
@@ -17,6 +19,8 @@ export interface BenchResults {
   ingest: IngestFigures[];
   stores: HostStoreFigures[];
   coldStart: ColdStartFigures[];
+  /** the page over a generated document (BENCH_ONLY=page) */
+  pageDocument?: PageFigures;
   totalSeconds: number;
 }
 
@@ -44,6 +48,7 @@ export function renderReport(r: BenchResults): string {
     ...ingestSection(r),
     ...storeSection(r),
     ...reportQuerySection(r),
+    ...pageSection(r),
     ...coldStartSection(r),
     ...costSection(r, pg?.name),
     ...reproduce(r),
@@ -155,6 +160,28 @@ function ingestSection(r: BenchResults): string[] {
         `- ${f.target}, batch ${int(f.batchSize)}: ${int(f.rows)} rows from ${f.framesPerRow.toFixed(2)} frames per row; tables identical across designs: ${f.sameTable ? 'yes' : '**NO**'}; per-run handler frames/s ${f.handler.perRun.map(int).join(', ')}; limit ${f.limit.perRun.map(int).join(', ')}; baseline ${f.baseline.perRun.map(int).join(', ')}.`,
     ),
     "- On SQLite a round trip is a call into the same process, so one statement per frame costs little there: what the handler saves is small, and its fixed per-call work (FIFO partial-batch bookkeeping, the EMF document) can outweigh it at batch 10. The targets are PostgreSQL's, where every statement crosses the driver, the WebSocket and the server.",
+    '',
+  ];
+}
+
+/** The page (report --html, docs/page.md#size): its size against the 2 MB bound, and its times. */
+function pageSection(r: BenchResults): string[] {
+  const rows = [...r.stores.map((s) => s.page), ...(r.pageDocument ? [r.pageDocument] : [])];
+  if (rows.length === 0) return [];
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+  return [
+    '## The page (`report --html`)',
+    '',
+    `The page of the whole store (\`--by task\`, the page's series and histogram, the ${PAGE_DEFAULTS.trees} most recent turns' trees), built by the report's statements and rendered by \`renderHtml\` (ECharts' SSR SVG); the bound is ${mib(rows[0]!.limitBytes)} (R3-9).`,
+    '',
+    '| document | subagents | report ms (median) | render ms (median) | page size | within the bound |',
+    '|---|---:|---:|---:|---:|---|',
+    ...rows.map(
+      (p) =>
+        `| ${p.source} | ${int(p.subagents)} | ${p.reportMs === null ? '—' : `**${ms(p.reportMs)}**`} | **${ms(p.renderMs)}** | ${mib(p.bytes)} | ${p.bytes < p.limitBytes ? 'yes' : '**no**'} |`,
+    ),
+    '',
+    ...rows.map((p) => `- ${p.source}: render runs ${p.perRunRenderMs.map(ms).join(', ')} ms (after one warm-up run).`),
     '',
   ];
 }
@@ -281,7 +308,7 @@ function reproduce(r: BenchResults): string[] {
     'npm run bench                                                              # PGlite + SQLite',
     '```',
     '',
-    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_ONLY=ingest,host-store,cold-start`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
+    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_ONLY=ingest,host-store,cold-start,page`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
     '',
     `This run: scale ${p.scale}; ingest ${p.ingest.map((s) => `batch ${s.batchSize}: ${s.handlerFrames}/${s.baselineFrames} frames × ${s.runs} runs`).join('; ')}; host store ${r.stores.map((s) => `${s.target} ${int(s.summary.messages)} messages`).join(', ') || 'skipped'}; ${p.hostStoreRuns} backfill/health runs; ${p.coldStartRuns} cold-start loads.`,
     '',

@@ -93,6 +93,13 @@ export const PRODUCER_DEFAULTS = Object.freeze({
   dropLogIntervalMs: 60_000,
 });
 
+/**
+ * The page (`report --html`, docs/page.md): fan-out trees for at most this many of the most recent
+ * turns, and at most this many task rows, so a large store's page stays small (R3-9: 100k rows
+ * stay under 2 MB). `--trees N` and `--limit N` choose fewer or more.
+ */
+export const PAGE_DEFAULTS = Object.freeze({ trees: 50, tasks: 200 });
+
 /** OTLP export (docs/otlp.md): the bounds of one run, the CLI's and the scheduled function's alike. */
 export const EXPORT_DEFAULTS = Object.freeze({
   /** spans per OTLP request at most (a collector's usual limit is a few MB; a span here is < 1 KB) */

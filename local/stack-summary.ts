@@ -54,6 +54,14 @@ export function renderStackSummary(result: LocalStackResult): string {
     section('health', renderHealth(result.health)),
     section('report (subagent-context report --by task --limit 5)', renderReportTable(result.report, { color: false })),
     section(
+      'report page (open it in a browser)',
+      renderFacts([
+        ['file', result.page.path],
+        ['size', `${result.page.bytes} bytes`],
+        ['rendered in', `${result.page.renderMs} ms`],
+      ]),
+    ),
+    section(
       'expected vs got',
       renderTable(
         ['check', 'expected', 'got', ''],

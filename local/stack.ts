@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { type DeadLetter, groupDeadLetters } from '../lib/cli/dead-letters.js';
 import type { IngestTotals } from '../lib/cli/ingest-totals.js';
@@ -7,7 +9,7 @@ import { TABLE } from '../lib/columns.js';
 import { checkDatabaseUrl } from '../lib/config/database-url.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
-import { SERVICE_NAME } from '../lib/defaults.js';
+import { PAGE_DEFAULTS, SERVICE_NAME } from '../lib/defaults.js';
 import { runHealthCheck } from '../lib/health/check.js';
 import type { HealthReport } from '../lib/health/report.js';
 import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
@@ -15,6 +17,7 @@ import { createFrameProducer, type ProducerStats } from '../lib/producer/produce
 import { redactText } from '../lib/redact.js';
 import { buildReport } from '../lib/report/build.js';
 import type { ReportDocument } from '../lib/report/document.js';
+import { renderHtml } from '../lib/report/render/html.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, formatRfc3339, nowMicros, parseStoredTimestamp } from '../lib/time.js';
 import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
@@ -42,6 +45,20 @@ export interface LocalStackOptions {
   wsProxy?: string;
   /** progress lines */
   progress: ProgressStream;
+  /** where the report page goes (`report --html`, docs/page.md); default .local/report-page.html */
+  page?: string;
+}
+
+/** The default of LocalStackOptions.page, under the git-ignored .local/. */
+export const DEFAULT_PAGE = '.local/report-page.html';
+
+export interface PageWritten {
+  /** absolute path of the page */
+  path: string;
+  bytes: number;
+  renderMs: number;
+  /** the page's own subagents figure (the report's totals) */
+  subagents: number;
 }
 
 export interface Check {
@@ -69,6 +86,7 @@ export interface LocalStackResult {
   rows: RowsBy[];
   /** `subagent-context report --by task --limit 5` of what was captured (R3-5) */
   report: ReportDocument;
+  page: PageWritten;
   checks: Check[];
   ok: boolean;
   durationMs: number;
@@ -140,6 +158,9 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     const rows = await rowsBySourceAndStatus(db);
     say('report…');
     const report = await buildReport(db, { by: 'task', limit: 5, graceSeconds: 0 });
+    say('report --html: the page…');
+    const page = await writePage(db, options.page ?? DEFAULT_PAGE);
+    say(`  ${page.path} (${page.bytes} bytes, rendered in ${page.renderMs} ms)`);
     const checks = buildChecks({
       store,
       migration,
@@ -167,6 +188,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       health,
       rows,
       report,
+      page,
       checks,
       ok: checks.every((c) => c.ok),
       durationMs: Math.round(performance.now() - started),
@@ -210,6 +232,18 @@ async function streamLive(db: Database, plan: LivePlan, logger: Logger, say: (li
   await pipeline.poller.drain({ timeoutMs: 120_000 });
   show();
   return { producer: producer.stats, pipeline };
+}
+
+/** The page of the whole store, as `report --html` writes it (the same builder and renderer). */
+async function writePage(db: Database, file: string): Promise<PageWritten> {
+  const doc = await buildReport(db, { by: 'task', pageData: true, trees: PAGE_DEFAULTS.trees, graceSeconds: 0 });
+  const started = performance.now();
+  const html = renderHtml(doc);
+  const renderMs = Math.round(performance.now() - started);
+  const path = resolve(file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, html);
+  return { path, bytes: Buffer.byteLength(html), renderMs, subagents: doc.totals.subagents };
 }
 
 async function requireEmpty(db: Database): Promise<void> {

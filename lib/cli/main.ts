@@ -6,6 +6,7 @@ import {
   EXPORT_DEFAULTS,
   HEALTH_CONFIRM_DELAY_SECONDS,
   HEALTH_GRACE_SECONDS,
+  PAGE_DEFAULTS,
   STATEMENT_TIMEOUT_SECONDS,
 } from '../defaults.js';
 import { OtlpConfigError, resolveOtlpTarget } from '../export/otlp/config.js';
@@ -69,6 +70,9 @@ Options:
                           key or last_observed_at
   --limit <n>             report: the first <n> groups only
   --trees <n>             report --json: also the fan-out trees of the <n> most recent turns
+                          (--html: default ${PAGE_DEFAULTS.trees})
+  --html <file>           report: also write one self-contained HTML page there: completeness,
+                          charts, tasks, fan-out trees (docs/page.md)
   --csv                   report: CSV (one row per group; completeness as # lines on top)
   --otlp <url>            export: the collector (a bare origin gets /v1/traces; default
                           OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces)
@@ -142,6 +146,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         limit: { type: 'string' },
         trees: { type: 'string' },
         csv: { type: 'boolean', default: false },
+        html: { type: 'string' },
         'open-spans': { type: 'boolean', default: false },
         'batch-spans': { type: 'string' },
         'settle-seconds': { type: 'string' },
