@@ -3,6 +3,7 @@ import { createHostSchema } from '../local/host-schema.js';
 import { type BackfillFigures, benchBackfill } from './backfill.js';
 import { benchHealth, type HealthFigures } from './health.js';
 import { benchPageOnStore, type PageFigures } from './page.js';
+import { benchReportQuery, type ReportQueryFigures } from './report-query.js';
 import { timed } from './stats.js';
 import type { BenchTarget } from './targets.js';
 
@@ -15,6 +16,8 @@ export interface HostStoreFigures {
   health: HealthFigures;
   /** the report page of this store (report --html; docs/page.md#size) */
   page: PageFigures;
+  /** `report --json` on the same store (docs/report.md) */
+  report: ReportQueryFigures;
 }
 
 /**
@@ -30,7 +33,7 @@ export async function benchHostStore(
     const { db } = bench;
     await createHostSchema(db);
     const generated = await timed(() =>
-      generateHostStore(db, { messages: plan.messages, subagentShare: 0.1, seed: 1 }),
+      generateHostStore(db, { messages: plan.messages, subagentShare: 0.1, seed: 1, costs: true }),
     );
     const summary = generated.result;
     // Planner statistics, as a live store has them (autovacuum / the host's own maintenance).
@@ -43,14 +46,21 @@ export async function benchHostStore(
     }
     await db.query('ANALYZE');
     // The health function's database is a pool (its statements run side by side).
-    const health = await benchHealth(bench.connect({ max: 4 }), summary.createdAt!.first, plan.runs);
-    // The CLI's database is a pool of 4 (lib/db/neon.ts): the report runs its statements side by side.
+    const pool = bench.connect({ max: 4 });
+    const health = await benchHealth(pool, summary.createdAt!.first, plan.runs);
+    const report = await benchReportQuery(pool, plan.runs);
+    if (report.totals.subagents !== summary.qualifyingKeys) {
+      throw new Error(
+        `the report counts ${report.totals.subagents} subagents, the store has ${summary.qualifyingKeys} rows`,
+      );
+    }
+    // the page as `report --html` builds and renders it, on the same pool (docs/page.md#size)
     const page = await benchPageOnStore(
-      bench.connect({ max: 4 }),
+      pool,
       `${target.name}, ${summary.messages.toLocaleString('en-US')} messages`,
       plan.runs,
     );
-    return { target: target.name, summary, generateMs: generated.ms, backfill, health, page };
+    return { target: target.name, summary, generateMs: generated.ms, backfill, health, report, page };
   } finally {
     await bench.dispose();
   }
