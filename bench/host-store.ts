@@ -14,10 +14,10 @@ export interface HostStoreFigures {
   generateMs: number;
   backfill: BackfillFigures;
   health: HealthFigures;
-  /** `report --json` on the same store (docs/report.md) */
-  report: ReportQueryFigures;
   /** the report page of this store (report --html; docs/page.md#size) */
   page: PageFigures;
+  /** `report --json` on the same store (docs/report.md) */
+  report: ReportQueryFigures;
 }
 
 /**
@@ -54,7 +54,7 @@ export async function benchHostStore(
         `the report counts ${report.totals.subagents} subagents, the store has ${summary.qualifyingKeys} rows`,
       );
     }
-    // The CLI's database is a pool of 4 (lib/db/neon.ts): the report runs its statements side by side.
+    // the page as `report --html` builds and renders it, on the same pool (docs/page.md#size)
     const page = await benchPageOnStore(
       pool,
       `${target.name}, ${summary.messages.toLocaleString('en-US')} messages`,

@@ -23,6 +23,8 @@ export interface PageFigures {
   bytes: number;
   /** the page's bound (R3-9) */
   limitBytes: number;
+  /** the build or the render failed: the message (the section says so instead of a figure) */
+  error?: string;
 }
 
 export const PAGE_LIMIT_BYTES = 2 * 1024 * 1024;
@@ -39,8 +41,26 @@ async function renderRuns(doc: Parameters<typeof renderHtml>[0], runs: number) {
   return { html, perRun: perRun.slice(1) };
 }
 
-/** The page of a generated host store, as `report --html` builds and renders it. */
+/** The page of a generated host store, as `report --html` builds and renders it; a failure is a figure too. */
 export async function benchPageOnStore(db: Queryable, source: string, runs: number): Promise<PageFigures> {
+  try {
+    return await pageOnStore(db, source, runs);
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    return {
+      source,
+      subagents: 0,
+      reportMs: null,
+      renderMs: Number.NaN,
+      perRunRenderMs: [],
+      bytes: 0,
+      limitBytes: PAGE_LIMIT_BYTES,
+      error,
+    };
+  }
+}
+
+async function pageOnStore(db: Queryable, source: string, runs: number): Promise<PageFigures> {
   const reports: number[] = [];
   let doc: Awaited<ReturnType<typeof buildReport>> | undefined;
   for (let i = 0; i < runs; i++) {

@@ -169,12 +169,15 @@ function pageSection(r: BenchResults): string[] {
     '',
     '| document | subagents | report ms (median) | render ms (median) | page size | within the bound |',
     '|---|---:|---:|---:|---:|---|',
-    ...rows.map(
-      (p) =>
-        `| ${p.source} | ${int(p.subagents)} | ${p.reportMs === null ? '—' : `**${ms(p.reportMs)}**`} | **${ms(p.renderMs)}** | ${mib(p.bytes)} | ${p.bytes < p.limitBytes ? 'yes' : '**no**'} |`,
+    ...rows.map((p) =>
+      p.error !== undefined
+        ? `| ${p.source} | — | **failed**: ${p.error.replace(/\|/g, '\\|')} | — | — | — |`
+        : `| ${p.source} | ${int(p.subagents)} | ${p.reportMs === null ? '—' : `**${ms(p.reportMs)}**`} | **${ms(p.renderMs)}** | ${mib(p.bytes)} | ${p.bytes < p.limitBytes ? 'yes' : '**no**'} |`,
     ),
     '',
-    ...rows.map((p) => `- ${p.source}: render runs ${p.perRunRenderMs.map(ms).join(', ')} ms (after one warm-up run).`),
+    ...rows
+      .filter((p) => p.error === undefined)
+      .map((p) => `- ${p.source}: render runs ${p.perRunRenderMs.map(ms).join(', ')} ms (after one warm-up run).`),
     '',
   ];
 }

@@ -84,9 +84,9 @@ export interface LocalStackResult {
   deadLetters: DeadLetter[];
   health: HealthReport;
   rows: RowsBy[];
+  page: PageWritten;
   /** `subagent-context report --by task --limit 5` of what was captured (R3-5) */
   report: ReportDocument;
-  page: PageWritten;
   checks: Check[];
   ok: boolean;
   durationMs: number;
@@ -156,11 +156,11 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     const deadLetters = await pipeline.deadLetters();
     await pipeline.stop();
     const rows = await rowsBySourceAndStatus(db);
-    say('report…');
-    const report = await buildReport(db, { by: 'task', limit: 5, graceSeconds: 0 });
     say('report --html: the page…');
     const page = await writePage(db, options.page ?? DEFAULT_PAGE);
     say(`  ${page.path} (${page.bytes} bytes, rendered in ${page.renderMs} ms)`);
+    say('report…');
+    const report = await buildReport(db, { by: 'task', limit: 5, graceSeconds: 0 });
     const checks = buildChecks({
       store,
       migration,
@@ -187,8 +187,8 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       deadLetters,
       health,
       rows,
-      report,
       page,
+      report,
       checks,
       ok: checks.every((c) => c.ok),
       durationMs: Math.round(performance.now() - started),
