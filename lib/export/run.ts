@@ -37,6 +37,8 @@ export interface ExportOptions {
   /** OTEL_SERVICE_NAME, else subagent-context */
   serviceName?: string;
   now?: () => Micros;
+  /** checked before each page: false stops the run there (its position is already stored) */
+  keepGoing?: () => boolean;
 }
 
 export interface ExportSummary {
@@ -44,6 +46,8 @@ export interface ExportSummary {
   turns: number;
   spans: number;
   requests: number;
+  /** false: stopped early (keepGoing), more turns may be waiting */
+  complete: boolean;
   /** the stored position before and after (null: none) */
   position: { before: string | null; after: string | null; key: string | null };
 }
@@ -72,6 +76,7 @@ export async function runExport(
     turns: 0,
     spans: 0,
     requests: 0,
+    complete: true,
     position: { before, after: before, key: keep ? options.positionKey : null },
   };
 
@@ -90,6 +95,10 @@ export async function runExport(
   };
 
   for (;;) {
+    if (options.keepGoing && !options.keepGoing()) {
+      summary.complete = false;
+      break;
+    }
     const page: ChangedTurn[] = await readChangedTurns(db, {
       since: options.since,
       until: options.until,
