@@ -15,6 +15,8 @@ Options:
   --messages <n>        messages in the generated host store (default 4000)
   --live <n>            new subagent invocations in the live stream (default 120)
   --seed <n>            generator seed (default 1)
+  --otlp-demo           then export the store as OTLP traces to a receiver started here and
+                        print the span count (docs/otlp.md)
   --json                print the result as JSON instead of tables
 Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise.`;
 
@@ -27,6 +29,7 @@ async function main(): Promise<number> {
       live: { type: 'string' },
       seed: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'otlp-demo': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -51,6 +54,7 @@ async function main(): Promise<number> {
     live: number('live', values.live),
     seed: number('seed', values.seed),
     progress: process.stderr,
+    otlpDemo: values['otlp-demo'],
   });
   process.stdout.write(
     values.json

@@ -23,6 +23,7 @@ import {
   type LivePlan,
   planLiveStream,
 } from './live-stream.js';
+import { type OtlpDemoResult, runOtlpDemo } from './otlp-demo.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './pglite-server.js';
 import { startLocalPipeline } from './pipeline.js';
 
@@ -38,6 +39,8 @@ export interface LocalStackOptions {
   wsProxy?: string;
   /** progress lines */
   progress: ProgressStream;
+  /** then export the store to an OTLP receiver started here (docs/otlp.md#demo-and-benchmark) */
+  otlpDemo?: boolean;
 }
 
 export interface Check {
@@ -63,6 +66,8 @@ export interface LocalStackResult {
   deadLetters: DeadLetter[];
   health: HealthReport;
   rows: RowsBy[];
+  /** with `otlpDemo` */
+  otlp?: OtlpDemoResult;
   checks: Check[];
   ok: boolean;
   durationMs: number;
@@ -140,6 +145,16 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       rows,
       asyncWithMetrics: await asyncLaunchedWithMetrics(db),
     });
+    let otlp: OtlpDemoResult | undefined;
+    if (options.otlpDemo) {
+      say('OTLP export to a local receiver…');
+      otlp = await runOtlpDemo(db);
+      const check = (name: string, expected: number, got: number) =>
+        checks.push({ name, expected, got, ok: expected === got });
+      check('OTLP spans received = sent', otlp.sent, otlp.received);
+      check('OTLP invoke_agent spans = settled rows', otlp.settledRows, otlp.subagentSpans);
+      check('OTLP root spans = traces', otlp.traces, otlp.received - otlp.subagentSpans);
+    }
     return {
       database,
       store,
@@ -155,6 +170,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       deadLetters,
       health,
       rows,
+      otlp,
       checks,
       ok: checks.every((c) => c.ok),
       durationMs: Math.round(performance.now() - started),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCli } from '../../lib/cli/main.js';
 import { startLocalPipeline } from '../../local/pipeline.js';
-import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../../local/otlp-receiver.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 

@@ -4,7 +4,7 @@ import {
   OTLP_ENDPOINT_PARAMETER_ENV,
   OTLP_HEADERS_PARAMETER_ENV,
 } from '../../lib/export/handler.js';
-import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../../local/otlp-receiver.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../support/targets.js';
 

@@ -5,7 +5,7 @@ import { createOtlpSink, OtlpExportError } from '../../../lib/export/otlp/transp
 import { POSITION_KEY } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../support/otlp-receiver.js';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
 import { insertRows, type StoredRow, withDefaults } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 

@@ -8,7 +8,7 @@ import protobuf from 'protobufjs';
 /*
  * A real OTLP/HTTP trace receiver on 127.0.0.1 (docs/otlp.md#testing): it accepts
  * `POST /v1/traces` as http/json or http/protobuf (gzip or not), decodes protobuf with the official
- * OTLP definitions (test/support/otlp-proto, through protobufjs: not the exporter's serializer),
+ * OTLP definitions (local/otlp-proto, through protobufjs: not the exporter's serializer),
  * and answers with the statuses a test scripts (default 200). Spans of accepted requests only are
  * `spans`; every request is in `requests`.
  */
@@ -89,7 +89,7 @@ const hex = (id: string | undefined, encoding: 'hex' | 'base64') =>
       ? id.toLowerCase()
       : Buffer.from(id, 'base64').toString('hex');
 
-// Both decoders' plain-object output (any), normalized right here.
+// biome-ignore lint/suspicious/noExplicitAny: both decoders' plain-object output, normalized right here
 function normalize(request: any, encoding: 'hex' | 'base64'): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of request.resourceSpans ?? []) {
