@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCli } from '../../lib/cli/main.js';
-import { startLocalPipeline } from '../../local/pipeline.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../local/otlp-receiver.js';
+import { startLocalPipeline } from '../../local/pipeline.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
