@@ -3,6 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 import { benchColdStart, type ColdStartFigures } from './cold-start.js';
+import { benchExport, type ExportFigures } from './export.js';
 import { benchHostStore, type HostStoreFigures } from './host-store.js';
 import { benchIngest, type HandlerFactory, type IngestFigures } from './ingest.js';
 import { machineFacts } from './machine.js';
@@ -39,6 +40,7 @@ const deployed = readServerlessConfig();
 const targets = await startTargets();
 const ingest: IngestFigures[] = [];
 const stores: HostStoreFigures[] = [];
+const exports: ExportFigures[] = [];
 let coldStart: ColdStartFigures[] = [];
 try {
   for (const target of targets) {
@@ -63,6 +65,19 @@ try {
       );
       stores.push(figures);
     }
+    if (wants('export')) {
+      log(`otlp export ${target.name}: ${plan.exportRows} rows, ${plan.exportRuns} runs per protocol`);
+      for (const figures of await benchExport(target, {
+        rows: plan.exportRows,
+        runs: plan.exportRuns,
+        protocols: ['http/protobuf', 'http/json'],
+      })) {
+        log(
+          `  ${figures.protocol}: ${Math.round(figures.spansPerSecond)} spans/s (${figures.spans} spans in ${(figures.wallMs / 1000).toFixed(2)} s)`,
+        );
+        exports.push(figures);
+      }
+    }
   }
 } finally {
   for (const target of targets) await target.stop();
@@ -86,6 +101,7 @@ writeFileSync(
     targets: targets.map((t) => ({ name: t.name, label: t.label })),
     ingest,
     stores,
+    exports,
     coldStart,
     totalSeconds,
   }) + kept,
