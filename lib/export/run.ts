@@ -1,7 +1,7 @@
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Queryable } from '../db/database.js';
-import { SERVICE_NAME } from '../defaults.js';
+import { EXPORT_DEFAULTS, SERVICE_NAME } from '../defaults.js';
 import { listChangedTurns, readTurnsAt, type TreeFilter, type TurnPosition } from '../report/trees.js';
 import { type Micros, nowMicros } from '../time.js';
 import { describeEndpoint } from './otlp/config.js';
@@ -34,6 +34,12 @@ export interface ExportOptions {
   pageTurns: number;
   /** only turns whose newest write is at least this old: a late commit cannot land behind the position */
   settleSeconds: number;
+  /**
+   * a resumed run starts this far before its position: under R3-1 a row's updated_at is the
+   * observation instant of its newest frame, so a frame delivered late lands up to the queue's
+   * delay behind it; turns in the window are sent again (same ids). Default: the health grace.
+   */
+  lookbackSeconds?: number;
   /** `resume`: from the stored position, moving it; `restart`: from the start, moving it; `none`: neither */
   position: 'resume' | 'restart' | 'none';
   positionKey: string;
@@ -106,8 +112,12 @@ export async function runExport(
   // Keys first (a cheap GROUP BY, no row bodies), many pages' worth at once; then each page's
   // rows by key, so every row is read once per export.
   const listTurns = options.pageTurns * LIST_PAGES;
+  const lookback = BigInt(Math.round((options.lookbackSeconds ?? EXPORT_DEFAULTS.lookbackSeconds) * 1e6));
+  let first = true;
   for (;;) {
-    const keys = await listChangedTurns(db, { ...filter, after: position, changedUntil, limit: listTurns });
+    const from = first && position !== undefined ? { changedAfter: position.changed - lookback } : { after: position };
+    first = false;
+    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
     for (let at = 0; at < keys.length; at += options.pageTurns) {
       if (options.keepGoing && !options.keepGoing()) {
         summary.complete = false;

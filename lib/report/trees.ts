@@ -40,6 +40,8 @@ export interface TreeFilter {
   order?: 'recent' | 'changed';
   /** `changed` order: only turns after this position */
   after?: TurnPosition;
+  /** `changed` order: only turns whose newest updated_at is after this instant (a lookback start) */
+  changedAfter?: Micros;
   /**
    * `changed` order: only turns whose newest updated_at is at or before this instant (a settle
    * lag: a write that commits late cannot land behind a position already stored).
@@ -171,6 +173,7 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
       `(turn_changed > ${changed} OR (turn_changed = ${changed} AND (task_session_id > ${session} OR (task_session_id = ${session} AND turn_key > ${turn}))))`,
     );
   }
+  if (filter.changedAfter !== undefined) turnWhere.push(`turn_changed > ${bind.time(filter.changedAfter)}`);
   if (filter.changedUntil !== undefined) turnWhere.push(`turn_changed <= ${bind.time(filter.changedUntil)}`);
   const limit = filter.limit === undefined ? '' : ` LIMIT ${bind.value(filter.limit)}`;
   const sql = `SELECT task_session_id, turn_key, turn_changed FROM (
