@@ -83,8 +83,10 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 
   /** A pooled connection, within the deadline; one that arrives after it is handed back. */
   const connect = async (): Promise<PoolClient> => {
-    const pending = pool.connect();
     try {
+      // inside the try: the driver throws a malformed URL's TypeError (its `input` holds the URL)
+      // synchronously, and it must leave as a DatabaseError like any other connect failure (R2-6)
+      const pending = pool.connect();
       return await beforeDeadline(pending, deadline, late('connecting'), () => {
         pending.then((client) => client.release(), ignore);
       });
@@ -258,6 +260,9 @@ export function toDatabaseError(err: unknown): DatabaseError {
   const e = err as { code?: unknown; message?: string; constraint?: string; detail?: string };
   const sqlstate = sqlstateOf(err);
   const driverCode = typeof e.code === 'string' && !sqlstate ? e.code : undefined;
-  const message = `${e.message ?? String(err)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}: ${hintFor(sqlstate)}`;
-  return new DatabaseError(message, classifySqlstate(sqlstate), sqlstate, driverCode, { cause: err });
+  const detail = `${e.message ?? String(err)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}`;
+  return new DatabaseError(`${detail}: ${hintFor(sqlstate)}`, classifySqlstate(sqlstate), sqlstate, driverCode, {
+    cause: err,
+    detail,
+  });
 }
