@@ -3,6 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 import { benchColdStart, type ColdStartFigures } from './cold-start.js';
+import { benchExport, type ExportFigures } from './export.js';
 import { benchHostStore, type HostStoreFigures } from './host-store.js';
 import { benchIngest, type HandlerFactory, type IngestFigures } from './ingest.js';
 import { machineFacts } from './machine.js';
@@ -40,6 +41,7 @@ const deployed = readServerlessConfig();
 const targets = await startTargets();
 const ingest: IngestFigures[] = [];
 const stores: HostStoreFigures[] = [];
+const exports: ExportFigures[] = [];
 let coldStart: ColdStartFigures[] = [];
 try {
   for (const target of targets) {
@@ -65,6 +67,19 @@ try {
         `  generated in ${(figures.generateMs / 1000).toFixed(1)} s; backfill ${(figures.backfill.wallMs / 1000).toFixed(2)} s (${Math.round(figures.backfill.rowsPerSecond)} rows/s); health ${Math.round(figures.health.wallMs)} ms; report ${figures.report.variants.map((v) => `${Math.round(v.wallMs)} ms`).join(' / ')}`,
       );
       stores.push(figures);
+    }
+    if (wants('export')) {
+      log(`otlp export ${target.name}: ${plan.exportRows} rows, ${plan.exportRuns} runs per protocol`);
+      for (const figures of await benchExport(target, {
+        rows: plan.exportRows,
+        runs: plan.exportRuns,
+        protocols: ['http/protobuf', 'http/json'],
+      })) {
+        log(
+          `  ${figures.protocol}: ${Math.round(figures.spansPerSecond)} spans/s (${figures.spans} spans in ${(figures.wallMs / 1000).toFixed(2)} s)`,
+        );
+        exports.push(figures);
+      }
     }
   }
 } finally {
@@ -95,6 +110,7 @@ writeFileSync(
     targets: targets.map((t) => ({ name: t.name, label: t.label })),
     ingest,
     stores,
+    exports,
     coldStart,
     pageDocument,
     totalSeconds,

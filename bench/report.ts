@@ -2,6 +2,7 @@ import { PAGE_DEFAULTS } from '../lib/defaults.js';
 import { BUNDLE_BUDGET_KIB, INIT_TARGET_MS } from './bundle.js';
 import type { ColdStartFigures } from './cold-start.js';
 import { type CostPerMillionFrames, coldStartCost, costPerMillionFrames, PRICES } from './cost.js';
+import type { ExportFigures } from './export.js';
 import type { HostStoreFigures } from './host-store.js';
 import type { DesignFigures, IngestFigures } from './ingest.js';
 import type { MachineFacts } from './machine.js';
@@ -18,6 +19,7 @@ export interface BenchResults {
   targets: { name: BenchTargetName; label: string }[];
   ingest: IngestFigures[];
   stores: HostStoreFigures[];
+  exports: ExportFigures[];
   coldStart: ColdStartFigures[];
   /** the page over a generated document (BENCH_ONLY=page) */
   pageDocument?: PageFigures;
@@ -50,6 +52,7 @@ export function renderReport(r: BenchResults): string {
     ...method(r),
     ...ingestSection(r),
     ...storeSection(r),
+    ...exportSection(r),
     ...reportQuerySection(r),
     ...pageSection(r),
     ...coldStartSection(r),
@@ -208,6 +211,27 @@ function storeSection(r: BenchResults): string[] {
   return lines;
 }
 
+function exportSection(r: BenchResults): string[] {
+  if (r.exports.length === 0) return [];
+  return [
+    '## OTLP export',
+    '',
+    `\`subagent-context export\`'s work (lib/export/run.ts, docs/otlp.md) on a generated store of ${int(r.plan.exportRows)} settled rows in turns of the real fan-out: read in pages of 500 turns in changed order, spans built, sent in requests of at most 512 spans through the OpenTelemetry exporter (gzip) to a receiver on 127.0.0.1 that accepts without decoding; the position neither read nor written. spans/s = spans ÷ wall time of the whole export (median of ${r.plan.exportRuns}).`,
+    '',
+    '| database | protocol | rows | turns | spans | requests | bytes sent | wall s (median) | spans/s |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.exports.map(
+      (e) =>
+        `| ${e.target} | ${e.protocol} | ${int(e.rows)} | ${int(e.turns)} | ${int(e.spans)} | ${int(e.requests)} | ${kib(e.bytes)} | ${(e.wallMs / 1000).toFixed(2)} | **${int(e.spansPerSecond)}** |`,
+    ),
+    '',
+    ...r.exports.map(
+      (e) => `- ${e.target} ${e.protocol}: runs ${e.perRunMs.map((v) => (v / 1000).toFixed(2)).join(', ')} s.`,
+    ),
+    '',
+  ];
+}
+
 /** docs/report.md: `report --json` on the same generated store, after the backfill. Target: < 2 s on PostgreSQL. */
 export const REPORT_TARGET_MS = 2_000;
 
@@ -304,7 +328,7 @@ function reproduce(r: BenchResults): string[] {
     'npm run bench                                                              # PGlite + SQLite',
     '```',
     '',
-    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_ONLY=ingest,host-store,cold-start,page`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
+    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_EXPORT_RUNS` OTLP export runs per protocol (default 3), `BENCH_ONLY=ingest,host-store,export,cold-start,page`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
     '',
     `This run: scale ${p.scale}; ingest ${p.ingest.map((s) => `batch ${s.batchSize}: ${s.handlerFrames}/${s.baselineFrames} frames × ${s.runs} runs`).join('; ')}; host store ${r.stores.map((s) => `${s.target} ${int(s.summary.messages)} messages`).join(', ') || 'skipped'}; ${p.hostStoreRuns} backfill/health runs; ${p.coldStartRuns} cold-start loads.`,
     '',

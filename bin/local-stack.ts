@@ -18,6 +18,8 @@ Options:
   --live <n>            new subagent invocations in the live stream (default 120)
   --seed <n>            generator seed (default 1)
   --page <file>         where to write the report page (default .local/report-page.html)
+  --otlp-demo           then export the store as OTLP traces to a receiver started here and
+                        print the span count (docs/otlp.md)
   --json                print the result as JSON instead of tables
 Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise.`;
 
@@ -31,6 +33,7 @@ async function main(): Promise<number> {
       seed: { type: 'string' },
       page: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'otlp-demo': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -56,6 +59,7 @@ async function main(): Promise<number> {
     seed: number('seed', values.seed),
     page: values.page,
     progress: process.stderr,
+    otlpDemo: values['otlp-demo'],
   });
   process.stdout.write(
     values.json

@@ -108,6 +108,12 @@ export const EXPORT_DEFAULTS = Object.freeze({
   pageTurns: 500,
   /** a turn is exported once its newest write is this old (a late commit cannot land behind the position) */
   settleSeconds: 60,
+  /**
+   * a resumed export starts this far before its position (R3-1: a row's updated_at is its newest
+   * observation, so a frame delivered late lands behind it by up to the queue's delay): the
+   * health grace, the delay the pipeline already budgets for (docs/otlp.md#incremental-export)
+   */
+  lookbackSeconds: 900,
   /** one request's bound, the SDK's own retries (429, 502, 503, 504) included */
   requestTimeoutMs: 10_000,
   /** further attempts of a request that still failed retryably (other 5xx, timeouts, connection errors) */

@@ -30,6 +30,7 @@ import {
   type LivePlan,
   planLiveStream,
 } from './live-stream.js';
+import { type OtlpDemoResult, runOtlpDemo } from './otlp-demo.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './pglite-server.js';
 import { startLocalPipeline } from './pipeline.js';
 
@@ -47,6 +48,8 @@ export interface LocalStackOptions {
   progress: ProgressStream;
   /** where the report page goes (`report --html`, docs/page.md); default .local/report-page.html */
   page?: string;
+  /** then export the store to an OTLP receiver started here (docs/otlp.md#demo-and-benchmark) */
+  otlpDemo?: boolean;
 }
 
 /** The default of LocalStackOptions.page, under the git-ignored .local/. */
@@ -85,6 +88,8 @@ export interface LocalStackResult {
   health: HealthReport;
   rows: RowsBy[];
   page: PageWritten;
+  /** with `otlpDemo` */
+  otlp?: OtlpDemoResult;
   /** `subagent-context report --by task --limit 5` of what was captured (R3-5) */
   report: ReportDocument;
   checks: Check[];
@@ -172,6 +177,16 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       report,
       asyncWithMetrics: await asyncLaunchedWithMetrics(db),
     });
+    let otlp: OtlpDemoResult | undefined;
+    if (options.otlpDemo) {
+      say('OTLP export to a local receiver…');
+      otlp = await runOtlpDemo(db);
+      const check = (name: string, expected: number, got: number) =>
+        checks.push({ name, expected, got, ok: expected === got });
+      check('OTLP spans received = sent', otlp.sent, otlp.received);
+      check('OTLP invoke_agent spans = settled rows', otlp.settledRows, otlp.subagentSpans);
+      check('OTLP root spans = traces', otlp.traces, otlp.received - otlp.subagentSpans);
+    }
     return {
       database,
       store,
@@ -188,6 +203,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       health,
       rows,
       page,
+      otlp,
       report,
       checks,
       ok: checks.every((c) => c.ok),

@@ -82,6 +82,8 @@ Options:
                           by default a row is exported once it settled
   --batch-spans <n>       export: spans per request at most (default ${EXPORT_DEFAULTS.batchSpans})
   --settle-seconds <n>    export: only turns whose newest write is this old (default ${EXPORT_DEFAULTS.settleSeconds})
+  --lookback-seconds <n>  export: a resumed run starts this far before its position, so a frame
+                          delivered late is not missed (default ${EXPORT_DEFAULTS.lookbackSeconds}; turns in it are sent again, same ids)
   --position-key <key>    export: the kandev_meta key of the position (default ${POSITION_KEY})
   --restart               export: from the first turn again (same ids), then move the position
   --no-position           export: neither read nor move the position
@@ -150,6 +152,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'open-spans': { type: 'boolean', default: false },
         'batch-spans': { type: 'string' },
         'settle-seconds': { type: 'string' },
+        'lookback-seconds': { type: 'string' },
         'position-key': { type: 'string' },
         restart: { type: 'boolean', default: false },
         'no-position': { type: 'boolean', default: false },
@@ -259,6 +262,12 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
               '--settle-seconds',
               values['settle-seconds'],
               EXPORT_DEFAULTS.settleSeconds,
+              false,
+            ),
+            lookbackSeconds: positiveFlag(
+              '--lookback-seconds',
+              values['lookback-seconds'],
+              EXPORT_DEFAULTS.lookbackSeconds,
               false,
             ),
             position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
