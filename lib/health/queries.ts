@@ -41,17 +41,39 @@ export function indexedRange(dialect: Dialect, column: string, lo: number, hi: n
  * Qualifying message keys created in [$1 capture_since, $2 cutoff) with no row observed at or
  * after $1 (any execution). Returns up to MISSING_SAMPLE_SIZE keys, each carrying the total count.
  */
-export function shortfallSql(dialect: Dialect): string {
+export function shortfallSql(dialect: Dialect, options: { messagesFrom?: number } = {}): string {
   const since = dialect.timestampParam(1);
   const cutoff = dialect.timestampParam(2);
+  // `messagesFrom`: messages created from that `$n` on only (an acknowledgment); rows still from $1.
+  const from = options.messagesFrom === undefined ? since : dialect.timestampParam(options.messagesFrom);
   const created = dialect.comparable('msg.created_at');
   // The audit reads most messages: each document parsed once; the creation range inside (its index).
-  const read = { fenced: true, where: `${created} >= ${since} AND ${created} < ${cutoff}` };
+  const read = { fenced: true, where: `${created} >= ${from} AND ${created} < ${cutoff}` };
   return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
   SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id FROM ${subagentMessages(dialect, read)}
   WHERE ${QUALIFYING}
   EXCEPT
   SELECT task_session_id, tool_call_id FROM ${TABLE} WHERE ${dialect.comparable('observed_at')} >= ${since}
+) missing
+ORDER BY task_session_id, tool_call_id
+LIMIT ${MISSING_SAMPLE_SIZE}`;
+}
+
+/**
+ * R3-4, the history: qualifying message keys created before $1 capture_since (what the backfill
+ * qualifies) with no row at all (any execution, any observed_at: a backfilled row is observed at
+ * its message's created_at, and a live row may have come first). A lost backfill — the table
+ * dropped and re-created, rows deleted — shows here and nowhere else. Up to MISSING_SAMPLE_SIZE
+ * keys, each carrying the total count.
+ */
+export function historyShortfallSql(dialect: Dialect): string {
+  const created = dialect.comparable('msg.created_at');
+  const read = { fenced: true, where: `${created} < ${dialect.timestampParam(1)}` };
+  return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id FROM ${subagentMessages(dialect, read)}
+  WHERE ${QUALIFYING}
+  EXCEPT
+  SELECT task_session_id, tool_call_id FROM ${TABLE}
 ) missing
 ORDER BY task_session_id, tool_call_id
 LIMIT ${MISSING_SAMPLE_SIZE}`;
