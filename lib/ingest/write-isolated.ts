@@ -27,9 +27,9 @@ export type WriteResult = { status: 'persisted' } | { status: FailureKind; error
  *    fifo.ts).
  * Isolation by evidence, not by code list: a write that failed ALONE with a system-class SQLSTATE
  * (a host trigger's P0001, a row-level-security 42501, XX000…) is that frame's when other writes of
- * the batch landed — it is then parked with its SQLSTATE (status `row`); when nothing landed, nothing
- * shows the database usable (a missing grant fails every frame), so it stays a system error and the
- * records stay on the queue.
+ * the batch landed and it fails again when tried once more by itself — it is then parked with its
+ * SQLSTATE (status `row`); when nothing landed, nothing shows the database usable (a missing grant
+ * fails every frame), so it stays a system error and the records stay on the queue.
  * Returns each item's result, keyed by the item itself.
  */
 export async function writeIsolated<T extends GroupedWrite>(
@@ -61,11 +61,20 @@ export async function writeIsolated<T extends GroupedWrite>(
     }),
   );
   const landed = [...results.values()].some((result) => result.status === 'persisted');
-  for (const [item, failure] of alone)
-    results.set(
-      item,
-      landed ? { status: 'row', error: refusedAlone(failure) } : { status: failure.kind, error: failure },
-    );
+  // Evidence twice over: once everything else is done, each such frame is tried once more on its
+  // own, with nothing running beside it. A refusal of the frame (a trigger, a policy) repeats; a
+  // failure of the moment (a connection's state, a concurrent statement) does not, and the frame lands.
+  for (const [item, failure] of alone) {
+    if (!landed) {
+      results.set(item, { status: failure.kind, error: failure });
+      continue;
+    }
+    const again = await tryWrite(db, [item], now);
+    if (!again) results.set(item, { status: 'persisted' });
+    else if (again.kind === 'system' && isolatable(again))
+      results.set(item, { status: 'row', error: refusedAlone(again) });
+    else results.set(item, { status: again.kind, error: again });
+  }
   return results;
 }
 

@@ -51,6 +51,14 @@ function defectBatch(): { poisoned: SQSRecord; healthy: SQSRecord[]; records: SQ
   return { poisoned, healthy, records: [poisoned, ...healthy] };
 }
 
+/**
+ * A connection for the handler. PGlite's socket server multiplexes every connection onto one
+ * backend message by message, so two concurrent pipelined transactions interleave there (one's
+ * statements run inside the other's transaction and roll back with it, "portal "" cannot be run"):
+ * on PGlite the handler gets one connection; on SQLite and PostgreSQL the pool as deployed.
+ */
+const connectionFor = (t: TestDatabase) => t.connect(t.name === 'pglite' ? { max: 1 } : {});
+
 function handlerFor(db: Database, q: ReturnType<typeof useSqs>) {
   return createIngestHandler({
     db: () => db,
@@ -69,7 +77,7 @@ describe.each(TARGETS)('SPEC §7, R2-4 by evidence: one refused frame on %s', (n
     for (const s of SESSIONS) await seedSession(t.db, s);
     await poisonTrigger(t, 'P0001');
     const { poisoned, healthy, records } = defectBatch();
-    const { result: response } = await captureOutput(() => handlerFor(t.connect(), q)(sqsEvent(records)));
+    const { result: response } = await captureOutput(() => handlerFor(connectionFor(t), q)(sqsEvent(records)));
     expect(failedIds(response)).toEqual([]);
     expect((await readAll(t.db)).map((r) => r.tool_call_id).sort()).toEqual(healthy.map((_, i) => `c-s${i + 2}`));
     const parked = await takeAll(q.sqs, q.dlqUrl);
@@ -91,7 +99,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
         for (const s of SESSIONS) await seedSession(t.db, s);
         await poisonTrigger(t, sqlstate);
         const { poisoned, healthy, records } = defectBatch();
-        const { result: response } = await captureOutput(() => handlerFor(t.connect(), q)(sqsEvent(records)));
+        const { result: response } = await captureOutput(() => handlerFor(connectionFor(t), q)(sqsEvent(records)));
         expect(failedIds(response)).toEqual([]);
         expect(await readAll(t.db)).toHaveLength(healthy.length);
         const parked = await takeAll(q.sqs, q.dlqUrl);
@@ -106,7 +114,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
         for (const s of SESSIONS) await seedSession(t.db, s);
         await poisonTrigger(t, sqlstate);
         const { poisoned, healthy, records } = defectBatch();
-        const { result: response } = await captureOutput(() => handlerFor(t.connect(), q)(sqsEvent(records)));
+        const { result: response } = await captureOutput(() => handlerFor(connectionFor(t), q)(sqsEvent(records)));
         expect(failedIds(response)).toEqual([poisoned.messageId]);
         expect(await readAll(t.db)).toHaveLength(healthy.length);
         expect(await takeAll(q.sqs, q.dlqUrl)).toEqual([]);
@@ -132,7 +140,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
         db = openDatabase(url.toString(), { wsProxy: t.proxy?.address });
       } else {
         await t.db.query(`SET ROLE ${role}`); // PGlite: one backend shared by every connection
-        db = t.connect();
+        db = connectionFor(t);
       }
       const { poisoned, healthy, records } = defectBatch();
       try {
@@ -194,7 +202,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
 
     it('§7 R2-4 property: for any batch with one poisoned frame (any SQLSTATE a trigger can raise), every other frame lands exactly as without it', async () => {
       for (const s of SESSIONS.slice(0, 3)) await seedSession(t.db, s);
-      const db = t.connect();
+      const db = connectionFor(t);
       const handler = handlerFor(db, q);
       await fc.assert(
         fc.asyncProperty(
