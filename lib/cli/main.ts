@@ -1,20 +1,31 @@
 import { parseArgs } from 'node:util';
-import { checkDatabaseUrl, loadDatabaseUrl } from '../config/database-url.js';
+import { checkDatabaseUrl, DatabaseUrlConfigError, loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutMsOf } from '../db/neon.js';
 import { openDatabase } from '../db/open.js';
-import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
-import { SubagentContextError } from '../errors.js';
+import {
+  EXPORT_DEFAULTS,
+  HEALTH_CONFIRM_DELAY_SECONDS,
+  HEALTH_GRACE_SECONDS,
+  STATEMENT_TIMEOUT_SECONDS,
+} from '../defaults.js';
+import { OtlpConfigError, resolveOtlpTarget } from '../export/otlp/config.js';
+import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redactText } from '../redact.js';
-import { parseRfc3339 } from '../time.js';
+import { wantsColor } from '../report/render/table.js';
+import { type Micros, parseRfc3339 } from '../time.js';
+import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
+import { parseReportFlags, reportCommand } from './commands/report.js';
 import { EXIT } from './exit-codes.js';
+import { describeFailure } from './failure.js';
 import type { CliIo, CommandResult } from './io.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
+import { UsageError } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -23,12 +34,17 @@ Commands:
   health                  compare host subagent messages with rows: the scheduled check's
                           window from its checkpoint (the same run the health function does)
   ingest <frames.jsonl>   feed frames (one SQS message body per line) through the ingest handler
+  report                  what was captured: subagents, tokens, fan-out, contexts and cost per
+                          context, with how complete it is (read-only; docs/report.md)
+  export --otlp <url>     send the fan-out trees as OpenTelemetry traces over OTLP/HTTP (one
+                          trace per turn, one invoke_agent span per subagent; docs/otlp.md),
+                          resuming from its position in kandev_meta
 
 Options:
   --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
                           parameter named by DATABASE_URL_SSM_PARAMETER)
   --json                  machine-readable output on stdout
-  --grace-seconds <n>     health: messages newer than this are not yet expected (default
+  --grace-seconds <n>     health, report: messages newer than this are not yet expected (default
                           HEALTH_GRACE_SECONDS or ${HEALTH_GRACE_SECONDS}; a shortfall is confirmed after
                           HEALTH_CONFIRM_DELAY_SECONDS, default ${HEALTH_CONFIRM_DELAY_SECONDS})
   --full                  health: audit every message and row since activation instead (does
@@ -40,16 +56,38 @@ Options:
                           PostgreSQL: the server ends any one statement after this long
                           (default ${STATEMENT_TIMEOUT_SECONDS.cli}); raise it for migrate or health --full on a
                           store whose backfill or audit takes longer
+  --create                sqlite: make a new, empty store when the path does not exist
+                          (without it such a path is refused: a mistyped path is not a store)
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
+  --by <group>            report: one group per task, session, turn, type, model or day
+  --since <instant>       report, export: rows observed at or after <instant> (RFC 3339)
+  --until <instant>       report, export: rows observed before <instant> (RFC 3339)
+  --task <id>, --session <id>
+                          report, export: only this task's / this session's rows (export: a
+                          one-off export, the position is neither read nor moved unless
+                          --position-key is given)
+  --sort <figure>         report: order groups by subagents (default), contexts, tokens, cost,
+                          key or last_observed_at
+  --limit <n>             report: the first <n> groups only
+  --trees <n>             report --json: also the fan-out trees of the <n> most recent turns
+  --csv                   report: CSV (one row per group; completeness as # lines on top)
+  --otlp <url>            export: the collector (a bare origin gets /v1/traces; default
+                          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces)
+  --header <name=value>   export: a request header, repeatable (also OTEL_EXPORTER_OTLP_HEADERS)
+  --protocol <p>          export: http/protobuf (default) or http/json (also OTEL_EXPORTER_OTLP_PROTOCOL)
+  --open-spans            export: also rows not settled yet, as zero-length spans (settled=false);
+                          by default a row is exported once it settled
+  --batch-spans <n>       export: spans per request at most (default ${EXPORT_DEFAULTS.batchSpans})
+  --settle-seconds <n>    export: only turns whose newest write is this old (default ${EXPORT_DEFAULTS.settleSeconds})
+  --position-key <key>    export: the kandev_meta key of the position (default ${POSITION_KEY})
+  --restart               export: from the first turn again (same ids), then move the position
+  --no-position           export: neither read nor move the position
   --verbose               structured logs (WARN and above) on stderr
+  -V, --version           the installed version
   -h, --help              this text
 
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
 frames on the dead-letter queue).`;
-
-class UsageError extends SubagentContextError {
-  override readonly name = 'UsageError';
-}
 
 /**
  * `--statement-timeout`: a positive number of seconds, in milliseconds as the server takes it (a
@@ -70,6 +108,8 @@ function statementTimeoutMs(raw: string | undefined): number {
 /** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
 export interface CliDeps {
   startPipeline: StartIngestPipeline;
+  /** the package's version, for --version (the entry point reads package.json) */
+  version?: string;
 }
 
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
@@ -77,7 +117,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   // R2-6: everything the CLI prints passes through the redaction helper (a URL's password never shows).
   const io: CliIo = {
     ...rawIo,
-    stdout: { write: (text: string) => rawIo.stdout.write(redactText(text)) },
+    stdout: { isTTY: rawIo.stdout.isTTY, write: (text: string) => rawIo.stdout.write(redactText(text)) },
     stderr: { isTTY: rawIo.stderr.isTTY, write: (text: string) => rawIo.stderr.write(redactText(text)) },
   };
   // biome-ignore lint/suspicious/noImplicitAnyLet: the type is parseArgs's result for the options below, inferred at the assignment
@@ -88,12 +128,32 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       allowPositionals: true,
       options: {
         'database-url': { type: 'string' },
+        version: { type: 'boolean', short: 'V', default: false },
         json: { type: 'boolean', default: false },
         'grace-seconds': { type: 'string' },
         full: { type: 'boolean', default: false },
         'acknowledge-through': { type: 'string' },
         'statement-timeout': { type: 'string' },
         rejected: { type: 'string' },
+        create: { type: 'boolean', default: false },
+        by: { type: 'string' },
+        otlp: { type: 'string' },
+        header: { type: 'string', multiple: true },
+        protocol: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        task: { type: 'string' },
+        session: { type: 'string' },
+        sort: { type: 'string' },
+        limit: { type: 'string' },
+        trees: { type: 'string' },
+        csv: { type: 'boolean', default: false },
+        'open-spans': { type: 'boolean', default: false },
+        'batch-spans': { type: 'string' },
+        'settle-seconds': { type: 'string' },
+        'position-key': { type: 'string' },
+        restart: { type: 'boolean', default: false },
+        'no-position': { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -107,17 +167,26 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     io.stdout.write(`${USAGE}\n`);
     return EXIT.ok;
   }
+  if (values.version) {
+    io.stdout.write(`${deps.version ?? 'unknown'}\n`);
+    return EXIT.ok;
+  }
   // INFO lines go to stdout, which belongs to the result here; WARN and ERROR go to stderr.
   logger.setLogLevel(values.verbose ? 'WARN' : 'ERROR');
 
   let db: Database | undefined;
   let proxy: ProxyChoice | undefined;
-  const open = async (): Promise<Database> => {
+  let localPostgres: string | undefined;
+  // `reading`: the command writes nothing (health --full, report), so a SQLite store opens read-only.
+  const open = async (mode: 'writing' | 'reading' = 'writing'): Promise<Database> => {
     const url = await databaseUrl(values['database-url'], io.env);
     proxy = await proxyFor(url, io.env);
+    if (proxy.wsProxy) localPostgres = hostPort(url);
     return openDatabase(url, {
       wsProxy: proxy.wsProxy,
       statementTimeoutMs: statementTimeoutMs(values['statement-timeout']),
+      readonly: mode === 'reading',
+      create: mode === 'writing' && values.create,
     });
   };
   try {
@@ -133,7 +202,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           const graceSeconds =
             values['grace-seconds'] === undefined
               ? graceSecondsFromEnv(io.env)
-              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+              : nonNegativeSeconds('--grace-seconds', values['grace-seconds']);
           const acknowledge = values['acknowledge-through'];
           const acknowledgeThrough = acknowledge === undefined ? undefined : parseRfc3339(acknowledge);
           if (acknowledge !== undefined && acknowledgeThrough === undefined) {
@@ -143,12 +212,59 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           }
           if (values.full && acknowledgeThrough !== undefined)
             throw new UsageError('--full and --acknowledge-through exclude each other');
-          db = await open();
+          // The full audit writes nothing; the scheduled check moves its checkpoint in kandev_meta.
+          db = await open(values.full ? 'reading' : 'writing');
           return healthCommand(db, {
             ...healthOptionsFromEnv(io.env),
             graceSeconds,
             kind: values.full ? 'full' : 'scheduled',
             acknowledgeThrough,
+          }).catch((err: unknown) => {
+            // the instant cannot be honoured (at or before the checkpoint): the flag's value is the problem
+            if (acknowledge !== undefined && err instanceof RangeError)
+              throw new UsageError(`--acknowledge-through ${acknowledge}: ${err.message}`);
+            throw err;
+          });
+        }
+        case 'report': {
+          expectArguments(rest, 0, command);
+          const request = parseReportFlags(values);
+          const graceSeconds =
+            values['grace-seconds'] === undefined
+              ? graceSecondsFromEnv(io.env)
+              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+          // R3-8: a report writes nothing, so a SQLite store opens read-only.
+          db = await open('reading');
+          return reportCommand(db, request, { color: wantsColor(io.stdout, io.env), graceSeconds });
+        }
+        case 'export': {
+          expectArguments(rest, 0, command);
+          const target = usage(() =>
+            resolveOtlpTarget({ url: values.otlp, headers: values.header, protocol: values.protocol }, io.env),
+          );
+          const oneOff = values.task !== undefined || values.session !== undefined || values.until !== undefined;
+          if (values.restart && values['no-position'])
+            throw new UsageError('--restart and --no-position exclude each other');
+          const positionKey = usage(() => checkPositionKey(values['position-key'] ?? POSITION_KEY));
+          const keep = !values['no-position'] && (!oneOff || values['position-key'] !== undefined);
+          db = await open();
+          return exportCommand(db, target, {
+            since: instantFlag('--since', values.since),
+            until: instantFlag('--until', values.until),
+            task: values.task,
+            session: values.session,
+            openSpans: values['open-spans'],
+            batchSpans: positiveFlag('--batch-spans', values['batch-spans'], EXPORT_DEFAULTS.batchSpans, true),
+            pageTurns: EXPORT_DEFAULTS.pageTurns,
+            settleSeconds: positiveFlag(
+              '--settle-seconds',
+              values['settle-seconds'],
+              EXPORT_DEFAULTS.settleSeconds,
+              false,
+            ),
+            position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
+            positionKey,
+            serviceName: io.env.OTEL_SERVICE_NAME,
           });
         }
         case 'ingest':
@@ -162,21 +278,53 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       }
     };
     const outcome = await run();
+    for (const note of outcome.notes ?? []) io.stderr.write(`note: ${note}\n`);
     io.stdout.write(values.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : `${outcome.text}\n`);
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`${err.message}\n\n${USAGE}\n`);
+      io.stderr.write(
+        `${err.message}\n\n${positionals.length === 0 ? USAGE : 'subagent-context --help lists every command and option.'}\n`,
+      );
       return EXIT.usage;
     }
-    const message = err instanceof Error ? err.message : String(err);
-    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name: (err as Error)?.name }, null, 2)}\n`);
+    await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
+    db = undefined;
+    const { message, exitCode, name } = await describeFailure(err, { localPostgres });
+    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name }, null, 2)}\n`);
     io.stderr.write(`subagent-context: ${message}\n`);
-    return EXIT.failure;
+    return exitCode;
   } finally {
     await db?.close();
     await proxy?.close();
   }
+}
+
+/** A configuration error of a flag's value is a usage error (exit 2). */
+function usage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof OtlpConfigError || err instanceof PositionError || err instanceof DatabaseUrlConfigError)
+      throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function instantFlag(flag: string, raw: string | undefined): Micros | undefined {
+  if (raw === undefined) return undefined;
+  const at = parseRfc3339(raw);
+  if (at === undefined)
+    throw new UsageError(`${flag} needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${raw}")`);
+  return at;
+}
+
+function positiveFlag(flag: string, raw: string | undefined, fallback: number, integer: boolean): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || (integer && (!Number.isInteger(n) || n === 0)))
+    throw new UsageError(`${flag} needs ${integer ? 'a positive integer' : 'a number ≥ 0'} (got "${raw}")`);
+  return n;
 }
 
 function expectArguments(rest: readonly string[], count: number, command: string): void {
@@ -184,18 +332,41 @@ function expectArguments(rest: readonly string[], count: number, command: string
     throw new UsageError(
       count === 0
         ? `${command} takes no arguments (got ${rest.join(' ')})`
-        : `${command} needs exactly ${count} argument(s)`,
+        : `${command} needs ${USAGE_OF[command] ?? `${count} argument(s)`}${rest.length > count ? ` (got ${rest.length})` : ''}`,
     );
   }
 }
 
+/** What a command's arguments are, in words, for the usage error. */
+const USAGE_OF: Record<string, string> = {
+  ingest: 'one argument, the frames file: subagent-context ingest <frames.jsonl> --database-url <url>',
+};
+
+/** A seconds flag: a non-negative number, blamed as the flag it came from (exit 2). */
+function nonNegativeSeconds(flag: string, raw: string): number {
+  const seconds = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(seconds) || seconds < 0)
+    throw new UsageError(`${flag} needs a non-negative number of seconds, e.g. ${flag} 900 (got "${raw}")`);
+  return seconds;
+}
+
 async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
   if (flag) {
-    checkDatabaseUrl(flag, { kind: 'flag', name: '--database-url' });
+    usage(() => checkDatabaseUrl(flag, { kind: 'flag', name: '--database-url' }));
     return flag;
   }
   await loadDatabaseUrl({ env });
   if (!env.DATABASE_URL)
     throw new UsageError('no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL');
   return env.DATABASE_URL;
+}
+
+/** `host:port` of a postgres:// URL (5432 when it names none), for a message about reaching it. */
+function hostPort(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,4 +1,5 @@
 import { SubagentContextError } from '../errors.js';
+import { type Caller, type HintClass, hint } from '../hints.js';
 
 /**
  * Database failures and their classes (docs/ingest.md, R2-4), decided by SQLSTATE or by the
@@ -21,10 +22,16 @@ export class DatabaseError extends SubagentContextError {
     readonly sqlstate: string | undefined,
     /** the driver's or the socket's own code (e.g. SQLITE_BUSY, ECONNRESET, EPIPE); never a SQLSTATE */
     readonly driverCode: string | undefined,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; detail?: string },
   ) {
     super(message, options);
+    this.detail = options?.detail ?? this.message;
   }
+  /**
+   * What the driver said, with its codes and without a hint: a caller other than a function (the
+   * CLI) adds its own hint from lib/hints.ts to this.
+   */
+  readonly detail: string;
 }
 
 /** Contention: the same statement succeeds once the other transaction is done. */
@@ -108,29 +115,23 @@ export function urlMayBeStale(error: { sqlstate?: string } | undefined): boolean
   return sqlstate !== undefined && (sqlstate.startsWith('28') || sqlstate === '3D000');
 }
 
-/** How to fix it, for the common cases an operator meets. */
-export function hintFor(sqlstate: string | undefined): string {
-  if (sqlstate === undefined) {
-    return 'the connection failed before the server answered; check DATABASE_URL and that the database is reachable — the frames stay on the queue';
-  }
-  if (sqlstate.startsWith('28'))
-    return 'the database rejected the credentials; check the DATABASE_URL secret (rotation?) — the frames stay on the queue';
-  if (sqlstate === '3D000')
-    return 'the database named in DATABASE_URL does not exist; fix DATABASE_URL — the frames stay on the queue';
-  if (sqlstate === '42P01' || sqlstate === '42703')
-    return 'a table or column is missing; run the migrate function first — the frames stay on the queue';
-  if (sqlstate === '42501')
-    return "the database user lacks a privilege on the table; GRANT it (README 'Deploying') — the frames stay on the queue";
-  switch (classifySqlstate(sqlstate)) {
-    case 'transient':
-      return 'a transient server condition; the write will be retried';
-    case 'foreign_key':
-      return 'the referenced task session does not exist (deleted, or never created by the host)';
-    case 'row':
-      return 'the database rejected this row; it will not succeed on retry';
-    case 'system':
-      return 'the database or its schema is not in a usable state; fix it — the frames stay on the queue';
-  }
+/**
+ * The hint class a SQLSTATE stands for. A missing table is 42P01 on PostgreSQL and SQLite's
+ * "no such table" is SQLITE_ERROR (42000, also every other SQL error), so the CLI's catalog probe
+ * (lib/store/probe.ts), not the SQLSTATE, tells the missing-table cases apart on both dialects alike.
+ */
+export function hintClassOf(sqlstate: string | undefined): HintClass {
+  if (sqlstate === undefined) return 'unreachable';
+  if (sqlstate.startsWith('28')) return 'credentials';
+  if (sqlstate === '3D000') return 'no_database';
+  if (sqlstate === '42P01' || sqlstate === '42703') return 'missing_object';
+  if (sqlstate === '42501') return 'privilege';
+  return classifySqlstate(sqlstate);
+}
+
+/** How to fix a database failure with this SQLSTATE, for `caller` (the table is lib/hints.ts). */
+export function hintFor(sqlstate: string | undefined, caller: Caller = 'function'): string {
+  return hint(hintClassOf(sqlstate), caller);
 }
 
 /** The fields every report and log line carries for a failure (ingest, migrate, health). */

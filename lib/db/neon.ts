@@ -287,6 +287,9 @@ export function toDatabaseError(err: unknown): DatabaseError {
   const e = err as { code?: unknown; message?: string; constraint?: string; detail?: string };
   const sqlstate = sqlstateOf(err);
   const driverCode = typeof e.code === 'string' && !sqlstate ? e.code : undefined;
-  const message = `${e.message ?? String(err)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}: ${hintFor(sqlstate)}`;
-  return new DatabaseError(message, classifySqlstate(sqlstate), sqlstate, driverCode, { cause: err });
+  const detail = `${e.message ?? String(err)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}`;
+  return new DatabaseError(`${detail}: ${hintFor(sqlstate)}`, classifySqlstate(sqlstate), sqlstate, driverCode, {
+    cause: err,
+    detail,
+  });
 }

@@ -1,8 +1,13 @@
 import type { Queryable } from '../../db/database.js';
 import { type HealthCheckOptions, runHealthCheck } from '../../health/check.js';
 import type { HealthReport } from '../../health/report.js';
+import { hint } from '../../hints.js';
+import { missingTables } from '../../store/probe.js';
+import { formatRfc3339, type Micros, parseRfc3339 } from '../../time.js';
 import { EXIT } from '../exit-codes.js';
+import { cliFailure } from '../failure.js';
 import type { CommandResult } from '../io.js';
+import { requireHostStore } from '../preflight.js';
 import { renderFacts, renderTable } from '../table.js';
 
 export function renderHealth(report: HealthReport): string {
@@ -23,12 +28,13 @@ export function renderHealth(report: HealthReport): string {
     ['checkpoint', checkpointText(report)],
     ['checked at', report.checkedAt],
   ]);
-  if (report.missing.length === 0) return facts;
+  const next = report.status === 'not_activated' ? `\n\nnext: ${hint('not_migrated', 'cli')}` : '';
+  if (report.missing.length === 0) return `${facts}${next}`;
   const missing = renderTable(
     ['task_session_id', 'tool_call_id'],
     report.missing.map((m) => [m.task_session_id, m.tool_call_id]),
   );
-  return `${facts}\n\nmissing (sample):\n${missing}`;
+  return `${facts}\n\nmissing (sample):\n${missing}${next}`;
 }
 
 function checkpointText(report: HealthReport): string | null {
@@ -40,8 +46,29 @@ function checkpointText(report: HealthReport): string | null {
 
 /** `subagent-context health`: exit 0 only when healthy; not_activated, silent and shortfall exit 3. */
 export async function healthCommand(db: Queryable, options: HealthCheckOptions): Promise<CommandResult<HealthReport>> {
+  await requireHostStore(db);
+  if ((await missingTables(db, ['kandev_meta'])).length > 0)
+    throw cliFailure('not_activated: the store has no kandev_meta table', 'not_migrated', EXIT.attention);
   const report = await runHealthCheck(db, options);
   // An acknowledgment that moved the checkpoint did what was asked, whatever it accepted.
   const ok = report.status === 'healthy' || (report.checkpoint?.acknowledged ?? false);
-  return { exitCode: ok ? EXIT.ok : EXIT.attention, result: report, text: renderHealth(report) };
+  return {
+    exitCode: ok ? EXIT.ok : EXIT.attention,
+    result: report,
+    text: renderHealth(report),
+    notes: acknowledgmentNotes(report, options.acknowledgeThrough),
+  };
+}
+
+/**
+ * The check verifies nothing newer than now − grace, so a later `--acknowledge-through` (2030, 2099)
+ * moves the checkpoint only that far: said, never silently (issue 25).
+ */
+function acknowledgmentNotes(report: HealthReport, asked: Micros | undefined): string[] {
+  const after = report.checkpoint?.after;
+  if (asked === undefined || !report.checkpoint?.acknowledged || after == null) return [];
+  if (parseRfc3339(after) === asked) return [];
+  return [
+    `--acknowledge-through ${formatRfc3339(asked)} is later than now − grace: acknowledged through ${after} instead (the newest instant the check verifies); the shortfall of messages before it is accepted, later ones are checked on the next run`,
+  ];
 }

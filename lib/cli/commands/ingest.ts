@@ -1,14 +1,15 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { TABLE } from '../../columns.js';
+import { dirname } from 'node:path';
 import type { Database } from '../../db/database.js';
-import { DatabaseError } from '../../db/errors.js';
 import type { BatchReport } from '../../ingest/report.js';
 import type { DeadLetter } from '../dead-letters.js';
 import { EXIT } from '../exit-codes.js';
 import type { IngestTotals } from '../ingest-totals.js';
 import type { CliIo, CommandResult } from '../io.js';
+import { requireMigrated } from '../preflight.js';
 import { createProgress } from '../progress.js';
 import { type IngestSummary, ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
+import { UsageError } from '../usage-error.js';
 
 /**
  * The queue + event-source poller + ingest handler the command feeds. `lib/` does not start an SQS
@@ -48,8 +49,11 @@ export async function ingestCommand(
   io: CliIo,
   startPipeline: StartIngestPipeline,
 ): Promise<CommandResult<IngestSummary>> {
-  await requireTable(db);
-  const bodies = (await readFile(options.file, 'utf8')).split('\n').filter((line) => line.trim() !== '');
+  const bodies = (await readFramesFile(options.file)).split('\n').filter((line) => line.trim() !== '');
+  // Before any frame is sent: a --rejected path that cannot be written fails now, not after the run.
+  if (options.rejectedFile)
+    await writeFile(options.rejectedFile, '').catch(fileProblem('--rejected', options.rejectedFile));
+  await requireMigrated(db);
   const progress = createProgress('ingest', bodies.length, io.stderr);
   let delivered = 0;
   const pipeline = await startPipeline({
@@ -76,16 +80,26 @@ export async function ingestCommand(
   }
 }
 
-async function requireTable(db: Database): Promise<void> {
-  try {
-    await db.query(`SELECT 1 FROM ${TABLE} WHERE 1 = 0`);
-  } catch (err) {
-    // Only a missing table means "not migrated" (42P01; SQLite's "no such table" is SQLITE_ERROR → 42000);
-    // anything else (unreachable, credentials) is reported as it is.
-    if (!(err instanceof DatabaseError) || (err.sqlstate !== '42P01' && err.sqlstate !== '42000')) throw err;
-    throw new Error(
-      `${TABLE} is not readable (${(err as Error).message}): run \`subagent-context migrate\` on this database first`,
-      { cause: err },
-    );
-  }
+async function readFramesFile(file: string): Promise<string> {
+  return readFile(file, 'utf8').catch(fileProblem('the frames file', file));
+}
+
+/** A file the person named that cannot be used, in words, naming it (never a raw ENOENT). */
+function fileProblem(what: string, file: string): (err: NodeJS.ErrnoException) => never {
+  return (err) => {
+    const why: Record<string, string> = {
+      ENOENT:
+        what === '--rejected'
+          ? `the directory ${dirname(file)} does not exist; create it or choose another path`
+          : 'no such file',
+      EISDIR: 'it is a directory, not a file',
+      EACCES: 'permission denied',
+      EPERM: 'permission denied',
+      ENOTDIR: 'a part of the path is not a directory',
+    };
+    const reason = why[err.code ?? ''] ?? err.message;
+    throw new UsageError(`${what} ${file} cannot be ${what === '--rejected' ? 'written' : 'read'}: ${reason}`, {
+      cause: err,
+    });
+  };
 }

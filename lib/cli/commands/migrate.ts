@@ -3,6 +3,7 @@ import { type MigrationReport, runMigration } from '../../migrate/run-migration.
 import { logger } from '../../observability.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
+import { requireHostStore } from '../preflight.js';
 import { renderFacts } from '../table.js';
 
 export function renderMigration(report: MigrationReport): string {
@@ -21,6 +22,7 @@ export function renderMigration(report: MigrationReport): string {
  * Logs through the CLI's logger (ERROR only, or WARN with --verbose).
  */
 export async function migrateCommand(db: Database): Promise<CommandResult<MigrationReport>> {
+  await requireHostStore(db);
   const report = await runMigration(db, { logger });
   return { exitCode: EXIT.ok, result: report, text: renderMigration(report) };
 }

@@ -125,18 +125,26 @@ describe('sqlstateOfSqliteCode: one classifier serves SQLite too', () => {
   });
 });
 
-describe('hintFor: messages say how to fix', () => {
+describe("hintFor: a function's messages say how to fix in the function's world", () => {
   it.each<[string | undefined, RegExp]>([
-    [undefined, /DATABASE_URL.*stay on the queue/],
+    [undefined, /DATABASE_URL SSM parameter.*reachable/],
     ['28P01', /credentials.*rotation/],
-    ['3D000', /does not exist; fix DATABASE_URL/],
+    ['3D000', /does not exist; fix the SSM parameter/],
     ['40001', /retried/],
     ['23503', /task session does not exist/],
-    ['42P01', /run the migrate function/],
+    ['42P01', /invoke the migrate function.*not the host store/],
     ['42501', /GRANT/],
     ['23505', /will not succeed on retry/],
   ])('%s → %s', (sqlstate, hint) => {
     expect(hintFor(sqlstate)).toMatch(hint);
+    expect(hintFor(sqlstate)).not.toMatch(/stay on the queue/);
+  });
+
+  it('the CLI gets its own words for the same class: a command to run, flags, never a function', () => {
+    expect(hintFor('42P01', 'cli')).toMatch(/run `subagent-context migrate`/);
+    expect(hintFor(undefined, 'cli')).toMatch(/--database-url/);
+    for (const sqlstate of [undefined, '28P01', '3D000', '42P01', '42501', '40001', 'XX000'])
+      expect(hintFor(sqlstate, 'cli')).not.toMatch(/function|stay on the queue|invoke/);
   });
 });
 

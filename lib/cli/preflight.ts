@@ -1,0 +1,25 @@
+import type { Queryable } from '../db/database.js';
+import { HOST_TABLES, MIGRATED_TABLES, missingTables } from '../store/probe.js';
+import { EXIT } from './exit-codes.js';
+import { cliFailure } from './failure.js';
+
+const list = (names: readonly string[]) => `${names.join(' or ')} table`;
+
+/**
+ * Every command reads the host's tables: a database without them (an empty one, the wrong one) is
+ * named as such before anything runs, in the same words on both dialects.
+ */
+export async function requireHostStore(db: Queryable): Promise<void> {
+  const missing = await missingTables(db, HOST_TABLES);
+  if (missing.length > 0) throw cliFailure(`the database has no ${list(missing)}`, 'not_host_database');
+}
+
+/**
+ * A command that needs what migrate creates. `attention` for health (a store not yet activated is
+ * something to look at, exit 3, as its `not_activated` status), `failure` for ingest (it cannot run).
+ */
+export async function requireMigrated(db: Queryable, exitCode: 1 | 3 = EXIT.failure): Promise<void> {
+  await requireHostStore(db);
+  const missing = await missingTables(db, MIGRATED_TABLES);
+  if (missing.length > 0) throw cliFailure(`the store has no ${list(missing)}`, 'not_migrated', exitCode);
+}

@@ -1,0 +1,83 @@
+/**
+ * Who meets the failure, so the hint speaks of their world (issue 25): a person at the CLI runs a
+ * command; a deployed function's operator invokes a function or changes a parameter.
+ */
+export type Caller = 'cli' | 'function';
+
+/**
+ * What went wrong, as far as the fix is concerned. The database classes come from the SQLSTATE
+ * (`hintClassOf` in lib/db/errors.ts, the layer that knows SQLSTATEs); `not_host_database` and `not_migrated` come from looking at the catalog before a
+ * command runs (lib/store/probe.ts), which says which table is missing, as a SQLSTATE cannot.
+ */
+export type HintClass =
+  | 'unreachable'
+  | 'credentials'
+  | 'no_database'
+  | 'missing_object'
+  | 'not_host_database'
+  | 'not_migrated'
+  | 'privilege'
+  | 'transient'
+  | 'foreign_key'
+  | 'row'
+  | 'system';
+
+/*
+ * A table of words with no imports: the database layer may use it (test/architecture.test.ts) as it
+ * uses lib/errors.ts, without learning anything of the domain.
+ */
+
+/** The one table of hints: each class, for each caller (docs: README "Reading the output"). */
+const HINTS: Record<HintClass, Record<Caller, string>> = {
+  unreachable: {
+    cli: 'the connection failed before the server answered; check --database-url (or DATABASE_URL) and that the database server is running and reachable',
+    function:
+      'the connection failed before the server answered; check the DATABASE_URL SSM parameter and that the database is reachable from the function',
+  },
+  credentials: {
+    cli: 'the database rejected the user or password; fix them in --database-url (or DATABASE_URL)',
+    function: 'the database rejected the credentials; update the DATABASE_URL SecureString in SSM (rotation?)',
+  },
+  no_database: {
+    cli: 'the database named in the URL does not exist; create it first (e.g. `createdb <name>`) or fix --database-url',
+    function: 'the database named in DATABASE_URL does not exist; fix the SSM parameter',
+  },
+  missing_object: {
+    cli: 'a table or column is missing: for task_session_subagents or kandev_meta run `subagent-context migrate`; for task_sessions or task_session_messages --database-url names a database that is not the host store',
+    function:
+      'a table or column is missing: for task_session_subagents or kandev_meta invoke the migrate function; for task_sessions or task_session_messages DATABASE_URL names a database that is not the host store',
+  },
+  not_host_database: {
+    cli: "this is not the host's store: point --database-url at the database the orchestrator writes task_sessions and task_session_messages to (a demo store: `npm start -- --sqlite <path>`)",
+    function:
+      "DATABASE_URL names a database without the host's task_sessions and task_session_messages tables; point the SSM parameter at the host's database",
+  },
+  not_migrated: {
+    cli: 'this store was never migrated: run `subagent-context migrate` with the same --database-url first',
+    function: 'this store was never migrated: invoke the migrate function first (README "Deploying")',
+  },
+  privilege: {
+    cli: "the database user lacks a privilege on the table; GRANT it (README 'Deploying') or use a user that has it",
+    function: "the function's database user lacks a privilege on the table; GRANT it (README 'Deploying')",
+  },
+  transient: {
+    cli: 'a transient server condition (contention); run the command again',
+    function: 'a transient server condition; the write will be retried',
+  },
+  foreign_key: {
+    cli: 'the referenced task session does not exist (deleted, or never created by the host)',
+    function: 'the referenced task session does not exist (deleted, or never created by the host)',
+  },
+  row: {
+    cli: 'the database rejected this row; it will not succeed on retry',
+    function: 'the database rejected this row; it will not succeed on retry',
+  },
+  system: {
+    cli: "the database or its schema is not in a usable state; see the server's log, fix it, then run the command again",
+    function: "the database or its schema is not in a usable state; see the server's log and fix it",
+  },
+};
+
+export function hint(cls: HintClass, caller: Caller): string {
+  return HINTS[cls][caller];
+}

@@ -1,0 +1,206 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { EXIT } from '../../lib/cli/exit-codes.js';
+import { runCli } from '../../lib/cli/main.js';
+import { startLocalPipeline } from '../../local/pipeline.js';
+import { frame, seedSession } from '../support/frames.js';
+import { TARGETS, useTestDatabase } from '../support/targets.js';
+
+/*
+ * Issue 25's error model, case by case through the CLI: the exact first line a person reads and
+ * the exit code (usage 2, failure 1, attention 3). Each message names the flag, file, table or
+ * endpoint and says what to run; none names a function, a queue, or a raw errno.
+ */
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+const dir = mkdtempSync(join(tmpdir(), 'subagent-context-messages-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(...argv: string[]): Promise<{ code: number; first: string; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(
+    argv,
+    {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text), isTTY: false },
+      env: {
+        HEALTH_CONFIRM_DELAY_SECONDS: '0',
+        ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}),
+      },
+    },
+    { startPipeline: startLocalPipeline },
+  );
+  const first = (stderr || stdout).split('\n')[0] ?? '';
+  return { code, first, stdout, stderr };
+}
+
+const sqliteFile = (name: string) => `sqlite:${join(dir, name)}`;
+const NOT_HOST =
+  "subagent-context: the database has no task_sessions or task_session_messages table: this is not the host's store: point --database-url at the database the orchestrator writes task_sessions and task_session_messages to (a demo store: `npm start -- --sqlite <path>`)";
+const ALIEN_WORDS =
+  /frames stay on the queue|invoke|migrate function|ENOENT|EISDIR|argument\(s\)|HEALTH_GRACE_SECONDS|DATABASE_URL must/;
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('issue 25: usage errors name the flag or argument (exit 2)', () => {
+  it.each<[string, string[], string]>([
+    [
+      'a URL of another database blamed on --database-url, not DATABASE_URL',
+      ['migrate', '--database-url', 'mysql://root@localhost/db'],
+      '--database-url must start with postgres://, postgresql:// or sqlite: (got "mysql:…"), e.g. --database-url sqlite:./host.db',
+    ],
+    [
+      'a grace period that is not a number blamed on --grace-seconds, not HEALTH_GRACE_SECONDS',
+      ['health', '--database-url', sqliteFile('g.db'), '--grace-seconds', 'abc'],
+      '--grace-seconds needs a non-negative number of seconds, e.g. --grace-seconds 900 (got "abc")',
+    ],
+    [
+      'ingest without its file says which argument, in words',
+      ['ingest', '--database-url', sqliteFile('i.db')],
+      'ingest needs one argument, the frames file: subagent-context ingest <frames.jsonl> --database-url <url>',
+    ],
+    [
+      'ingest with two files says how many it got',
+      ['ingest', 'a.jsonl', 'b.jsonl', '--database-url', sqliteFile('i.db')],
+      'ingest needs one argument, the frames file: subagent-context ingest <frames.jsonl> --database-url <url> (got 2)',
+    ],
+    ['an unknown command', ['bogus'], 'unknown command "bogus"'],
+    [
+      'an instant without an offset',
+      ['health', '--database-url', sqliteFile('h.db'), '--acknowledge-through', 'yesterday'],
+      '--acknowledge-through needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "yesterday")',
+    ],
+    [
+      'no database at all',
+      ['health'],
+      'no database: pass --database-url postgres://… or sqlite:<path>, or set DATABASE_URL',
+    ],
+  ])('%s', async (_, argv, first) => {
+    const run = await cli(...argv);
+    expect(run.first).toBe(first);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).not.toMatch(ALIEN_WORDS);
+  });
+
+  it('a refused port names host:port and "connection refused" (exit 1)', async () => {
+    const port = await closedPort();
+    const run = await cli('migrate', '--database-url', `postgres://postgres@127.0.0.1:${port}/test`);
+    expect(run.first).toBe(
+      `subagent-context: cannot reach PostgreSQL at 127.0.0.1:${port}: connection refused: start the server, or fix the host and port in --database-url (or DATABASE_URL)`,
+    );
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).not.toMatch(ALIEN_WORDS);
+  }, 30_000);
+});
+
+describe.each(TARGETS)('issue 25: messages on %s', (name) => {
+  const t = useTestDatabase(name, { subagentTable: false });
+  beforeEach(() => {
+    if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
+    else delete process.env.DATABASE_WS_PROXY;
+  });
+  const count = async () =>
+    Number((await t.db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_subagents'))[0]!.n);
+
+  it('migrate on a database without the host tables says so in the same words on every dialect', async () => {
+    await t.db.query('DROP TABLE task_session_messages');
+    await t.db.query('DROP TABLE task_session_turns');
+    await t.db.query('DROP TABLE task_sessions');
+    const run = await cli('migrate', '--database-url', t.url);
+    expect(run.first).toBe(NOT_HOST);
+    expect(run.code).toBe(EXIT.failure);
+  });
+
+  it('health on a never-migrated store says to run migrate (exit 3)', async () => {
+    const run = await cli('health', '--database-url', t.url);
+    expect(run.first).toBe('status         not_activated');
+    expect(run.stdout).toMatch(
+      /^next: this store was never migrated: run `subagent-context migrate` with the same --database-url first$/m,
+    );
+    expect(run.code).toBe(EXIT.attention);
+  });
+
+  it('health on a store without kandev_meta says to run migrate (exit 3)', async () => {
+    await t.db.query('DROP TABLE kandev_meta');
+    const run = await cli('health', '--database-url', t.url);
+    expect(run.first).toBe(
+      'subagent-context: not_activated: the store has no kandev_meta table: this store was never migrated: run `subagent-context migrate` with the same --database-url first',
+    );
+    expect(run.code).toBe(EXIT.attention);
+  });
+
+  it('ingest before migrate names the missing table and the command, the hint once (exit 1)', async () => {
+    const file = join(dir, `early-${name}.jsonl`);
+    writeFileSync(file, `${JSON.stringify(frame())}\n`);
+    const run = await cli('ingest', file, '--database-url', t.url);
+    expect(run.first).toBe(
+      'subagent-context: the store has no task_session_subagents table: this store was never migrated: run `subagent-context migrate` with the same --database-url first',
+    );
+    expect(run.stderr.match(/subagent-context migrate/g)).toHaveLength(1);
+    expect(run.code).toBe(EXIT.failure);
+  });
+
+  it.each<[string, (d: string) => string, (path: string) => string]>([
+    ['a missing frames file', (d) => join(d, 'nope.jsonl'), (p) => `the frames file ${p} cannot be read: no such file`],
+    [
+      'a directory given as the frames file',
+      (d) => {
+        mkdirSync(join(d, 'adir'), { recursive: true });
+        return join(d, 'adir');
+      },
+      (p) => `the frames file ${p} cannot be read: it is a directory, not a file`,
+    ],
+  ])('ingest names %s, no raw errno (exit 2)', async (_, path, first) => {
+    await cli('migrate', '--database-url', t.url);
+    const file = path(dir);
+    const run = await cli('ingest', file, '--database-url', t.url);
+    expect(run.first).toBe(first(file));
+    expect(run.code).toBe(EXIT.usage);
+  });
+
+  it('an unwritable --rejected path fails before any frame is written (exit 2)', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedSession(t.db, 's1', 't1');
+    const file = join(dir, `rejected-${name}.jsonl`);
+    writeFileSync(file, `${JSON.stringify(frame())}\n`);
+    const run = await cli('ingest', file, '--database-url', t.url, '--rejected', '/no/such/dir/x.jsonl');
+    expect(run.first).toBe(
+      '--rejected /no/such/dir/x.jsonl cannot be written: the directory /no/such/dir does not exist; create it or choose another path',
+    );
+    expect(run.code).toBe(EXIT.usage);
+    expect(await count()).toBe(0);
+  });
+
+  it.each(['2030-01-01T00:00:00Z', '2099-01-01T00:00:00Z'])(
+    '--acknowledge-through %s, later than now − grace, says what was acknowledged instead (exit 0)',
+    async (instant) => {
+      await cli('migrate', '--database-url', t.url);
+      const run = await cli('health', '--database-url', t.url, '--acknowledge-through', instant);
+      expect(run.stderr.split('\n')[0]).toMatch(
+        new RegExp(
+          `^note: --acknowledge-through ${instant.replace('Z', '.000000Z')} is later than now − grace: acknowledged through \\S+Z instead`,
+        ),
+      );
+      expect(run.code).toBe(EXIT.ok);
+    },
+  );
+
+  it('--acknowledge-through before capture_since names the typed instant and moves nothing (exit 2)', async () => {
+    await cli('migrate', '--database-url', t.url);
+    const run = await cli('health', '--database-url', t.url, '--acknowledge-through', '0001-01-01T00:00:00Z');
+    expect(run.first).toMatch(
+      /^--acknowledge-through 0001-01-01T00:00:00Z: nothing to acknowledge: 0001-01-01T00:00:00\.000000Z is at or before the window's start \S+ \(capture_since \S+\); the checkpoint was not moved$/,
+    );
+    expect(run.code).toBe(EXIT.usage);
+  });
+});
