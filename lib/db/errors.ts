@@ -55,7 +55,7 @@ export function classifySqlstate(sqlstate: string | undefined): FailureKind {
 }
 
 /**
- * R2-4 by evidence (SPEC §7: one group never delays another): the failures whose class alone proves
+ * R2-4 by evidence (docs/ingest.md#write-failures: one group never delays another): the failures whose class alone proves
  * that no write of the batch can succeed, so isolating the failing frame would only cost round
  * trips: no SQLSTATE (the connection, the socket, the deadline), the connection class 08,
  * authentication 28, a missing database 3D000, insufficient resources 53, system I/O 58, the server

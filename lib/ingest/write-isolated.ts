@@ -15,7 +15,7 @@ export type WriteResult = { status: 'persisted' } | { status: FailureKind; error
 
 /**
  * Writes a batch in one statement and, only if that statement fails, finds out which writes were
- * to blame so healthy message groups still commit (docs/ingest.md, SPEC §7):
+ * to blame so healthy message groups still commit (docs/ingest.md#write-failures: one group never delays another):
  * 1. the whole batch, one statement (the normal case: one round trip);
  * 2. unless the failure's class proves the whole database unusable (db/errors.ts
  *    provesDatabaseUnusable: connection, authentication, missing database/table/column, resources —

@@ -13,7 +13,7 @@ import { takeAll, useSqs } from '../../support/sqs.js';
 import { TARGETS, type TestDatabase, useTestDatabase } from '../../support/targets.js';
 import { captureOutput, sqsEvent, sqsRecord } from './support.js';
 
-// SPEC §7 "a failure in one message group never delays another group's records", R2-4 by evidence
+// docs/ingest.md#write-failures "a failure in one message group never delays another group's records", R2-4 by evidence
 // (issue 20 D3): real faults — a host trigger that refuses one frame with any SQLSTATE, a
 // row-level-security policy that refuses one row — never send other sessions' frames back to the
 // queue; the refused frame is parked with its SQLSTATE.
@@ -69,32 +69,35 @@ function handlerFor(db: Database, q: ReturnType<typeof useSqs>) {
   });
 }
 
-describe.each(TARGETS)('SPEC §7, R2-4 by evidence: one refused frame on %s', (name) => {
-  const t = useTestDatabase(name);
-  const q = useSqs();
+describe.each(TARGETS)(
+  'R2-4 by evidence, one group never delays another (docs/ingest.md#write-failures): one refused frame on %s',
+  (name) => {
+    const t = useTestDatabase(name);
+    const q = useSqs();
 
-  it("§7 R2-4: a host trigger refusing s1's frame lets s2…s5 land and parks s1's frame with its SQLSTATE", async () => {
-    for (const s of SESSIONS) await seedSession(t.db, s);
-    await poisonTrigger(t, 'P0001');
-    const { poisoned, healthy, records } = defectBatch();
-    const { result: response } = await captureOutput(() => handlerFor(connectionFor(t), q)(sqsEvent(records)));
-    expect(failedIds(response)).toEqual([]);
-    expect((await readAll(t.db)).map((r) => r.tool_call_id).sort()).toEqual(healthy.map((_, i) => `c-s${i + 2}`));
-    const parked = await takeAll(q.sqs, q.dlqUrl);
-    expect(parked.map((m) => m.Body)).toEqual([poisoned.body]);
-    expect(parked[0]?.MessageAttributes?.failure?.StringValue).toBe('permanent_write_error');
-    expect(parked[0]?.MessageAttributes?.reason?.StringValue).toMatch(name === 'sqlite' ? /23514/ : /P0001/);
-  });
-});
+    it("R2-4: a host trigger refusing s1's frame lets s2…s5 land and parks s1's frame with its SQLSTATE", async () => {
+      for (const s of SESSIONS) await seedSession(t.db, s);
+      await poisonTrigger(t, 'P0001');
+      const { poisoned, healthy, records } = defectBatch();
+      const { result: response } = await captureOutput(() => handlerFor(connectionFor(t), q)(sqsEvent(records)));
+      expect(failedIds(response)).toEqual([]);
+      expect((await readAll(t.db)).map((r) => r.tool_call_id).sort()).toEqual(healthy.map((_, i) => `c-s${i + 2}`));
+      const parked = await takeAll(q.sqs, q.dlqUrl);
+      expect(parked.map((m) => m.Body)).toEqual([poisoned.body]);
+      expect(parked[0]?.MessageAttributes?.failure?.StringValue).toBe('permanent_write_error');
+      expect(parked[0]?.MessageAttributes?.reason?.StringValue).toMatch(name === 'sqlite' ? /23514/ : /P0001/);
+    });
+  },
+);
 
 describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
-  'SPEC §7, R2-4 by evidence: any SQLSTATE a trigger raises on %s',
+  'R2-4 by evidence, one group never delays another (docs/ingest.md#write-failures): any SQLSTATE a trigger raises on %s',
   (name) => {
     const t = useTestDatabase(name);
     const q = useSqs();
 
     it.each(['P0001', '42501', 'XX000', '25006', 'HV000', '2F003', '23514', '22023'])(
-      '§7 R2-4: a trigger raising %s for one frame: the other sessions land, the frame is parked with it',
+      'R2-4: a trigger raising %s for one frame: the other sessions land, the frame is parked with it',
       async (sqlstate) => {
         for (const s of SESSIONS) await seedSession(t.db, s);
         await poisonTrigger(t, sqlstate);
@@ -109,7 +112,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
     );
 
     it.each(['57014', '40001'])(
-      '§7 R2-4: a trigger raising %s (time or contention: it clears by itself) keeps only that frame on the queue; the other sessions land',
+      'R2-4: a trigger raising %s (time or contention: it clears by itself) keeps only that frame on the queue; the other sessions land',
       async (sqlstate) => {
         for (const s of SESSIONS) await seedSession(t.db, s);
         await poisonTrigger(t, sqlstate);
@@ -121,7 +124,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
       },
     );
 
-    it('§7 R2-4: a row-level security policy refusing one row (42501) parks that frame; the others land', async () => {
+    it('R2-4: a row-level security policy refusing one row (42501) parks that frame; the others land', async () => {
       for (const s of SESSIONS) await seedSession(t.db, s);
       const role = `rls_writer_${process.pid}_${Date.now() % 100000}`;
       await t.db.query(`CREATE ROLE ${role} ${name === 'postgres' ? 'LOGIN' : ''}`);
@@ -200,7 +203,7 @@ describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
       .map(([cls, rest]) => cls + rest)
       .filter((code) => !provesDatabaseUnusable(code)); // those keep every frame on the queue by design (R2-4)
 
-    it('§7 R2-4 property: for any batch with one poisoned frame (any SQLSTATE a trigger can raise), every other frame lands exactly as without it', async () => {
+    it('R2-4 property: for any batch with one poisoned frame (any SQLSTATE a trigger can raise), every other frame lands exactly as without it', async () => {
       for (const s of SESSIONS.slice(0, 3)) await seedSession(t.db, s);
       const db = connectionFor(t);
       const handler = handlerFor(db, q);
