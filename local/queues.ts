@@ -24,10 +24,11 @@ export interface IngestQueues {
  */
 export async function createIngestQueues(sqs: SQSClient, options: IngestQueuesOptions = {}): Promise<IngestQueues> {
   const name = options.name ?? 'subagent-context-frames';
-  // 256 KiB for body + attributes, as infra/queues.yml declares: parking must fit it (R2-3).
+  // As infra/queues.yml declares: frames up to 256 KiB (body + attributes); the DLQ 1 MiB, so a
+  // frame of the queue's full size is parked with its failure and reason (R2-3).
   const dlqUrl = await createQueue(sqs, `${name}-dlq.fifo`, {
     FifoQueue: 'true',
-    MaximumMessageSize: MAX_MESSAGE_BYTES,
+    MaximumMessageSize: DLQ_MAX_MESSAGE_BYTES,
   });
   const dlqArn = await arnOf(sqs, dlqUrl);
   const queueUrl = await createQueue(sqs, `${name}.fifo`, {
@@ -43,6 +44,7 @@ export async function createIngestQueues(sqs: SQSClient, options: IngestQueuesOp
 }
 
 const MAX_MESSAGE_BYTES = String(256 * 1024);
+const DLQ_MAX_MESSAGE_BYTES = String(1024 * 1024);
 
 async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string>): Promise<string> {
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));

@@ -58,7 +58,7 @@ export async function callAwsJson<T>(call: JsonCall): Promise<T> {
         undefined,
         { cause: last },
       );
-    const headers = signRequest(
+    const headers = await signRequest(
       {
         method: 'POST',
         url,
@@ -68,10 +68,9 @@ export async function callAwsJson<T>(call: JsonCall): Promise<T> {
       { service: call.service, region, credentials },
     );
     // fetch derives Host from the URL itself (it may not be set by hand); it is the one signed.
-    const { host: _host, ...sent } = headers;
     let response: Response;
     try {
-      response = await fetch(url, { method: 'POST', headers: sent, body, signal: attemptSignal(call) });
+      response = await fetch(url, { method: 'POST', headers, body, signal: attemptSignal(call) });
     } catch (err) {
       if (call.signal?.aborted)
         throw new AwsCallError(`${call.target} to ${url.host}: out of time`, 'TimeoutError', undefined, { cause: err });

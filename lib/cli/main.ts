@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { checkDatabaseUrl, DatabaseUrlConfigError, loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
+import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutMsOf } from '../db/neon.js';
 import { openDatabase } from '../db/open.js';
 import {
   EXPORT_DEFAULTS,
@@ -96,15 +97,20 @@ Options:
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
 frames on the dead-letter queue).`;
 
-/** `--statement-timeout`: a positive number of seconds (a bound is always kept, R2-5). */
-function statementTimeoutSeconds(raw: string | undefined): number {
-  if (raw === undefined) return STATEMENT_TIMEOUT_SECONDS.cli;
-  const seconds = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(seconds) || seconds <= 0)
+/**
+ * `--statement-timeout`: a positive number of seconds, in milliseconds as the server takes it (a
+ * bound is always kept, R2-5): rounded up to at least 1 ms, at most PostgreSQL's maximum (D8).
+ */
+function statementTimeoutMs(raw: string | undefined): number {
+  if (raw === undefined) return STATEMENT_TIMEOUT_SECONDS.cli * 1000;
+  const seconds = raw.trim() === '' ? Number.NaN : Number(raw);
+  try {
+    return statementTimeoutMsOf(seconds);
+  } catch (err) {
     throw new UsageError(
-      `--statement-timeout needs a positive number of seconds (got "${raw}"); every statement keeps a bound, so 0 is refused`,
+      `--statement-timeout needs a positive number of seconds up to ${MAX_STATEMENT_TIMEOUT_MS / 1000} (got "${raw}"): ${(err as Error).message}`,
     );
-  return seconds;
+  }
 }
 
 /** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
@@ -189,7 +195,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     if (proxy.wsProxy) localPostgres = hostPort(url);
     return openDatabase(url, {
       wsProxy: proxy.wsProxy,
-      statementTimeoutMs: statementTimeoutSeconds(values['statement-timeout']) * 1000,
+      statementTimeoutMs: statementTimeoutMs(values['statement-timeout']),
       readonly: mode === 'reading',
       create: mode === 'writing' && values.create,
     });

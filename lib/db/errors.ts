@@ -54,6 +54,35 @@ export function classifySqlstate(sqlstate: string | undefined): FailureKind {
   return 'system';
 }
 
+/**
+ * R2-4 by evidence (docs/ingest.md#write-failures: one group never delays another): the failures whose class alone proves
+ * that no write of the batch can succeed, so isolating the failing frame would only cost round
+ * trips: no SQLSTATE (the connection, the socket, the deadline), the connection class 08,
+ * authentication 28, a missing database 3D000, insufficient resources 53, system I/O 58, the server
+ * shutting down or refusing connections 57P01-57P05, and a missing table or column (42P01, 42703;
+ * SQLite's 42000 "no such table"). Every other failure — a trigger's P0001, a row-level-security
+ * 42501, XX000, 25006, HV000, 2F003, a row error, contention — may belong to one frame, and the
+ * batch is retried without it (lib/ingest/write-isolated.ts); whether the database is unusable is
+ * then decided by evidence: a missing grant fails every frame, a trigger only its own.
+ */
+export function provesDatabaseUnusable(sqlstate: string | undefined): boolean {
+  if (sqlstate === undefined) return true;
+  const cls = sqlstate.slice(0, 2);
+  if (cls === '08' || cls === '28' || cls === '53' || cls === '58') return true;
+  if (/^57P0[1-5]$/.test(sqlstate)) return true;
+  return sqlstate === '3D000' || sqlstate === '42P01' || sqlstate === '42703' || sqlstate === '42000';
+}
+
+/**
+ * A failure that is about time or contention (40001, 40P01, 55P03, 57014 statement timeout or
+ * cancel): it clears by itself, so a frame that fails alone with it stays on the queue (redelivered
+ * in order) rather than being parked; anything else a frame fails with alone, while other frames of
+ * the batch landed, is that frame's and is parked with its SQLSTATE.
+ */
+export function clearsByItself(sqlstate: string | undefined): boolean {
+  return sqlstate === '57014' || classifySqlstate(sqlstate) === 'transient';
+}
+
 /** Classes that do not start with a digit; a Node error code (EPIPE, ENOENT…) never starts like these. */
 const LETTER_CLASSES = new Set(['HV', 'XX', 'P0', 'F0']);
 

@@ -35,6 +35,32 @@ export interface NeonOptions {
 /** The server's cap on one statement unless the caller sets one: under ingest's 30 s function timeout. */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 25_000;
 
+/** PostgreSQL's largest `statement_timeout` (an int of milliseconds); larger is refused with 22023 on connect. */
+export const MAX_STATEMENT_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * A statement cap in seconds as the server takes it (R2-5, issue 20 D8): whole milliseconds rounded
+ * UP, at least 1 ms — the server rounds a fraction of a millisecond down to 0, which means no limit
+ * at all — and at most MAX_STATEMENT_TIMEOUT_MS. Anything else is a RangeError saying what to give.
+ */
+export function statementTimeoutMsOf(seconds: number): number {
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new RangeError(
+      `a statement timeout must be a positive number of seconds (got ${seconds}); 0 would mean no limit`,
+    );
+  const ms = Math.max(1, Math.ceil(seconds * 1000));
+  if (ms > MAX_STATEMENT_TIMEOUT_MS)
+    throw new RangeError(
+      `a statement timeout of ${seconds} s is more than PostgreSQL's maximum, ${MAX_STATEMENT_TIMEOUT_MS / 1000} s (about 24.8 days)`,
+    );
+  return ms;
+}
+
+/** The time left as a transaction's SET LOCAL statement_timeout: 1 ms at least (0 is no limit), the server's maximum at most. */
+function localTimeoutMs(leftMs: number): number {
+  return Math.min(MAX_STATEMENT_TIMEOUT_MS, Math.max(1, Math.floor(leftMs)));
+}
+
 /** The connection attempt's cap (R2-5), whatever the invocation. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -60,7 +86,8 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   const pool = new Pool({
     connectionString,
     max: options.max ?? 4,
-    statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    // whole milliseconds within the server's range (a fraction would reach it as 0: no limit)
+    statement_timeout: statementTimeoutMsOf((options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) / 1000),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
   // Neon's Pool pins its own Client class as an instance field, ignoring the `Client` option.
@@ -141,7 +168,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
         const left = msUntil(deadline);
         await run(
           client,
-          Number.isFinite(left) ? `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(left))}` : 'BEGIN',
+          Number.isFinite(left) ? `BEGIN; SET LOCAL statement_timeout = ${localTimeoutMs(left)}` : 'BEGIN',
         );
         return client;
       } catch (err) {
@@ -172,7 +199,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       const left = msUntil(deadline);
       const pipeline = new Pipeline([
         { sql: 'BEGIN' },
-        ...(Number.isFinite(left) ? [{ sql: `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(left))}` }] : []),
+        ...(Number.isFinite(left) ? [{ sql: `SET LOCAL statement_timeout = ${localTimeoutMs(left)}` }] : []),
         ...statements,
         { sql: 'COMMIT' },
       ]);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
+import { HEALTH_MIN_CATCH_UP_SECONDS, HEALTH_MIN_WINDOW_SECONDS } from '../defaults.js';
 import { SubagentContextError } from '../errors.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { forReading } from '../store/reading.js';
@@ -114,6 +115,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   if (!Number.isFinite(overlapSeconds) || overlapSeconds < 0) {
     throw new RangeError(`overlapSeconds must be a non-negative number of seconds (got ${overlapSeconds})`);
   }
+  catchUpLimits(options); // D9: every setting is refused before anything is read, whichever path runs
   const kind = options.kind ?? 'scheduled';
   if (kind === 'full' && options.acknowledgeThrough !== undefined) {
     throw new RangeError(
@@ -343,13 +345,22 @@ interface CatchUpLimits {
 }
 
 function catchUpLimits(options: HealthCheckOptions): CatchUpLimits {
+  // D9: floors, so no setting turns the check off silently (every window empty, the checkpoint still)
   const maxWindowSeconds = options.maxWindowSeconds ?? DEFAULT_MAX_WINDOW_SECONDS;
-  if (!Number.isFinite(maxWindowSeconds) || maxWindowSeconds <= 0) {
-    throw new RangeError(`maxWindowSeconds must be a positive number of seconds (got ${maxWindowSeconds})`);
+  if (!Number.isFinite(maxWindowSeconds) || maxWindowSeconds < HEALTH_MIN_WINDOW_SECONDS) {
+    throw new RangeError(
+      `maxWindowSeconds must be at least ${HEALTH_MIN_WINDOW_SECONDS} seconds (got ${maxWindowSeconds})`,
+    );
   }
   const catchUpSeconds = options.catchUpSeconds ?? DEFAULT_CATCH_UP_SECONDS;
-  if (!Number.isFinite(catchUpSeconds) || catchUpSeconds < 0) {
-    throw new RangeError(`catchUpSeconds must be a non-negative number of seconds (got ${catchUpSeconds})`);
+  if (
+    !Number.isFinite(catchUpSeconds) ||
+    catchUpSeconds < 0 ||
+    (catchUpSeconds > 0 && catchUpSeconds < HEALTH_MIN_CATCH_UP_SECONDS)
+  ) {
+    throw new RangeError(
+      `catchUpSeconds must be 0 (one slice per run) or at least ${HEALTH_MIN_CATCH_UP_SECONDS} second (got ${catchUpSeconds})`,
+    );
   }
   return { maxWindow: seconds(maxWindowSeconds), startBy: Date.now() + catchUpSeconds * 1000 };
 }

@@ -3,7 +3,10 @@ import {
   HEALTH_CONFIRM_DELAY_SECONDS,
   HEALTH_GRACE_SECONDS,
   HEALTH_MAX_WINDOW_SECONDS,
+  HEALTH_MIN_CATCH_UP_SECONDS,
+  HEALTH_MIN_WINDOW_SECONDS,
   HEALTH_OVERLAP_SECONDS,
+  HEALTH_TIMEOUT_SECONDS,
 } from '../defaults.js';
 
 /** docs/health.md: frames wait in the queue, so messages newer than this are not yet expected to have rows. */
@@ -40,16 +43,30 @@ export function overlapSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): num
   return secondsFromEnv(env, 'HEALTH_OVERLAP_SECONDS', DEFAULT_OVERLAP_SECONDS);
 }
 
-/** HEALTH_MAX_WINDOW_SECONDS (a positive number: a window of no length verifies nothing). */
+/**
+ * HEALTH_MAX_WINDOW_SECONDS: at least HEALTH_MIN_WINDOW_SECONDS (D9: a tiny window verifies nothing
+ * and reports nothing missing, silently).
+ */
 export function maxWindowSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const seconds = secondsFromEnv(env, 'HEALTH_MAX_WINDOW_SECONDS', DEFAULT_MAX_WINDOW_SECONDS);
-  if (seconds === 0) throw new RangeError('HEALTH_MAX_WINDOW_SECONDS must be more than 0 seconds');
+  if (seconds < HEALTH_MIN_WINDOW_SECONDS)
+    throw new RangeError(
+      `HEALTH_MAX_WINDOW_SECONDS must be at least ${HEALTH_MIN_WINDOW_SECONDS} seconds (got ${seconds}); unset it for the default ${DEFAULT_MAX_WINDOW_SECONDS}`,
+    );
   return seconds;
 }
 
-/** HEALTH_CATCH_UP_SECONDS (0: one slice per run). */
+/**
+ * HEALTH_CATCH_UP_SECONDS: 0 (one slice per run), or from HEALTH_MIN_CATCH_UP_SECONDS to the health
+ * function's timeout (a run still starting slices then is cut off by Lambda mid-slice).
+ */
 export function catchUpSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  return secondsFromEnv(env, 'HEALTH_CATCH_UP_SECONDS', DEFAULT_CATCH_UP_SECONDS);
+  const seconds = secondsFromEnv(env, 'HEALTH_CATCH_UP_SECONDS', DEFAULT_CATCH_UP_SECONDS);
+  if (seconds !== 0 && (seconds < HEALTH_MIN_CATCH_UP_SECONDS || seconds >= HEALTH_TIMEOUT_SECONDS))
+    throw new RangeError(
+      `HEALTH_CATCH_UP_SECONDS must be 0 (one slice per run) or from ${HEALTH_MIN_CATCH_UP_SECONDS} to under the health function's ${HEALTH_TIMEOUT_SECONDS} s timeout (got ${seconds}); unset it for the default ${DEFAULT_CATCH_UP_SECONDS}`,
+    );
+  return seconds;
 }
 
 /** Every HEALTH_* setting of the scheduled check, as runHealthCheck takes them. */

@@ -2,7 +2,7 @@ import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { SendMessageBatchClient } from '../aws/sqs.js';
 import { signalAt } from '../deadline.js';
-import { messageSize, packBatches, SQS_MAX_BATCH_BYTES } from '../queue/pack.js';
+import { messageSize, packBatches } from '../queue/pack.js';
 import { redactText } from '../redact.js';
 
 /** Why a record was parked: the `failure` message attribute, for filtering the DLQ. */
@@ -18,10 +18,18 @@ export interface Parcel {
 }
 
 /**
- * SQS counts body + attribute names, types and values against one limit; the queues are created
- * with 256 KiB (infra/queues.yml), so that is what a parked message must fit (R2-3).
+ * SQS counts body + attribute names, types and values against one limit. The frame queue is created
+ * with 256 KiB (infra/queues.yml): no frame is larger than this.
  */
 export const SQS_MAX_MESSAGE_BYTES = 256 * 1024;
+
+/**
+ * The dead-letter queue is created with SQS's maximum, 1 MiB (infra/queues.yml; SQS raised it from
+ * 256 KiB in 2025, for SendMessageBatch's total too), so a frame of the queue's full 256 KiB is still
+ * parked with `failure`, `source_message_id` and a `reason` (R2-3, issue 20 D11: parking always
+ * says why); the reason is shortened only where a body would leave no room.
+ */
+export const DLQ_MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** A reason longer than this helps nobody, whatever room is left. */
 const MAX_REASON_CHARS = 4096;
@@ -29,11 +37,11 @@ const ELLIPSIS = '…';
 
 /**
  * The DLQ message attributes, in order of importance, within what the body leaves of the message
- * limit (R2-3: parking always fits; the reason is shortened, the body never changed). A frame that
- * arrived on the queue left room for its own attributes, which the DLQ's replace; when even the
- * kind does not fit, the body is parked alone and the reason is still logged.
+ * limit (R2-3: parking always fits; the reason is shortened, the body never changed). Any frame the
+ * queue accepted leaves the DLQ room for all three; only a body within bytes of the DLQ's own limit
+ * (which no frame can be) would be parked alone, its reason still logged.
  */
-export function attributesFor(parcel: Parcel, maxBytes = SQS_MAX_MESSAGE_BYTES): Record<string, MessageAttributeValue> {
+export function attributesFor(parcel: Parcel, maxBytes = DLQ_MAX_MESSAGE_BYTES): Record<string, MessageAttributeValue> {
   let room = maxBytes - messageSize(parcel.record.body);
   const attributes: Record<string, MessageAttributeValue> = {};
   const add = (name: string, value: string): boolean => {
@@ -88,14 +96,15 @@ export async function parkOnDeadLetter(
     MessageAttributes: attributesFor(parcel),
   }));
   const idOf = new Map(entries.map((entry, i) => [entry.Id, parcels[i]!.record.messageId]));
+  // SendMessageBatch's total is the DLQ's message limit too (1 MiB), not the frame queue's 256 KiB
   const { batches, oversize } = packBatches(entries, (e) => messageSize(e.MessageBody, e.MessageAttributes), {
     maxEntries: 10,
-    maxBytes: Math.min(SQS_MAX_BATCH_BYTES, SQS_MAX_MESSAGE_BYTES),
+    maxBytes: DLQ_MAX_MESSAGE_BYTES,
   });
   for (const entry of oversize)
     notParked.set(
       idOf.get(entry.Id)!,
-      `the body alone is larger than the ${SQS_MAX_MESSAGE_BYTES}-byte SQS message limit`,
+      `the body alone is larger than the dead-letter queue's ${DLQ_MAX_MESSAGE_BYTES}-byte message limit`,
     );
   await Promise.all(
     batches.map(async (batch) => {

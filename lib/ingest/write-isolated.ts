@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { DatabaseError, type FailureKind } from '../db/errors.js';
+import { clearsByItself, DatabaseError, type FailureKind, hintFor, provesDatabaseUnusable } from '../db/errors.js';
 import type { SubagentWrite } from '../row.js';
 import { writeBatch } from '../store/write.js';
 import type { Micros } from '../time.js';
@@ -15,14 +15,21 @@ export type WriteResult = { status: 'persisted' } | { status: FailureKind; error
 
 /**
  * Writes a batch in one statement and, only if that statement fails, finds out which writes were
- * to blame so healthy message groups still commit (docs/ingest.md):
+ * to blame so healthy message groups still commit (docs/ingest.md#write-failures: one group never delays another):
  * 1. the whole batch, one statement (the normal case: one round trip);
- * 2. on a row or contention failure, each message group on its own (groups are independent
- *    sessions: a lock held on one session must not hold back the others); a system failure
- *    (R2-4: the database is unusable) fails every write at once;
- * 3. a group that failed for a row's reason, one write at a time in arrival order, so a deleted
- *    session or a rejected row is pinned to its frame and the rest of the group lands. A write
- *    that fails transiently there fails the rest of its group (the FIFO rule, fifo.ts).
+ * 2. unless the failure's class proves the whole database unusable (db/errors.ts
+ *    provesDatabaseUnusable: connection, authentication, missing database/table/column, resources —
+ *    then every write fails at once, R2-4), each message group on its own (groups are independent
+ *    sessions: a lock or a trigger on one session must not hold back the others);
+ * 3. a group that failed for anything but contention, one write at a time in arrival order, so the
+ *    failure is pinned to its frame and the rest of the group lands. A write that fails for time or
+ *    contention there (db/errors.ts clearsByItself) fails the rest of its group (the FIFO rule,
+ *    fifo.ts).
+ * Isolation by evidence, not by code list: a write that failed ALONE with a system-class SQLSTATE
+ * (a host trigger's P0001, a row-level-security 42501, XX000…) is that frame's when other writes of
+ * the batch landed and it fails again when tried once more by itself — it is then parked with its
+ * SQLSTATE (status `row`); when nothing landed, nothing shows the database usable (a missing grant
+ * fails every frame), so it stays a system error and the records stay on the queue.
  * Returns each item's result, keyed by the item itself.
  */
 export async function writeIsolated<T extends GroupedWrite>(
@@ -33,20 +40,41 @@ export async function writeIsolated<T extends GroupedWrite>(
   const results = new Map<T, WriteResult>();
   if (items.length === 0) return results;
   const error = await tryWrite(db, items, now);
-  if (error?.kind === 'system') {
-    // The database itself is unusable (R2-4): no group can succeed, and trying each costs time.
-    for (const item of items) results.set(item, { status: 'system', error });
+  if (!error) {
+    for (const item of items) results.set(item, { status: 'persisted' });
     return results;
   }
+  if (provesDatabaseUnusable(error.sqlstate)) {
+    // The database itself is unusable (R2-4): no group can succeed, and trying each costs time.
+    for (const item of items) results.set(item, { status: error.kind, error });
+    return results;
+  }
+  /** writes that failed alone with a system-class error: theirs, if anything else landed */
+  const alone = new Map<T, DatabaseError>();
   const groups = byGroup(items, (item) => item.group);
   await Promise.all(
     groups.map(async (members) => {
       // With a single group the batch statement already was the group statement.
-      const groupError = error && (groups.length === 1 ? error : await tryWrite(db, members, now));
+      const groupError = groups.length === 1 ? error : await tryWrite(db, members, now);
       if (!groupError) for (const item of members) results.set(item, { status: 'persisted' });
-      else await writeOneByOne(db, members, now, groupError, results);
+      else await writeOneByOne(db, members, now, groupError, results, alone);
     }),
   );
+  const landed = [...results.values()].some((result) => result.status === 'persisted');
+  // Evidence twice over: once everything else is done, each such frame is tried once more on its
+  // own, with nothing running beside it. A refusal of the frame (a trigger, a policy) repeats; a
+  // failure of the moment (a connection's state, a concurrent statement) does not, and the frame lands.
+  for (const [item, failure] of alone) {
+    if (!landed) {
+      results.set(item, { status: failure.kind, error: failure });
+      continue;
+    }
+    const again = await tryWrite(db, [item], now);
+    if (!again) results.set(item, { status: 'persisted' });
+    else if (again.kind === 'system' && isolatable(again))
+      results.set(item, { status: 'row', error: refusedAlone(again) });
+    else results.set(item, { status: again.kind, error: again });
+  }
   return results;
 }
 
@@ -56,8 +84,13 @@ async function writeOneByOne<T extends GroupedWrite>(
   now: Micros,
   groupError: DatabaseError,
   results: Map<T, WriteResult>,
+  alone: Map<T, DatabaseError>,
 ): Promise<void> {
-  if (!isolatable(groupError) || members.length === 1) {
+  if (members.length === 1) {
+    settle(members[0]!, groupError, results, alone);
+    return;
+  }
+  if (!isolatable(groupError)) {
     for (const item of members) results.set(item, { status: groupError.kind, error: groupError });
     return;
   }
@@ -69,17 +102,41 @@ async function writeOneByOne<T extends GroupedWrite>(
       continue;
     }
     const error = await tryWrite(db, [item], now);
-    results.set(item, error ? { status: error.kind, error } : { status: 'persisted' });
-    if (error && !isolatable(error)) {
+    if (!error) results.set(item, { status: 'persisted' });
+    else if (isolatable(error)) settle(item, error, results, alone);
+    else {
+      results.set(item, { status: error.kind, error });
       gate.fail(item.group);
       blocking = error;
     }
   }
 }
 
-/** A failure one row can cause (a rejected row, a deleted session): worth finding which row. */
+/** The result of a write that failed on its own: a row's reason is decided now, a system-class one by evidence. */
+function settle<T>(item: T, error: DatabaseError, results: Map<T, WriteResult>, alone: Map<T, DatabaseError>): void {
+  if (error.kind === 'system' && isolatable(error)) alone.set(item, error);
+  else results.set(item, { status: error.kind, error });
+}
+
+/** A failure one frame can cause (not the database's state, not time or contention): worth finding which frame. */
 function isolatable(error: DatabaseError): boolean {
-  return error.kind === 'row' || error.kind === 'foreign_key';
+  return !provesDatabaseUnusable(error.sqlstate) && !clearsByItself(error.sqlstate);
+}
+
+/**
+ * The error a frame is parked with when it failed alone while others landed: its SQLSTATE and the
+ * server's own words kept, the system hint ("the frames stay on the queue") replaced by what is true.
+ */
+function refusedAlone(failure: DatabaseError): DatabaseError {
+  const hint = `: ${hintFor(failure.sqlstate)}`;
+  const said = failure.message.endsWith(hint) ? failure.message.slice(0, -hint.length) : failure.message;
+  return new DatabaseError(
+    `${said}: the database refused this frame alone while the other frames of its batch landed (a trigger, a row-level security policy or another rule of the host's); it will not succeed on retry — fix the cause, then redrive it`,
+    'row',
+    failure.sqlstate,
+    failure.driverCode,
+    { cause: failure },
+  );
 }
 
 async function tryWrite(

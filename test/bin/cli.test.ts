@@ -134,8 +134,11 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
   it.each([
     [['--acknowledge-through', 'yesterday'], /RFC 3339/],
     [['--full', '--acknowledge-through', '2026-08-12T13:00:00Z'], /exclude each other/],
-    [['--full', '--statement-timeout', '0'], /positive number of seconds.*0 is refused/],
+    [['--full', '--statement-timeout', '0'], /positive number of seconds.*0 would mean no limit/],
     [['--statement-timeout', 'soon'], /--statement-timeout needs a positive number/],
+    // R2-5 (D8): beyond PostgreSQL's maximum statement_timeout (2147483647 ms) every connection would fail with 22023
+    [['--statement-timeout', '3e6'], /--statement-timeout .* up to 2147483\.647 .*more than PostgreSQL's maximum/],
+    [['--statement-timeout=-1'], /--statement-timeout needs a positive number/],
   ])('health refuses %j as a usage error', async (args, message) => {
     const run = await cli('health', '--database-url', t.url, ...args);
     expect(run.code).toBe(EXIT.usage);

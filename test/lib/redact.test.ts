@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { redact, redactError, redactText } from '../../lib/redact.js';
+import { redact, redactError, redactingReplacer, redactText } from '../../lib/redact.js';
 
 // R2-6 (docs/security.md): every form a secret takes in this project's output, with what the one
 // redaction step makes of it; and the forms that hold no secret, which it must leave whole.
@@ -25,6 +25,9 @@ const REDACTED: [string, string, string][] = [
   ['a password holding a newline', 'postgres://app:pa\nss@db/x', 'postgres://***@db/x'],
   ['a URL without a scheme', 'app:Pa55w0rd@db.example:5432/neondb', '***@db.example:5432/neondb'],
   ['a scheme-relative URL', 'see //app:Pa55w0rd@db.example/neondb', 'see //***@db.example/neondb'],
+  ['a URL without a scheme in parentheses', '(app:Pa55w0rd@db.example)', '(***@db.example)'],
+  ['a URL without a scheme after =', 'url=app:Pa55w0rd@db.example:5432', 'url=***@db.example:5432'],
+  ['a URL without a scheme, then more text', 'app:Pa55w0rd@db.example failed', '***@db.example failed'],
   ['a token as the user', 'https://ghp_T0ken@github.com/o/r.git', 'https://***@github.com/o/r.git'],
   ['a websocket URL', 'wss://u:Pa55w0rd@proxy/v1?address=h:5432', 'wss://***@proxy/v1?address=h:5432'],
   [
@@ -71,6 +74,13 @@ const UNCHANGED: [string, string][] = [
     'connect postgres://db.example:5432/x failed\n    at file:///w/node_modules/@neondatabase/serverless/index.mjs:1:1',
   ],
   ['a URL with a user and no password', 'postgres://db.example:5432/neondb?sslmode=require'],
+  [
+    'a URL without a password, then a CommonJS stack frame',
+    'connect postgres://db.example:5432/x failed\n    at /w/node_modules/@neondatabase/serverless/index.js:1:1',
+  ],
+  ['a word joined to user:x@ (not a URL of its own)', 'ab,cd-ef:gh'],
+  ['an identifier named like a secret', 'client_secret_id=abc-123 token_id: 42'],
+  ['a host followed by a character that ends no host', 'user:pass@host!'],
   ['an SQLite URL', 'sqlite:./kandev.db'],
   ['token counts', 'input_tokens: 1234, output_tokens=56, tokens: 7'],
   ['an access key id', 'aws_access_key_id=AKIAIOSFODNN7EXAMPLE'],
@@ -111,6 +121,45 @@ describe('redact.ts: the one redaction step (docs/security.md R2-6)', () => {
     const out = JSON.stringify([redactError(root), redact({ nested: [url] })]);
     expect(out).not.toContain('Pa55w0rd');
     expect(out).toContain('postgres://***@db/x');
+  });
+
+  it('R2-6: redact copies plain objects and arrays, keeps other objects as they are, and ends cycles', () => {
+    const url = 'postgres://u:Pa55w0rd@h/d';
+    const date = new Date(0);
+    const cyclic: Record<string, unknown> = { url };
+    cyclic.self = cyclic;
+    const out = redact({ list: [url, 1, null], date, cyclic, n: 2n });
+    expect(out).toEqual({
+      list: ['postgres://***@h/d', 1, null],
+      date,
+      cyclic: { url: 'postgres://***@h/d', self: '[circular]' },
+      n: 2n,
+    });
+    expect(out.date).toBe(date);
+    expect(redact(null)).toBe(null);
+    expect(redact(undefined)).toBe(undefined);
+  });
+
+  it('R2-6: redactError redacts own properties and a thrown non-Error, and ends a cause cycle', () => {
+    const url = 'postgres://u:Pa55w0rd@h/d';
+    const error = Object.assign(new Error('x'), { input: url, nested: { url } });
+    const cycle = new Error('loop');
+    (cycle as { cause?: unknown }).cause = cycle;
+    expect(redactError(error)).toMatchObject({
+      name: 'Error',
+      message: 'x',
+      input: 'postgres://***@h/d',
+      nested: { url: 'postgres://***@h/d' },
+    });
+    expect(redactError(url)).toBe('postgres://***@h/d');
+    expect(redactError({ url })).toEqual({ url: 'postgres://***@h/d' });
+    expect(redactError(cycle)).toMatchObject({ message: 'loop', cause: '[circular]' });
+    expect(redactError(new Error('no cause'))).not.toHaveProperty('cause');
+  });
+
+  it('R2-6: the logger replacer redacts strings and passes other values through', () => {
+    expect(redactingReplacer('k', 'postgres://u:Pa55w0rd@h/d')).toBe('postgres://***@h/d');
+    expect(redactingReplacer('k', 5)).toBe(5);
   });
 
   it('R2-6: redactError walks the cause chain (a password three causes deep is hidden)', () => {

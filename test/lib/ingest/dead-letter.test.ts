@@ -1,7 +1,13 @@
 import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attributesFor, fitUtf8, type Parcel, SQS_MAX_MESSAGE_BYTES } from '../../../lib/ingest/dead-letter.js';
+import {
+  attributesFor,
+  DLQ_MAX_MESSAGE_BYTES,
+  fitUtf8,
+  type Parcel,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../../../lib/ingest/dead-letter.js';
 import { messageSize } from '../../../lib/queue/pack.js';
 
 // Pure unit tests of what a parked message carries; the SQS round trip is in process-batch.test.ts.
@@ -20,33 +26,51 @@ describe('dead-letter.ts: parking always fits (R2-3)', () => {
     expect(attributes.source_message_id?.StringValue).toBe('5f1c0c9e-0000-4000-8000-000000000001');
   });
 
-  it('R2-3: a frame near the limit keeps its body; the reason is shortened to what is left', () => {
-    const body = 'x'.repeat(SQS_MAX_MESSAGE_BYTES - 200);
+  it.each([SQS_MAX_MESSAGE_BYTES, SQS_MAX_MESSAGE_BYTES - 1, SQS_MAX_MESSAGE_BYTES - 150, 1])(
+    'R2-3 (D11): an invalid frame of %i bytes carries failure, source_message_id and its whole reason',
+    (bytes) => {
+      const attributes = attributesFor(parcel('x'.repeat(bytes), 'version must be 1'));
+      expect(attributes.failure?.StringValue).toBe('invalid_frame');
+      expect(attributes.source_message_id?.StringValue).toBe('5f1c0c9e-0000-4000-8000-000000000001');
+      expect(attributes.reason?.StringValue).toBe('version must be 1');
+    },
+  );
+
+  it('R2-3: a body near the DLQ limit keeps its body and failure; the reason is shortened to what is left', () => {
+    const body = 'x'.repeat(DLQ_MAX_MESSAGE_BYTES - 200);
     const attributes = attributesFor(parcel(body, 'r'.repeat(4000)));
-    expect(messageSize(body, attributes)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+    expect(messageSize(body, attributes)).toBeLessThanOrEqual(DLQ_MAX_MESSAGE_BYTES);
+    expect(attributes.failure?.StringValue).toBe('invalid_frame');
     expect(attributes.reason?.StringValue).toMatch(/^r+…$/);
   });
 
-  it('R2-3: a body that fills the limit is parked with no attributes rather than not at all', () => {
-    const body = 'x'.repeat(SQS_MAX_MESSAGE_BYTES);
-    expect(attributesFor(parcel(body, 'why'))).toEqual({});
-  });
-
-  it('R2-3: for any body that fits SQS and any reason, the parked message fits and the body is unchanged', () => {
+  it('R2-3 (D11): for any frame the queue accepts and any reason, the parked message fits, the body is unchanged, and it says why', () => {
     fc.assert(
       fc.property(
         fc.nat({ max: SQS_MAX_MESSAGE_BYTES }),
-        fc.string({ unit: 'grapheme', maxLength: 5000 }),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 5000 }),
         (bodyBytes, reason) => {
           const body = 'é'.repeat(Math.floor(bodyBytes / 2));
           const p = parcel(body, reason);
           const attributes = attributesFor(p);
-          expect(messageSize(p.record.body, attributes)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+          expect(messageSize(p.record.body, attributes)).toBeLessThanOrEqual(DLQ_MAX_MESSAGE_BYTES);
           expect(p.record.body).toBe(body);
+          expect(attributes.failure?.StringValue).toBe('invalid_frame');
+          expect(attributes.reason?.StringValue).not.toBe('');
           for (const value of Object.values(attributes)) expect(value.StringValue).not.toBe('');
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it('R2-3: for any body up to the DLQ limit and any reason, the parked message fits it', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: DLQ_MAX_MESSAGE_BYTES }), fc.string({ maxLength: 5000 }), (bodyBytes, reason) => {
+        const body = 'x'.repeat(bodyBytes);
+        expect(messageSize(body, attributesFor(parcel(body, reason)))).toBeLessThanOrEqual(DLQ_MAX_MESSAGE_BYTES);
+      }),
+      { numRuns: 100 },
     );
   });
 
