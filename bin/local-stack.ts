@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { logger } from '../lib/observability.js';
+import { redactText } from '../lib/redact.js';
 import { runLocalStack } from '../local/stack.js';
 import { renderStackSummary } from '../local/stack-summary.js';
 
@@ -63,7 +64,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`local stack failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    // R2-6: this line is printed by npm start itself, so it passes through the redaction step too
+    process.stderr.write(redactText(`local stack failed: ${err instanceof Error ? err.message : String(err)}\n`));
     process.exit(1);
   },
 );

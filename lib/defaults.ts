@@ -92,3 +92,23 @@ export const PRODUCER_DEFAULTS = Object.freeze({
   /** one WARN line per drop reason per interval */
   dropLogIntervalMs: 60_000,
 });
+
+/** OTLP export (docs/otlp.md): the bounds of one run, the CLI's and the scheduled function's alike. */
+export const EXPORT_DEFAULTS = Object.freeze({
+  /** spans per OTLP request at most (a collector's usual limit is a few MB; a span here is < 1 KB) */
+  batchSpans: 512,
+  /** turns per database read */
+  pageTurns: 500,
+  /** a turn is exported once its newest write is this old (a late commit cannot land behind the position) */
+  settleSeconds: 60,
+  /** one request's bound, the SDK's own retries (429, 502, 503, 504) included */
+  requestTimeoutMs: 10_000,
+  /** further attempts of a request that still failed retryably (other 5xx, timeouts, connection errors) */
+  retries: 3,
+  /** the first pause before such an attempt; doubles each time */
+  backoffMs: 1_000,
+});
+
+/** The optional scheduled export (exportEnabled, off by default) and its function timeout. */
+export const EXPORT_SCHEDULE = 'rate(15 minutes)';
+export const EXPORT_TIMEOUT_SECONDS = 300;

@@ -63,7 +63,16 @@ function toMicros(m: RegExpExecArray): Micros | undefined {
   // A leap second (:60) rolls into the next minute, as PostgreSQL reads it. Whole seconds stay
   // far below 2^53, so only the final microseconds need a bigint.
   const seconds = daysFromCivil(year, month, day) * 86_400 + (hour * 60 + minute - offsetMinutes) * 60 + second;
-  const fraction = m[7] === undefined ? 0 : Number(m[7].length >= 6 ? m[7].slice(0, 6) : m[7].padEnd(6, '0'));
+  // Digits beyond the microsecond (the host's SQLite driver and Go's RFC3339Nano write up to nine)
+  // round up to the next microsecond, never down: an instant read here is never earlier than the
+  // one written (R3-2), so a key, a frame's observed_at or a high-water mark cannot move backwards.
+  const digits = m[7];
+  const fraction =
+    digits === undefined
+      ? 0
+      : digits.length <= 6
+        ? Number(digits.padEnd(6, '0'))
+        : Number(digits.slice(0, 6)) + (/[1-9]/.test(digits.slice(6)) ? 1 : 0);
   const total = seconds * 1_000_000 + fraction;
   const us = Number.isSafeInteger(total) ? BigInt(total) : BigInt(seconds) * 1_000_000n + BigInt(fraction);
   return us < MIN_INSTANT || us > MAX_INSTANT ? undefined : us;

@@ -2,6 +2,7 @@ import type { Column, ColumnType } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
 import { type Micros, parseRfc3339 } from '../lib/time.js';
 import { HOST_FIXTURES, type HostFixtureName } from './host-fixtures.js';
+import { createKandevCostEvents } from './kandev-schema.js';
 
 /**
  * A synthetic host store shaped like the real sample (docs/README.md#real-traffic), for tests, the local stack and
@@ -32,6 +33,19 @@ export interface GenerateOptions {
    * store cannot hold (not JSON) are not generated.
    */
   fixture?: HostFixtureName;
+  /**
+   * also write the host's office cost ledger (office_cost_events, created with the host's DDL when
+   * absent): one priced usage event per turn, dearer with each subagent it launched (R3-7)
+   */
+  costs?: boolean;
+}
+
+/** What the generated cost ledger holds: the truth the report's cost figures must equal. */
+export interface CostSummary {
+  events: number;
+  subcents: number;
+  /** the part with estimated = 1 */
+  estimatedSubcents: number;
 }
 
 /**
@@ -78,6 +92,8 @@ export interface HostStoreSummary {
   createdAt: { first: Micros; last: Micros } | null;
   /** MAX(created_at) over qualifying messages: what backfill_through must equal; null when none */
   newestQualifyingCreatedAt: Micros | null;
+  /** the office cost ledger written with `costs`; null without */
+  costs: CostSummary | null;
 }
 
 /** docs/README.md#real-traffic: turns fanned out to n subagents in the real sample. */
@@ -112,6 +128,27 @@ const MESSAGES_PER_TURN = 25;
 const BATCH_ROWS = 5_000;
 const DEFAULT_START = parseRfc3339('2026-07-01T00:00:00Z')!;
 const DEFAULT_SPAN = 30n * 86_400_000_000n;
+/** Per-million-token rates in subcents (1 USD = 10,000 subcents): $3 in, $15 out, as the host's catalog prices a mid model. */
+const RATE_IN = 30_000;
+const RATE_OUT = 150_000;
+const COST_COLUMNS = columns([
+  ['id', 'text'],
+  ['session_id', 'text'],
+  ['task_id', 'text'],
+  ['turn_id', 'text'],
+  ['model', 'text'],
+  ['provider', 'text'],
+  ['tokens_in', 'integer'],
+  ['tokens_out', 'integer'],
+  ['cost_subcents', 'integer'],
+  ['estimated', 'integer'],
+  ['usage_event_id', 'text'],
+  ['cost_source', 'text'],
+  ['rate_input_per_million', 'integer'],
+  ['rate_output_per_million', 'integer'],
+  ['occurred_at', 'timestamp'],
+  ['created_at', 'timestamp'],
+]);
 
 /** mulberry32: small, fast and deterministic; quality is ample for test data (the benchmarks' frames use it too). */
 export function prng(seed: number): () => number {
@@ -318,6 +355,8 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   }
   await turnRows.flush();
 
+  const costs = options.costs ? await costLedger(db, seed, prefix, sessionId, taskId) : undefined;
+
   // Messages, turn by turn, with strictly increasing created_at (so "newest" is unambiguous)
   // in the host's varying widths: some whole seconds, some whole milliseconds.
   const messageRows = new BatchInserter(db, 'task_session_messages', MESSAGE_COLUMNS);
@@ -470,8 +509,10 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
       });
     }
     for (; filled < fillers; filled++) await addOrdinary(session, t);
+    await costs?.add(session, t, fan.filter((inv) => !inv.parentToolCallId).length, seen.last);
   }
   await messageRows.flush();
+  await costs?.flush();
 
   return {
     messages: index,
@@ -489,6 +530,59 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     turns,
     createdAt: seen.first === null ? null : { first: seen.first, last: seen.last },
     newestQualifyingCreatedAt: seen.newestQualifying,
+    costs: costs?.summary ?? null,
+  };
+}
+
+/**
+ * One priced usage event per turn, as the host's office records an agent turn: input and output
+ * tokens at the catalog's rates, each top-level subagent adding its share of the parent's
+ * context; about one in ten priced by estimate (estimated = 1). Its own PRNG, so the messages of
+ * a seed stay the same with or without the ledger.
+ */
+async function costLedger(
+  db: Database,
+  seed: number,
+  prefix: string,
+  sessionId: (s: number) => string,
+  taskId: (s: number) => string,
+) {
+  await createKandevCostEvents(db);
+  const random = prng(seed ^ 0x5eed);
+  const rows = new BatchInserter(db, 'office_cost_events', COST_COLUMNS);
+  const summary: CostSummary = { events: 0, subcents: 0, estimatedSubcents: 0 };
+  const encode = (us: Micros) => db.dialect.encodeTimestamp(us);
+  return {
+    summary,
+    async add(session: number, turn: number, subagents: number, at: Micros) {
+      const tokensIn = between(random, 8_000, 120_000) + subagents * between(random, 5_000, 40_000);
+      const tokensOut = between(random, 500, 8_000) + subagents * between(random, 200, 2_000);
+      const cost = Math.round((tokensIn * RATE_IN + tokensOut * RATE_OUT) / 1_000_000);
+      const estimated = random() < 0.1 ? 1 : 0;
+      summary.events += 1;
+      summary.subcents += cost;
+      if (estimated) summary.estimatedSubcents += cost;
+      const id = `${prefix}cost-${pad(turn)}`;
+      await rows.add([
+        id,
+        sessionId(session),
+        taskId(session),
+        `${prefix}turn-${pad(turn)}`,
+        pick(random, MODELS),
+        'anthropic',
+        tokensIn,
+        tokensOut,
+        cost,
+        estimated,
+        `${id}-usage`,
+        estimated ? 'estimated' : 'provider',
+        RATE_IN,
+        RATE_OUT,
+        encode(at),
+        encode(at),
+      ]);
+    },
+    flush: () => rows.flush(),
   };
 }
 

@@ -1,14 +1,15 @@
 import type { Queryable } from '../lib/db/database.js';
 import type { Dialect } from '../lib/db/dialect/dialect.js';
 import { createHostSchema } from './host-schema.js';
-import { createKandevSchema } from './kandev-schema.js';
+import { createKandevCostEvents, createKandevSchema } from './kandev-schema.js';
 
 /**
  * The host databases tests and the local stack run against:
  * - `minimal`: the appendix's subset of the host schema (docs/table.md), nothing else;
  * - `host`: the host's real DDL (local/kandev-schema.ts): every column, foreign key and index the
  *   host creates on these tables, its expression indexes over `metadata` (so every stored document
- *   parses), and `task_session_subagents` already created by the host, as on a real install.
+ *   parses), `task_session_subagents` already created by the host, as on a real install, and the
+ *   host's office cost ledger `office_cost_events` (R3-7).
  * Both dialects each. Rows are added through the fixture, because the real host's tables have
  * NOT NULL columns the minimal ones do not.
  */
@@ -53,7 +54,10 @@ export const HOST_FIXTURES: Readonly<Record<HostFixtureName, HostFixture>> = {
   },
   host: {
     name: 'host',
-    create: (db) => createKandevSchema(db),
+    create: async (db) => {
+      await createKandevSchema(db);
+      await createKandevCostEvents(db);
+    },
     async addSession(db, id, taskId) {
       await db.query(
         `INSERT INTO tasks (id, title, created_at, updated_at) VALUES ($1, $1, '${HOST_TIME}', '${HOST_TIME}') ON CONFLICT (id) DO NOTHING`,

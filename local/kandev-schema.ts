@@ -227,3 +227,50 @@ function isDuplicateColumn(err: unknown): boolean {
   const e = err as { sqlstate?: string; message?: string };
   return e.sqlstate === '42701' || /duplicate column/i.test(e.message ?? '');
 }
+
+/**
+ * The host's office cost ledger (R3-7), verbatim: office/repository/sqlite/base.go createCostTables
+ * (the table and its indexes, with the columns migrateCostEventContract adds inline, as a fresh
+ * install has them) and base_migrations.go's uniq_office_cost_usage_event. The host runs the same
+ * text on both dialects, so `INTEGER` is 32-bit on PostgreSQL. Kept apart from kandevSchema: the
+ * report reads it, nothing writes it but the host (and the generator, local/generate-host-store.ts).
+ */
+export const KANDEV_COST_EVENTS: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS office_cost_events (
+  id TEXT PRIMARY KEY,
+  session_id TEXT DEFAULT '',
+  task_id TEXT DEFAULT '',
+  agent_profile_id TEXT DEFAULT '',
+  project_id TEXT DEFAULT '',
+  model TEXT DEFAULT '',
+  provider TEXT DEFAULT '',
+  tokens_in INTEGER DEFAULT 0,
+  tokens_cached_in INTEGER DEFAULT 0,
+  tokens_cached_read INTEGER,
+  tokens_cached_write INTEGER,
+  tokens_out INTEGER DEFAULT 0,
+  cost_subcents INTEGER NOT NULL DEFAULT 0,
+  estimated INTEGER NOT NULL DEFAULT 0,
+  turn_id TEXT,
+  usage_event_id TEXT,
+  cost_source TEXT,
+  rate_input_per_million INTEGER,
+  rate_cached_read_per_million INTEGER,
+  rate_cached_write_per_million INTEGER,
+  rate_output_per_million INTEGER,
+  pricing_catalog_version TEXT,
+  cost_contract_version INTEGER,
+  occurred_at TIMESTAMP NOT NULL,
+  created_at TIMESTAMP NOT NULL
+)`,
+  'CREATE INDEX IF NOT EXISTS idx_office_cost_agent ON office_cost_events(agent_profile_id)',
+  'CREATE INDEX IF NOT EXISTS idx_office_cost_occurred ON office_cost_events(occurred_at DESC)',
+  'CREATE INDEX IF NOT EXISTS idx_office_cost_task ON office_cost_events(task_id)',
+  'CREATE INDEX IF NOT EXISTS idx_office_cost_events_session_id ON office_cost_events(session_id)',
+  'CREATE UNIQUE INDEX IF NOT EXISTS uniq_office_cost_usage_event ON office_cost_events(usage_event_id) WHERE usage_event_id IS NOT NULL',
+];
+
+/** Creates the host's office cost ledger (idempotent). */
+export async function createKandevCostEvents(db: Queryable): Promise<void> {
+  for (const statement of KANDEV_COST_EVENTS) await db.query(statement);
+}

@@ -4,6 +4,7 @@ import type { IngestTotals } from '../lib/cli/ingest-totals.js';
 import { type ProxyChoice, proxyFor } from '../lib/cli/local-proxy.js';
 import type { ProgressStream } from '../lib/cli/progress.js';
 import { TABLE } from '../lib/columns.js';
+import { checkDatabaseUrl } from '../lib/config/database-url.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
 import { SERVICE_NAME } from '../lib/defaults.js';
@@ -11,6 +12,7 @@ import { runHealthCheck } from '../lib/health/check.js';
 import type { HealthReport } from '../lib/health/report.js';
 import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
+import { redactText } from '../lib/redact.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, nowMicros } from '../lib/time.js';
 import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
@@ -90,11 +92,12 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
   try {
     let database: string;
     if (options.databaseUrl) {
+      checkDatabaseUrl(options.databaseUrl, { kind: 'flag', name: '--database-url' });
       proxy = options.wsProxy ? undefined : await proxyFor(options.databaseUrl, process.env);
       db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy });
       database = options.databaseUrl.startsWith('sqlite:')
         ? `SQLite ${options.databaseUrl.slice(7)}`
-        : `PostgreSQL ${redact(options.databaseUrl)} (Neon driver)`;
+        : `PostgreSQL ${redactText(options.databaseUrl)} (Neon driver)`;
     } else {
       say('starting embedded PostgreSQL (PGlite) behind the Neon driver…');
       embedded = await startEmbeddedPostgres();
@@ -329,14 +332,4 @@ export function buildChecks(input: CheckInputs): Check[] {
   check('health excess', 0, health.excess ?? -1);
   check('health collisions', want.collisions, health.collisions ?? -1);
   return checks;
-}
-
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://…';
-  }
 }

@@ -1,7 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { frameJsonSchema } from '../lib/frame/json-schema.js';
+import { reportJsonSchema } from '../lib/report/json-schema.js';
 
 export const JSON_SCHEMA_PATH = new URL('../schema/frame.v1.schema.json', import.meta.url);
+export const REPORT_SCHEMA_PATH = new URL('../schema/report.v1.schema.json', import.meta.url);
 
-writeFileSync(JSON_SCHEMA_PATH, `${JSON.stringify(frameJsonSchema(), null, 2)}\n`);
-console.log(`wrote ${JSON_SCHEMA_PATH.pathname}`);
+for (const [path, schema] of [
+  [JSON_SCHEMA_PATH, frameJsonSchema()],
+  [REPORT_SCHEMA_PATH, reportJsonSchema()],
+] as const) {
+  writeFileSync(path, `${JSON.stringify(schema, null, 2)}\n`);
+  console.log(`wrote ${path.pathname}`);
+}

@@ -4,11 +4,7 @@ import { SubagentContextError } from '../errors.js';
 import { type HintClass, hint } from '../hints.js';
 import { MigrationError } from '../migrate/run-migration.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-
-/** The CLI was called wrongly (a flag, an argument): exit 2, the message names the flag. */
-export class UsageError extends SubagentContextError {
-  override readonly name = 'UsageError';
-}
+import { UsageError } from './usage-error.js';
 
 /** A failure the CLI found itself, already worded for the person at the terminal. */
 export class CliFailure extends SubagentContextError {

@@ -2,7 +2,8 @@ import type { ProgressStream } from './progress.js';
 
 /** Where a command writes: results to stdout (tables or --json), progress and errors to stderr. */
 export interface CliIo {
-  stdout: { write(text: string): unknown };
+  /** `isTTY`: a terminal (colour may be used; lib/report/render/table.ts) */
+  stdout: { write(text: string): unknown; isTTY?: boolean };
   stderr: ProgressStream;
   env: NodeJS.ProcessEnv;
 }

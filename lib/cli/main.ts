@@ -1,19 +1,30 @@
 import { parseArgs } from 'node:util';
-import { loadDatabaseUrl } from '../config/database-url.js';
+import { checkDatabaseUrl, DatabaseUrlConfigError, loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
-import { HEALTH_CONFIRM_DELAY_SECONDS, HEALTH_GRACE_SECONDS, STATEMENT_TIMEOUT_SECONDS } from '../defaults.js';
+import {
+  EXPORT_DEFAULTS,
+  HEALTH_CONFIRM_DELAY_SECONDS,
+  HEALTH_GRACE_SECONDS,
+  STATEMENT_TIMEOUT_SECONDS,
+} from '../defaults.js';
+import { OtlpConfigError, resolveOtlpTarget } from '../export/otlp/config.js';
+import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redactText } from '../redact.js';
-import { parseRfc3339 } from '../time.js';
+import { wantsColor } from '../report/render/table.js';
+import { type Micros, parseRfc3339 } from '../time.js';
+import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
+import { parseReportFlags, reportCommand } from './commands/report.js';
 import { EXIT } from './exit-codes.js';
-import { describeFailure, UsageError } from './failure.js';
+import { describeFailure } from './failure.js';
 import type { CliIo, CommandResult } from './io.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
+import { UsageError } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -22,12 +33,17 @@ Commands:
   health                  compare host subagent messages with rows: the scheduled check's
                           window from its checkpoint (the same run the health function does)
   ingest <frames.jsonl>   feed frames (one SQS message body per line) through the ingest handler
+  report                  what was captured: subagents, tokens, fan-out, contexts and cost per
+                          context, with how complete it is (read-only; docs/report.md)
+  export --otlp <url>     send the fan-out trees as OpenTelemetry traces over OTLP/HTTP (one
+                          trace per turn, one invoke_agent span per subagent; docs/otlp.md),
+                          resuming from its position in kandev_meta
 
 Options:
   --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
                           parameter named by DATABASE_URL_SSM_PARAMETER)
   --json                  machine-readable output on stdout
-  --grace-seconds <n>     health: messages newer than this are not yet expected (default
+  --grace-seconds <n>     health, report: messages newer than this are not yet expected (default
                           HEALTH_GRACE_SECONDS or ${HEALTH_GRACE_SECONDS}; a shortfall is confirmed after
                           HEALTH_CONFIRM_DELAY_SECONDS, default ${HEALTH_CONFIRM_DELAY_SECONDS})
   --full                  health: audit every message and row since activation instead (does
@@ -40,6 +56,29 @@ Options:
                           (default ${STATEMENT_TIMEOUT_SECONDS.cli}); raise it for migrate or health --full on a
                           store whose backfill or audit takes longer
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
+  --by <group>            report: one group per task, session, turn, type, model or day
+  --since <instant>       report, export: rows observed at or after <instant> (RFC 3339)
+  --until <instant>       report, export: rows observed before <instant> (RFC 3339)
+  --task <id>, --session <id>
+                          report, export: only this task's / this session's rows (export: a
+                          one-off export, the position is neither read nor moved unless
+                          --position-key is given)
+  --sort <figure>         report: order groups by subagents (default), contexts, tokens, cost,
+                          key or last_observed_at
+  --limit <n>             report: the first <n> groups only
+  --trees <n>             report --json: also the fan-out trees of the <n> most recent turns
+  --csv                   report: CSV (one row per group; completeness as # lines on top)
+  --otlp <url>            export: the collector (a bare origin gets /v1/traces; default
+                          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces)
+  --header <name=value>   export: a request header, repeatable (also OTEL_EXPORTER_OTLP_HEADERS)
+  --protocol <p>          export: http/protobuf (default) or http/json (also OTEL_EXPORTER_OTLP_PROTOCOL)
+  --open-spans            export: also rows not settled yet, as zero-length spans (settled=false);
+                          by default a row is exported once it settled
+  --batch-spans <n>       export: spans per request at most (default ${EXPORT_DEFAULTS.batchSpans})
+  --settle-seconds <n>    export: only turns whose newest write is this old (default ${EXPORT_DEFAULTS.settleSeconds})
+  --position-key <key>    export: the kandev_meta key of the position (default ${POSITION_KEY})
+  --restart               export: from the first turn again (same ids), then move the position
+  --no-position           export: neither read nor move the position
   --verbose               structured logs (WARN and above) on stderr
   -V, --version           the installed version
   -h, --help              this text
@@ -70,7 +109,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   // R2-6: everything the CLI prints passes through the redaction helper (a URL's password never shows).
   const io: CliIo = {
     ...rawIo,
-    stdout: { write: (text: string) => rawIo.stdout.write(redactText(text)) },
+    stdout: { isTTY: rawIo.stdout.isTTY, write: (text: string) => rawIo.stdout.write(redactText(text)) },
     stderr: { isTTY: rawIo.stderr.isTTY, write: (text: string) => rawIo.stderr.write(redactText(text)) },
   };
   // biome-ignore lint/suspicious/noImplicitAnyLet: the type is parseArgs's result for the options below, inferred at the assignment
@@ -88,6 +127,24 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'acknowledge-through': { type: 'string' },
         'statement-timeout': { type: 'string' },
         rejected: { type: 'string' },
+        by: { type: 'string' },
+        otlp: { type: 'string' },
+        header: { type: 'string', multiple: true },
+        protocol: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        task: { type: 'string' },
+        session: { type: 'string' },
+        sort: { type: 'string' },
+        limit: { type: 'string' },
+        trees: { type: 'string' },
+        csv: { type: 'boolean', default: false },
+        'open-spans': { type: 'boolean', default: false },
+        'batch-spans': { type: 'string' },
+        'settle-seconds': { type: 'string' },
+        'position-key': { type: 'string' },
+        restart: { type: 'boolean', default: false },
+        'no-position': { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -156,6 +213,46 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             throw err;
           });
         }
+        case 'report': {
+          expectArguments(rest, 0, command);
+          const request = parseReportFlags(values);
+          const graceSeconds =
+            values['grace-seconds'] === undefined
+              ? graceSecondsFromEnv(io.env)
+              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+          db = await open();
+          return reportCommand(db, request, { color: wantsColor(io.stdout, io.env), graceSeconds });
+        }
+        case 'export': {
+          expectArguments(rest, 0, command);
+          const target = usage(() =>
+            resolveOtlpTarget({ url: values.otlp, headers: values.header, protocol: values.protocol }, io.env),
+          );
+          const oneOff = values.task !== undefined || values.session !== undefined || values.until !== undefined;
+          if (values.restart && values['no-position'])
+            throw new UsageError('--restart and --no-position exclude each other');
+          const positionKey = usage(() => checkPositionKey(values['position-key'] ?? POSITION_KEY));
+          const keep = !values['no-position'] && (!oneOff || values['position-key'] !== undefined);
+          db = await open();
+          return exportCommand(db, target, {
+            since: instantFlag('--since', values.since),
+            until: instantFlag('--until', values.until),
+            task: values.task,
+            session: values.session,
+            openSpans: values['open-spans'],
+            batchSpans: positiveFlag('--batch-spans', values['batch-spans'], EXPORT_DEFAULTS.batchSpans, true),
+            pageTurns: EXPORT_DEFAULTS.pageTurns,
+            settleSeconds: positiveFlag(
+              '--settle-seconds',
+              values['settle-seconds'],
+              EXPORT_DEFAULTS.settleSeconds,
+              false,
+            ),
+            position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
+            positionKey,
+            serviceName: io.env.OTEL_SERVICE_NAME,
+          });
+        }
         case 'ingest':
           expectArguments(rest, 1, command);
           db = await open();
@@ -189,6 +286,33 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   }
 }
 
+/** A configuration error of a flag's value is a usage error (exit 2). */
+function usage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof OtlpConfigError || err instanceof PositionError || err instanceof DatabaseUrlConfigError)
+      throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function instantFlag(flag: string, raw: string | undefined): Micros | undefined {
+  if (raw === undefined) return undefined;
+  const at = parseRfc3339(raw);
+  if (at === undefined)
+    throw new UsageError(`${flag} needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${raw}")`);
+  return at;
+}
+
+function positiveFlag(flag: string, raw: string | undefined, fallback: number, integer: boolean): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || (integer && (!Number.isInteger(n) || n === 0)))
+    throw new UsageError(`${flag} needs ${integer ? 'a positive integer' : 'a number ≥ 0'} (got "${raw}")`);
+  return n;
+}
+
 function expectArguments(rest: readonly string[], count: number, command: string): void {
   if (rest.length !== count) {
     throw new UsageError(
@@ -212,14 +336,9 @@ function nonNegativeSeconds(flag: string, raw: string): number {
   return seconds;
 }
 
-const SCHEMES = /^(postgres(ql)?:\/\/|sqlite:)/;
-
 async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
   if (flag) {
-    if (!SCHEMES.test(flag))
-      throw new UsageError(
-        `--database-url must start with postgres://, postgresql:// or sqlite: (got "${flag.split(':')[0]}:…"), e.g. --database-url sqlite:./host.db`,
-      );
+    usage(() => checkDatabaseUrl(flag, { kind: 'flag', name: '--database-url' }));
     return flag;
   }
   await loadDatabaseUrl({ env });

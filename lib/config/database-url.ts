@@ -1,5 +1,6 @@
 import { callAwsJson } from '../aws/json-protocol.js';
 import { failureFields, urlMayBeStale } from '../db/errors.js';
+import { databaseKind } from '../db/open.js';
 import { SubagentContextError } from '../errors.js';
 
 /** Reads one SecureString (decrypted). Injectable so the fetch can be pointed elsewhere. */
@@ -12,11 +13,43 @@ export class DatabaseUrlConfigError extends SubagentContextError {
   override readonly name = 'DatabaseUrlConfigError';
   constructor(
     message: string,
+    /** where the URL came from: `--database-url`, `DATABASE_URL` or the SSM parameter's name */
     readonly parameterName: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
   }
+}
+
+/** Where a database URL came from, as the error names it: a flag, an environment variable, an SSM parameter. */
+export type DatabaseUrlSource =
+  | { kind: 'flag'; name: string }
+  | { kind: 'env'; name: string }
+  | { kind: 'ssm'; name: string };
+
+/** `--database-url`, `DATABASE_URL`, `SSM parameter "/x/database-url"`: how a person finds the value to fix. */
+export function describeSource(source: DatabaseUrlSource): string {
+  return source.kind === 'ssm' ? `SSM parameter "${source.name}"` : source.name;
+}
+
+/** A scheme as a URL starts (`mysql://`): the only part of a rejected value ever quoted. */
+const URL_SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
+
+/**
+ * Refuses a database URL this project cannot open, naming where it came from (`source`) so the
+ * person can fix it there. R2-6: the value is never quoted; of a value that is a URL only its scheme
+ * is shown (`mysql://…`), and a value that is not a URL (a bare password, `PGPASSWORD=…`,
+ * `host=db password=…`) is described, not shown.
+ */
+export function checkDatabaseUrl(url: string, source: DatabaseUrlSource): void {
+  if (databaseKind(url) !== undefined) return;
+  const where = describeSource(source);
+  const scheme = URL_SCHEME.exec(url)?.[1];
+  const got = url === '' ? 'it is empty' : scheme ? `got "${scheme}://…"` : 'the value is not a URL and is not shown';
+  throw new DatabaseUrlConfigError(
+    `${where} must start with postgres://, postgresql:// or sqlite: (${got}); see README "Configuration"`,
+    source.name,
+  );
 }
 
 /**
@@ -53,7 +86,11 @@ export function loadDatabaseUrl(
   options: { env?: NodeJS.ProcessEnv; readParameter?: ParameterReader } = {},
 ): Promise<void> {
   const env = options.env ?? process.env;
-  if (env.DATABASE_URL) return Promise.resolve();
+  if (env.DATABASE_URL) {
+    if (fetchedUrl.get(env) !== env.DATABASE_URL)
+      return checked(env.DATABASE_URL, { kind: 'env', name: 'DATABASE_URL' });
+    return Promise.resolve();
+  }
   const name = env[DATABASE_URL_PARAMETER_ENV];
   if (!name) return Promise.resolve(); // databaseFromEnv() then explains what to set
   const read = options.readParameter ?? readSsmParameter;
@@ -63,6 +100,7 @@ export function loadDatabaseUrl(
     (url) => {
       loading.delete(env); // only in-flight fetches are shared; a forgotten URL is fetched again
       if (env.DATABASE_URL) return;
+      checkDatabaseUrl(url, { kind: 'ssm', name });
       env.DATABASE_URL = url;
       fetchedUrl.set(env, url);
     },
@@ -78,6 +116,15 @@ export function loadDatabaseUrl(
   );
   loading.set(env, fetched);
   return fetched;
+}
+
+function checked(url: string, source: DatabaseUrlSource): Promise<void> {
+  try {
+    checkDatabaseUrl(url, source);
+    return Promise.resolve();
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /**

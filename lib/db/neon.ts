@@ -83,8 +83,10 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 
   /** A pooled connection, within the deadline; one that arrives after it is handed back. */
   const connect = async (): Promise<PoolClient> => {
-    const pending = pool.connect();
     try {
+      // inside the try: the driver throws a malformed URL's TypeError (its `input` holds the URL)
+      // synchronously, and it must leave as a DatabaseError like any other connect failure (R2-6)
+      const pending = pool.connect();
       return await beforeDeadline(pending, deadline, late('connecting'), () => {
         pending.then((client) => client.release(), ignore);
       });

@@ -10,22 +10,31 @@ export interface OpenOptions {
   statementTimeoutMs?: number;
 }
 
+/** The dialect a database URL names, or undefined when this project cannot open it (one home for that rule). */
+export function databaseKind(url: string): 'postgres' | 'sqlite' | undefined {
+  if (/^postgres(ql)?:\/\//.test(url)) return 'postgres';
+  if (url.startsWith('sqlite:')) return 'sqlite';
+  return undefined;
+}
+
 /**
  * `postgres://…`/`postgresql://…` → PostgreSQL through the Neon driver;
- * `sqlite:<path>` → SQLite (the host's local store).
+ * `sqlite:<path>` → SQLite (the host's local store). Callers check the URL first and name where it
+ * came from (lib/config/database-url.ts checkDatabaseUrl); this refusal never quotes it (R2-6: a
+ * value that is not a URL may be a bare password).
  */
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
-  if (/^postgres(ql)?:\/\//.test(url)) {
+  const kind = databaseKind(url);
+  if (kind === 'postgres') {
     const wsProxy = options.wsProxy ?? (process.env.DATABASE_WS_PROXY || undefined);
     return openNeon(url, { wsProxy, max: options.max, statementTimeoutMs: options.statementTimeoutMs });
   }
-  if (url.startsWith('sqlite:')) {
+  if (kind === 'sqlite') {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new Error('DATABASE_URL "sqlite:" needs a path, e.g. sqlite:./kandev.db or sqlite::memory:');
     return openSqlite(path);
   }
   throw new Error(
-    `DATABASE_URL must start with postgres://, postgresql:// or sqlite: (got "${url.split(':')[0]}:…"); ` +
-      'see README "Configuration"',
+    'the database URL must start with postgres://, postgresql:// or sqlite: (the value is not shown); see README "Configuration"',
   );
 }

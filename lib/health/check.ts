@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
+import { forReading } from '../store/reading.js';
 import {
   earliestOf,
   formatCanonical,
@@ -21,8 +22,6 @@ import {
 } from './config.js';
 import {
   excessSql,
-  HOST_TOOL_CALL_INDEX,
-  hostIndexSql,
   lastObservedSql,
   rowFactsSql,
   shortfallSql,
@@ -134,6 +133,8 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
       checkedAt,
     };
   }
+  // R3-3: a store the host activated has nothing of ours yet; read it the way it can be read.
+  const reader = await forReading(db);
   const cutoff = now - seconds(graceSeconds);
   const confirm =
     options.beforeConfirm ?? (() => sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000));
@@ -146,7 +147,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   if (kind === 'full') {
     from = captureSince;
     to = cutoff > from ? cutoff : from;
-    findings = await confirmed(() => evaluateFull(db, from, to), confirm);
+    findings = await confirmed(() => evaluateFull(reader, from, to), confirm);
   } else {
     const before = await readCheckpoint(db);
     from = windowStart(captureSince, before, seconds(overlapSeconds));
@@ -155,9 +156,9 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
         ? options.acknowledgeThrough
         : cutoff;
     if (to < from) to = from;
-    const hostIndex = await hasHostToolCallIndex(db);
+    const hostIndex = reader.facts.hostToolCallIndex;
     const evaluate = (lo: Micros, hi: Micros) =>
-      confirmed(() => evaluateWindow(db, captureSince, lo, hi, hostIndex), confirm);
+      confirmed(() => evaluateWindow(reader, captureSince, lo, hi, hostIndex), confirm);
     if (options.acknowledgeThrough !== undefined) {
       // Name the instant the operator typed, not the window edge it was raised to (issue 25).
       const asked = formatRfc3339(options.acknowledgeThrough);
@@ -282,11 +283,6 @@ async function evaluateWindow(
     collisions: Number(collisionRows[0]!.collisions),
     lastObserved: last === undefined ? undefined : stored(Object.values(last)[0]),
   };
-}
-
-async function hasHostToolCallIndex(db: Queryable): Promise<boolean> {
-  const rows = await db.query<{ n: number }>(hostIndexSql(db.dialect), [HOST_TOOL_CALL_INDEX]);
-  return Number(rows[0]?.n ?? 0) > 0;
 }
 
 interface CatchUpLimits {

@@ -4,6 +4,7 @@ import { refreshingCredentials } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { failureFields } from '../db/errors.js';
 import { type RemainingTime, withinInvocation } from '../deadline.js';
+import { atTheEdge } from '../edge.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import { runHealthCheck } from './check.js';
 import { healthOptionsFromEnv } from './config.js';
@@ -36,7 +37,8 @@ export type HealthHandler = (event?: HealthEvent, context?: RemainingTime) => Pr
 export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
   const metrics = deps.metrics ?? createMetrics();
   const log = deps.logger ?? defaultLogger;
-  return async (event, context) => {
+  // R2-6: what the function returns and throws leaves through the redaction step (lib/edge.ts)
+  return atTheEdge(async (event, context) => {
     const kind = kindOf(event);
     try {
       await deps.loadConfig?.();
@@ -56,7 +58,7 @@ export function createHealthHandler(deps: HealthHandlerDeps): HealthHandler {
     } finally {
       metrics.publishStoredMetrics();
     }
-  };
+  });
 }
 
 /** `{ "kind": "full" }` → the audit; anything else (the scheduled event, nothing) → the scheduled window. */

@@ -16,9 +16,6 @@ import { MISSING_SAMPLE_SIZE } from './report.js';
  * R2-8: excess and collisions only count rows observed at or after capture_since, in both kinds.
  */
 
-/** The host's index on (task_session_id, metadata's tool_call_id) (docs/table.md, Appendix B). */
-export const HOST_TOOL_CALL_INDEX = 'idx_messages_metadata_tool_call_id';
-
 /**
  * A condition on a host timestamp column that is a superset of `comparable(column) ∈ [$lo, $hi)`
  * and that the column's plain index can serve. PostgreSQL compares the column itself, so the
@@ -168,12 +165,4 @@ export function windowCollisionsSql(dialect: Dialect): string {
 WHERE ${windowRows(dialect, 'r')}
   AND EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
     AND ${other} >= ${dialect.timestampParam(1)} AND (${other} < ${mine} OR (${other} = ${mine} AND o.id < r.id)))`;
-}
-
-/** Whether the host's tool_call_id index exists (and on PostgreSQL is valid): one catalog read. */
-export function hostIndexSql(dialect: Dialect): string {
-  return dialect.name === 'postgres'
-    ? `SELECT COUNT(*) AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace ns ON ns.oid = c.relnamespace
-  WHERE c.relname = $1 AND ns.nspname = current_schema() AND i.indisvalid`
-    : `SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'task_session_messages' AND name = $1`;
 }

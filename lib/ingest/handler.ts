@@ -5,6 +5,7 @@ import type { SendMessageBatchClient } from '../aws/sqs.js';
 import { forgetDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { deadlineFrom, phaseDeadline } from '../deadline.js';
+import { atTheEdge } from '../edge.js';
 import { createMetrics, logger as defaultLogger } from '../observability.js';
 import type { Micros } from '../time.js';
 import { publishBatchMetrics } from './metrics.js';
@@ -46,7 +47,8 @@ export type IngestHandler = (event: SQSEvent, context?: Context) => Promise<SQSB
 export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
   const metrics = deps.metrics ?? createMetrics();
   const log = deps.logger ?? defaultLogger;
-  return async (event, context) => {
+  // R2-6: what the function returns and throws leaves through the redaction step (lib/edge.ts)
+  return atTheEdge(async (event, context) => {
     await deps.loadConfig?.();
     if (!deps.dlqUrl)
       throw new Error('DLQ_URL is not set: give the URL of the FIFO dead-letter queue invalid frames are parked on');
@@ -74,5 +76,5 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
     publishBatchMetrics(metrics, report);
     deps.onReport?.(report);
     return response;
-  };
+  });
 }

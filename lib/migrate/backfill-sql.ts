@@ -59,8 +59,11 @@ const SOURCES = {
   settled_at: (d) =>
     `CASE WHEN ${text(d, '$.status')} IN (${TERMINAL_LIST}) THEN ${d.storedTimestamp('q.updated_at')} END`,
   updated_at: (d) => d.storedTimestamp('q.updated_at'),
-  // The row's newest applied observation is its only one (R2-7).
-  last_observed_at: (d) => d.storedTimestamp('q.created_at'),
+  // The row's values are the message's as of its updated_at, so that is the newest observation they
+  // reflect (R2-7, R3-1): a live frame observed between created_at and updated_at only fills NULLs.
+  // Never earlier than observed_at, should a host row hold updated_at < created_at.
+  last_observed_at: (d) =>
+    `CASE WHEN ${d.comparable('q.updated_at')} > ${d.comparable('q.created_at')} THEN ${d.storedTimestamp('q.updated_at')} ELSE ${d.storedTimestamp('q.created_at')} END`,
 } satisfies Record<ColumnName, (d: Dialect) => string>;
 
 /** A column without a source here does not compile: the record is keyed by every column name. */
@@ -71,9 +74,13 @@ function source(dialect: Dialect, column: ColumnName): string {
 /** The backfill reads every message: each document parsed once (lib/store/messages.ts). */
 const EVERY_MESSAGE = { fenced: true } as const;
 
-/** `{ newest, matched }`: MAX(created_at) (comparable form, or NULL) and COUNT(*) of qualifying messages. */
+/**
+ * `{ newest, matched }`: MAX(created_at) with every digit the host stored (or NULL) and COUNT(*) of
+ * qualifying messages. Every digit: a key rounded from the comparable form would be up to 999 ns
+ * earlier than a message the host stored with nanoseconds (R3-2).
+ */
 export function highWaterSql(dialect: Dialect): string {
-  return `SELECT MAX(${dialect.comparable('sm_all.created_at')}) AS newest, COUNT(*) AS matched
+  return `SELECT MAX(${dialect.exact('sm_all.created_at')}) AS newest, COUNT(*) AS matched
 FROM ${subagentMessages(dialect, EVERY_MESSAGE)} WHERE ${QUALIFYING}`;
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { refreshingCredentials } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { type RemainingTime, withinInvocation } from '../deadline.js';
+import { atTheEdge } from '../edge.js';
 import { logger as defaultLogger } from '../observability.js';
 import { type MigrationReport, runMigration } from './run-migration.js';
 
@@ -21,10 +22,11 @@ export type MigrateHandler = (event?: unknown, context?: RemainingTime) => Promi
  */
 export function createMigrateHandler(deps: MigrateHandlerDeps): MigrateHandler {
   const logger = deps.logger ?? defaultLogger;
-  return async (_event, context) => {
+  // R2-6: what the function returns and throws leaves through the redaction step (lib/edge.ts)
+  return atTheEdge(async (_event, context) => {
     await deps.loadConfig?.();
     // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4);
     // every statement ends before the invocation does, and the error names the step (R2-5)
     return refreshingCredentials(() => withinInvocation(deps.db(), context, (db) => runMigration(db, { logger })));
-  };
+  });
 }

@@ -210,7 +210,8 @@ describe('the rest of the row (docs/merge.md#recording-one-frame)', () => {
   it('is a live row observed at the frame instant converted to UTC', () => {
     const r = row({ observed_at: '2026-08-12T15:24:58.1234567+02:00' });
     expect(r.source).toBe('live');
-    expect(r.observed_at).toBe(parseRfc3339('2026-08-12T13:24:58.123456Z'));
+    // R3-2: the sub-microsecond digit rounds up, never down
+    expect(r.observed_at).toBe(parseRfc3339('2026-08-12T13:24:58.123457Z'));
   });
 
   it.each([

@@ -29,11 +29,24 @@ describe('parseRfc3339', () => {
     ['2026-08-12T13:24:58.1Z', T - 23_456n],
     ['2026-08-12T13:24:58.12Z', T - 3_456n],
     ['2026-08-12T13:24:58.1234Z', T - 56n],
-    ['2026-08-12T13:24:58.1234567Z', T], // digits beyond the microsecond are dropped, never rounded up
-    ['2026-08-12T13:24:58.123456999Z', T],
-    ['2026-08-12T13:24:58.000000001Z', T - 123_456n],
+    ['2026-08-12T13:24:58.123456000Z', T],
   ])('reads %s exactly to the microsecond', (text, expected) => {
     expect(parseRfc3339(text)).toBe(expected);
+  });
+
+  it.each([
+    ['2026-08-12T13:24:58.1234551Z', T],
+    ['2026-08-12T13:24:58.123455999Z', T],
+    ['2026-08-12T13:24:57.999999001Z', T - 123_456n],
+    ['2026-08-12T13:24:57.000000001Z', T - 1_123_455n],
+  ])('R3-2: reads %s rounded up to the microsecond, never earlier than written', (text, expected) => {
+    expect(parseRfc3339(text)).toBe(expected);
+  });
+
+  it('R3-2: a sub-microsecond instant orders after the microsecond it starts in', () => {
+    const host = parseStoredTimestamp('2026-08-12 13:24:57.3388988+00:00')!;
+    expect(host > parseRfc3339('2026-08-12T13:24:57.338898Z')!).toBe(true);
+    expect(host).toBe(parseRfc3339('2026-08-12T13:24:57.338899Z'));
   });
 
   it.each([

@@ -4,12 +4,12 @@ import type { Database } from '../../db/database.js';
 import type { BatchReport } from '../../ingest/report.js';
 import type { DeadLetter } from '../dead-letters.js';
 import { EXIT } from '../exit-codes.js';
-import { UsageError } from '../failure.js';
 import type { IngestTotals } from '../ingest-totals.js';
 import type { CliIo, CommandResult } from '../io.js';
 import { requireMigrated } from '../preflight.js';
 import { createProgress } from '../progress.js';
 import { type IngestSummary, ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
+import { UsageError } from '../usage-error.js';
 
 /**
  * The queue + event-source poller + ingest handler the command feeds. `lib/` does not start an SQS

@@ -46,6 +46,13 @@ export interface Dialect {
    */
   comparable(expr: string): string;
   /**
+   * Like `comparable`, but keeping every fraction digit the column can hold (SQLite text written
+   * by the host's driver keeps nanoseconds; PostgreSQL's `timestamp` holds microseconds): what a
+   * high-water mark reads, so it is never earlier than the value it covers (R3-2). Its text is read
+   * by `parseStoredTimestamp`, which rounds sub-microsecond digits up.
+   */
+  exact(expr: string): string;
+  /**
    * `SELECT <columns> FROM <one batch of rows>` for `INSERT … SELECT`, reading every row from
    * parameters starting at `$1`, so no bind-parameter limit applies; `bindRows` gives them.
    */
@@ -76,4 +83,12 @@ export interface Dialect {
    * `{ inserted }`, the number of rows it inserted. All run with the insert's parameters.
    */
   countInserted(insert: string): readonly string[];
+  /** The UTC day `YYYY-MM-DD` (TEXT) of a stored timestamp column. */
+  utcDay(expr: string): string;
+  /**
+   * A derived table's SELECT over `from` (a FROM clause body) giving, per `keys`, the nearest-rank
+   * percentiles of `value` over its non-NULL values: the value at rank ⌈p/100 · n⌉ of the sorted
+   * values (docs/report.md#percentiles, R3-6), as columns `p<p>` (e.g. `p50`, `p95`).
+   */
+  nearestRank(from: string, keys: readonly string[], value: string, percents: readonly number[]): string;
 }

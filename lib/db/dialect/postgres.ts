@@ -51,6 +51,7 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   encodeTimestamp: formatCanonical,
   timestampParam: (index) => `$${index}::timestamp`,
   comparable: (expr) => expr,
+  exact: (expr) => expr,
   // One array per column through unnest: one statement, any number of rows.
   selectRows: (columns) =>
     `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${ARRAY_TYPE[c.type]}`).join(', ')})`,
@@ -67,6 +68,12 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   jsonIsTrue: (document, path) => `COALESCE(${document} #> ${jsonPath(path)} = 'true'::jsonb, false)`,
   storedTimestamp: (expr) => expr,
   countInserted: (insert) => [`WITH inserted AS (${insert} RETURNING 1) SELECT COUNT(*) AS inserted FROM inserted`],
+  utcDay: (expr) => `to_char(${expr}, 'YYYY-MM-DD')`,
+  // percentile_disc returns the first value whose cumulative share reaches p/100: rank ⌈p/100 · n⌉.
+  nearestRank: (from, keys, value, percents) =>
+    `SELECT ${keys.join(', ')}, ${percents
+      .map((p) => `percentile_disc(${p / 100}) WITHIN GROUP (ORDER BY ${value}) AS p${p}`)
+      .join(', ')} FROM ${from} WHERE ${value} IS NOT NULL GROUP BY ${keys.join(', ')}`,
 };
 
 /** `'$.a.b'` → `'{a,b}'`, the text[] path of `#>` / `#>>`. */

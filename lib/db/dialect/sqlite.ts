@@ -1,6 +1,16 @@
 import { formatHostSqlite } from '../../time.js';
 import type { Dialect } from './dialect.js';
 
+/**
+ * Any stored width or separator → fixed-width `YYYY-MM-DD HH:MM:SS.f…f` with `digits` fraction
+ * digits (further ones dropped), which orders and compares as text. Offsets are always UTC here
+ * (converted before binding).
+ */
+const fixedWidth = (expr: string, digits: number) =>
+  `(substr(replace(${expr}, 'T', ' '), 1, 19) || '.' || substr(` +
+  `CASE WHEN substr(${expr}, 20, 1) = '.' THEN replace(replace(substr(${expr}, 21), '+00:00', ''), 'Z', '') ELSE '' END` +
+  ` || '${'0'.repeat(digits)}', 1, ${digits}))`;
+
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   // A subquery with a LIMIT is never flattened into its parent.
@@ -17,12 +27,10 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   // The host's own text form, so rows written here read like the host's (docs/time.md).
   encodeTimestamp: formatHostSqlite,
   timestampParam: (index) => `$${index}`,
-  // Any stored width or separator → fixed-width `YYYY-MM-DD HH:MM:SS.ffffff`, which orders and
-  // compares as text to the microsecond. Offsets are always UTC here (converted before binding).
-  comparable: (expr) =>
-    `(substr(replace(${expr}, 'T', ' '), 1, 19) || '.' || substr(` +
-    `CASE WHEN substr(${expr}, 20, 1) = '.' THEN replace(replace(substr(${expr}, 21), '+00:00', ''), 'Z', '') ELSE '' END` +
-    ` || '000000', 1, 6))`,
+  // Any stored width or separator → `YYYY-MM-DD HH:MM:SS.ffffff`: orders and compares to the microsecond.
+  comparable: (expr) => fixedWidth(expr, 6),
+  // The host's driver writes up to nine digits (`…57.3388988+00:00`): all of them.
+  exact: (expr) => fixedWidth(expr, 9),
   // One JSON array of row arrays through json_each: one statement, any number of rows.
   // `WHERE true` disambiguates INSERT … SELECT … ON CONFLICT for SQLite's parser.
   selectRows: (columns) => `SELECT ${columns.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each($1) WHERE true`,
@@ -42,4 +50,12 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   storedTimestamp: (expr) => `(rtrim(rtrim(${sqliteDialect.comparable(expr)}, '0'), '.') || '+00:00')`,
   // better-sqlite3 runs one statement per call; changes() reads the same connection's last count.
   countInserted: (insert) => [insert, 'SELECT changes() AS inserted'],
+  utcDay: (expr) => `substr(${sqliteDialect.comparable(expr)}, 1, 10)`,
+  // No percentile aggregate: number the sorted values and pick rank ⌈p · n / 100⌉ in integer arithmetic.
+  nearestRank: (from, keys, value, percents) =>
+    `SELECT ${keys.join(', ')}, ${percents
+      .map((p) => `MIN(CASE WHEN rank_no = (${p} * n + 99) / 100 THEN v END) AS p${p}`)
+      .join(
+        ', ',
+      )} FROM (SELECT ${keys.join(', ')}, ${value} AS v, ROW_NUMBER() OVER (PARTITION BY ${keys.join(', ')} ORDER BY ${value}) AS rank_no, COUNT(*) OVER (PARTITION BY ${keys.join(', ')}) AS n FROM ${from} WHERE ${value} IS NOT NULL) ranked GROUP BY ${keys.join(', ')}`,
 };

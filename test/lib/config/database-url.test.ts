@@ -2,7 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  checkDatabaseUrl,
   DatabaseUrlConfigError,
+  type DatabaseUrlSource,
   forgetDatabaseUrl,
   loadDatabaseUrl,
   refreshingCredentials,
@@ -137,5 +139,58 @@ describe('R2-4: a stale secret is read again', () => {
       ).rejects.toThrow('wrapped');
       expect(env.DATABASE_URL === undefined).toBe(forgets);
     }
+  });
+});
+
+describe('checkDatabaseUrl: a refused value names its source and is never quoted (D1, R2-6)', () => {
+  const SOURCES: [DatabaseUrlSource, string][] = [
+    [{ kind: 'flag', name: '--database-url' }, '--database-url'],
+    [{ kind: 'env', name: 'DATABASE_URL' }, 'DATABASE_URL'],
+    [
+      { kind: 'ssm', name: '/subagent-context/prod/database-url' },
+      'SSM parameter "/subagent-context/prod/database-url"',
+    ],
+  ];
+  const VALUES: [string, string][] = [
+    ['hunter2-secret', 'the value is not a URL and is not shown'],
+    ['PGPASSWORD=hunter2-secret', 'the value is not a URL and is not shown'],
+    ['host=db password=hunter2-secret dbname=x', 'the value is not a URL and is not shown'],
+    ['hunter2-secret:x', 'the value is not a URL and is not shown'],
+    ['mysql://app:hunter2-secret@db/x', 'got "mysql://…"'],
+    ['', 'it is empty'],
+  ];
+  it.each(SOURCES.flatMap(([source, named]) => VALUES.map(([value, got]) => [named, value, got, source] as const)))(
+    'R2-6: from %s, %j is refused with (%s)',
+    (named, value, got, source) => {
+      let error: unknown;
+      try {
+        checkDatabaseUrl(value, source);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(DatabaseUrlConfigError);
+      const message = (error as Error).message;
+      expect(message.startsWith(`${named} must start with postgres://, postgresql:// or sqlite: (${got})`)).toBe(true);
+      expect(message).not.toContain('hunter2');
+      expect(error).toMatchObject({ parameterName: source.name });
+    },
+  );
+
+  it.each(['postgres://u@h/db', 'postgresql://u:p@h/db', 'sqlite:./x.db'])('accepts %s', (url) => {
+    expect(() => checkDatabaseUrl(url, { kind: 'env', name: 'DATABASE_URL' })).not.toThrow();
+  });
+
+  it('R2-6: loadDatabaseUrl refuses a DATABASE_URL that is not one, naming DATABASE_URL', async () => {
+    await expect(loadDatabaseUrl({ env: { DATABASE_URL: 'hunter2-secret' } })).rejects.toThrow(
+      /^DATABASE_URL must start with .*\(the value is not a URL and is not shown\)/,
+    );
+  });
+
+  it('R2-6: loadDatabaseUrl refuses an SSM value that is not a URL, naming the parameter, and does not keep it', async () => {
+    const env: NodeJS.ProcessEnv = { DATABASE_URL_SSM_PARAMETER: '/p/db' };
+    await expect(loadDatabaseUrl({ env, readParameter: async () => 'hunter2-secret' })).rejects.toThrow(
+      /^SSM parameter "\/p\/db" must start with .*\(the value is not a URL and is not shown\)/,
+    );
+    expect(env.DATABASE_URL).toBeUndefined();
   });
 });

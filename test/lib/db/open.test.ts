@@ -39,14 +39,17 @@ describe('openDatabase', () => {
   });
 
   it.each([
-    ['mysql://u@h/db', /must start with postgres:\/\/, postgresql:\/\/ or sqlite:.*got "mysql:…"/],
+    ['mysql://u@h/db', /must start with postgres:\/\/, postgresql:\/\/ or sqlite: \(the value is not shown\)/],
     ['', /must start with/],
     ['sqlite:', /needs a path, e\.g\. sqlite:\.\/kandev\.db/],
   ])('rejects %j with a message that says what to give', (url, message) => {
     expect(() => openDatabase(url)).toThrow(message);
   });
 
-  it('does not echo credentials of an unsupported URL', () => {
-    expect(() => openDatabase('mysql://admin:hunter2@h/db')).toThrow(/^(?!.*hunter2)/s);
-  });
+  it.each(['mysql://admin:hunter2@h/db', 'hunter2', 'PGPASSWORD=hunter2'])(
+    'R2-6: does not echo any part of an unsupported value %j',
+    (url) => {
+      expect(() => openDatabase(url)).toThrow(/^(?!.*hunter2)/s);
+    },
+  );
 });

@@ -1,0 +1,39 @@
+import type { Queryable } from '../../db/database.js';
+import { EXPORT_DEFAULTS } from '../../defaults.js';
+import type { OtlpTarget } from '../../export/otlp/config.js';
+import { createOtlpSink } from '../../export/otlp/transport.js';
+import { type ExportOptions, type ExportSummary, runExport } from '../../export/run.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandResult } from '../io.js';
+import { renderFacts } from '../table.js';
+
+export function renderExport(summary: ExportSummary): string {
+  return renderFacts([
+    ['endpoint', summary.endpoint],
+    ['turns', summary.turns],
+    ['spans', summary.spans],
+    ['requests', summary.requests],
+    ['position key', summary.position.key ?? '(none: a one-off export)'],
+    ['position before', summary.position.before],
+    ['position after', summary.position.after],
+  ]);
+}
+
+/** `subagent-context export --otlp <url>` (docs/otlp.md): exit 0 once every batch was accepted. */
+export async function exportCommand(
+  db: Queryable,
+  target: OtlpTarget,
+  options: ExportOptions,
+): Promise<CommandResult<ExportSummary>> {
+  const sink = createOtlpSink(target, {
+    timeoutMillis: EXPORT_DEFAULTS.requestTimeoutMs,
+    retries: EXPORT_DEFAULTS.retries,
+    backoffMillis: EXPORT_DEFAULTS.backoffMs,
+  });
+  try {
+    const summary = await runExport(db, sink, target.url, options);
+    return { exitCode: EXIT.ok, result: summary, text: renderExport(summary) };
+  } finally {
+    await sink.shutdown();
+  }
+}

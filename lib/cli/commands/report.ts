@@ -1,0 +1,115 @@
+import type { Queryable } from '../../db/database.js';
+import { buildReport, type ReportOptions } from '../../report/build.js';
+import { GROUP_BY, type GroupBy, type ReportDocument, SORT_BY, type SortBy } from '../../report/document.js';
+import { renderReportCsv } from '../../report/render/csv.js';
+import { renderReportJson } from '../../report/render/json.js';
+import { renderReportTable } from '../../report/render/table.js';
+import { formatRfc3339, type Micros, parseRfc3339 } from '../../time.js';
+import { EXIT } from '../exit-codes.js';
+import type { CommandResult } from '../io.js';
+import { UsageError } from '../usage-error.js';
+
+/** The flags `report` reads, as parseArgs gives them. */
+export interface ReportFlags {
+  by?: string;
+  since?: string;
+  until?: string;
+  task?: string;
+  session?: string;
+  limit?: string;
+  sort?: string;
+  trees?: string;
+  json?: boolean;
+  csv?: boolean;
+}
+
+/** What a renderer may know besides the document: where its text goes. */
+export interface RenderContext {
+  /** colour is wanted (a TTY without NO_COLOR) */
+  color: boolean;
+}
+
+/**
+ * The output formats, one renderer each; every one only consumes the document (docs/report.md).
+ * A new format is one more entry here and one flag in `outputFormat`.
+ */
+export const REPORT_FORMATS = {
+  table: (doc: ReportDocument, ctx: RenderContext) => renderReportTable(doc, { color: ctx.color }),
+  json: (doc: ReportDocument) => renderReportJson(doc),
+  csv: (doc: ReportDocument) => renderReportCsv(doc),
+} as const satisfies Record<string, (doc: ReportDocument, ctx: RenderContext) => string>;
+
+export type ReportFormat = keyof typeof REPORT_FORMATS;
+
+export interface ReportRequest {
+  options: ReportOptions;
+  format: ReportFormat;
+}
+
+function instantFlag(flag: string, raw: string | undefined): Micros | undefined {
+  if (raw === undefined) return undefined;
+  const us = parseRfc3339(raw);
+  if (us === undefined)
+    throw new UsageError(
+      `--${flag} needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${raw}")`,
+    );
+  return us;
+}
+
+function oneOf<T extends string>(flag: string, raw: string | undefined, allowed: readonly T[]): T | undefined {
+  if (raw === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new UsageError(`--${flag} must be one of ${allowed.join(', ')} (got "${raw}")`);
+  return raw as T;
+}
+
+function outputFormat(flags: ReportFlags): ReportFormat {
+  const chosen = (['json', 'csv'] as const).filter((f) => flags[f]);
+  if (chosen.length > 1) throw new UsageError(`--${chosen.join(' and --')} exclude each other: pick one output`);
+  return chosen[0] ?? 'table';
+}
+
+/** Flags → the report's options; a bad flag is a usage error naming it (exit 2; docs/report.md#bad-input). */
+export function parseReportFlags(flags: ReportFlags): ReportRequest {
+  const by = oneOf<GroupBy>('by', flags.by, GROUP_BY);
+  const sort = oneOf<SortBy>('sort', flags.sort, SORT_BY);
+  const since = instantFlag('since', flags.since);
+  const until = instantFlag('until', flags.until);
+  if (since !== undefined && until !== undefined && since > until) {
+    throw new UsageError(
+      `--since ${formatRfc3339(since)} is after --until ${formatRfc3339(until)}: the window [since, until) would be empty; swap them`,
+    );
+  }
+  let limit: number | undefined;
+  if (flags.limit !== undefined) {
+    limit = Number(flags.limit);
+    if (!/^\d+$/.test(flags.limit) || !Number.isSafeInteger(limit) || limit < 1)
+      throw new UsageError(`--limit needs a whole number of groups, at least 1 (got "${flags.limit}")`);
+    if (by === undefined) throw new UsageError('--limit limits the groups: give --by task|session|turn|type|model|day');
+  }
+  if (sort !== undefined && by === undefined)
+    throw new UsageError('--sort orders the groups: give --by task|session|turn|type|model|day');
+  let trees: number | undefined;
+  if (flags.trees !== undefined) {
+    trees = Number(flags.trees);
+    if (!/^\d+$/.test(flags.trees) || !Number.isSafeInteger(trees) || trees < 1)
+      throw new UsageError(`--trees needs a whole number of turns, at least 1 (got "${flags.trees}")`);
+  }
+  for (const flag of ['task', 'session'] as const) {
+    if (flags[flag] === '') throw new UsageError(`--${flag} needs an id (got an empty value)`);
+  }
+  return {
+    options: { by, since, until, task: flags.task, session: flags.session, limit, sort, trees },
+    format: outputFormat(flags),
+  };
+}
+
+/** `subagent-context report`: read-only (R3-5, R3-8); a store it cannot read throws (exit 1). */
+export async function reportCommand(
+  db: Queryable,
+  request: ReportRequest,
+  ctx: RenderContext & { graceSeconds?: number },
+): Promise<CommandResult<ReportDocument>> {
+  const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
+  return { exitCode: EXIT.ok, result: doc, text: REPORT_FORMATS[request.format](doc, ctx) };
+}

@@ -1,0 +1,260 @@
+import type { Queryable, Row } from '../db/database.js';
+import { HEALTH_GRACE_SECONDS } from '../defaults.js';
+import { formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
+import { readStoreCatalog, type StoreCatalog } from './catalog.js';
+import { readActivationKeys, readShortfall } from './completeness.js';
+import {
+  type Distributions,
+  DURATION_BUCKET_UPPER_MS,
+  type Figures,
+  type Group,
+  type GroupBy,
+  type ReportDocument,
+  type Series,
+  type SortBy,
+} from './document.js';
+import { sortGroups } from './sort.js';
+import { breakdownStatement, durationHistogramStatement, figuresStatement, type ReportScope } from './sql.js';
+import { readTurnTrees } from './trees.js';
+
+/**
+ * `subagent-context report` (docs/report.md, R3-5…R3-8): reads the store, never writes it, and
+ * returns the one document every renderer consumes. Every figure comes out of the two statements
+ * in sql.ts; here rows are only put into the document's shape.
+ */
+export interface ReportOptions {
+  by?: GroupBy;
+  since?: Micros;
+  until?: Micros;
+  task?: string;
+  session?: string;
+  sort?: SortBy;
+  limit?: number;
+  /** messages newer than this are not yet expected to have rows (the shortfall's cutoff); default HEALTH_GRACE_SECONDS */
+  graceSeconds?: number;
+  /** the report's clock (generated_at, the shortfall's cutoff); default the process clock */
+  now?: Micros;
+  /**
+   * also fill `series` (groups by day, type, model and task, each in `sort` order, unlimited) and
+   * `distributions` (the duration histogram): the page's data (`report --html`, R3-9)
+   */
+  pageData?: boolean;
+  /** also fill `trees` with the most recent N turns' fan-out trees (`--trees N`; lib/report/trees.ts) */
+  trees?: number;
+}
+
+export async function buildReport(db: Queryable, options: ReportOptions = {}): Promise<ReportDocument> {
+  const now = options.now ?? nowMicros();
+  const graceSeconds = options.graceSeconds ?? HEALTH_GRACE_SECONDS;
+  const catalog = await readStoreCatalog(db);
+  const keys = await readActivationKeys(db);
+  const scope: ReportScope = {
+    by: options.by ?? null,
+    since: options.since,
+    until: options.until,
+    task: options.task,
+    session: options.session,
+    captureSince: keys.captureSince,
+  };
+  const sort = options.sort ?? 'subagents';
+  const filter = { since: options.since, until: options.until, task: options.task, session: options.session };
+  // Independent statements: on PostgreSQL they run side by side on pooled connections.
+  const [main, shortfall, series, distributions, trees] = await Promise.all([
+    readFigures(db, scope, catalog),
+    readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
+    options.pageData ? readSeries(db, scope, catalog, sort) : undefined,
+    options.pageData ? readDistributions(db, scope) : undefined,
+    options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
+  ]);
+  const { totals, groups, lowerBoundSessions } = main;
+  const limited = sortGroups(groups, sort).slice(0, options.limit);
+
+  return {
+    version: 1,
+    generated_at: formatRfc3339(now),
+    filters: {
+      since: options.since === undefined ? null : formatRfc3339(options.since),
+      until: options.until === undefined ? null : formatRfc3339(options.until),
+      task: options.task ?? null,
+      session: options.session ?? null,
+      by: scope.by,
+      sort,
+      limit: options.limit ?? null,
+    },
+    completeness: {
+      capture_since: keys.captureSince === undefined ? null : formatRfc3339(keys.captureSince),
+      backfill_through: keys.backfillThrough === undefined ? null : formatRfc3339(keys.backfillThrough),
+      verified_through: keys.verifiedThrough === undefined ? null : formatRfc3339(keys.verifiedThrough),
+      shortfall: shortfall.shortfall,
+      missing: shortfall.missing,
+      lower_bound_sessions: lowerBoundSessions,
+      notes: [...keys.notes, ...shortfall.notes, ...scopeNotes(scope, catalog, lowerBoundSessions)],
+    },
+    totals,
+    groups: limited,
+    trees,
+    ...(series === undefined ? {} : { series }),
+    ...(distributions === undefined ? {} : { distributions }),
+  };
+}
+
+/** The page's groups: the same statements once per grouping, every group, in `sort` order. */
+async function readSeries(db: Queryable, scope: ReportScope, catalog: StoreCatalog, sort: SortBy): Promise<Series> {
+  const kinds = ['day', 'type', 'model', 'task'] as const;
+  const results = await Promise.all(kinds.map((by) => readFigures(db, { ...scope, by }, catalog)));
+  return Object.fromEntries(kinds.map((by, i) => [by, sortGroups(results[i]!.groups, sort)])) as Series;
+}
+
+async function readDistributions(db: Queryable, scope: ReportScope): Promise<Distributions> {
+  const statement = durationHistogramStatement(db.dialect, scope, DURATION_BUCKET_UPPER_MS);
+  const rows = await db.query<{ bucket: unknown; n: unknown }>(statement.sql, statement.params);
+  const counts = new Map(rows.map((r) => [int(r.bucket), int(r.n)]));
+  const buckets = [...DURATION_BUCKET_UPPER_MS, null].map((to, i) => ({
+    from_ms: i === 0 ? 0 : DURATION_BUCKET_UPPER_MS[i - 1]!,
+    to_ms: to,
+    subagents: counts.get(i) ?? 0,
+  }));
+  return { duration_ms: { reported: buckets.reduce((sum, b) => sum + b.subagents, 0), buckets } };
+}
+
+interface FigureResult {
+  totals: Figures;
+  groups: Group[];
+  lowerBoundSessions: number;
+}
+
+/** Statements 1 and 2 (sql.ts) for one grouping, put into the document's shape. */
+async function readFigures(db: Queryable, scope: ReportScope, catalog: StoreCatalog): Promise<FigureResult> {
+  const figures = figuresStatement(db.dialect, scope, catalog);
+  const breakdown = breakdownStatement(db.dialect, scope);
+  const [figureRows, breakdownRows] = await Promise.all([
+    db.query(figures.sql, figures.params),
+    db.query(breakdown.sql, breakdown.params),
+  ]);
+
+  const lists = new Map<string, { models: Figures['models']; fan_out: Figures['fan_out'] }>();
+  for (const row of breakdownRows) {
+    const key = groupKey(row);
+    let entry = lists.get(key);
+    if (!entry) {
+      entry = { models: { counts: [], unreported: 0 }, fan_out: [] };
+      lists.set(key, entry);
+    }
+    if (row.kind === 'model') {
+      if (row.label === null) entry.models.unreported = int(row.n);
+      else entry.models.counts.push({ model: String(row.label), subagents: int(row.n) });
+    } else entry.fan_out.push({ top_level: int(row.k), turns: int(row.n) });
+  }
+  for (const entry of lists.values()) {
+    // Code-unit order, so both dialects (whatever their collation) give the same document.
+    entry.models.counts.sort((a, b) => b.subagents - a.subagents || compareText(a.model, b.model));
+    entry.fan_out.sort((a, b) => a.top_level - b.top_level);
+  }
+
+  let totals: Figures | undefined;
+  let lowerBoundSessions = 0;
+  const groups: Group[] = [];
+  for (const row of figureRows) {
+    const f = toFigures(row, lists.get(groupKey(row)));
+    if (int(row.lvl) === 0) {
+      totals = f;
+      lowerBoundSessions = int(row.lower_bound_sessions);
+      continue;
+    }
+    groups.push({
+      ...f,
+      by: scope.by!,
+      key: int(row.gnull) === 1 ? null : String(row.gkey),
+      title: row.title === null || row.title === undefined ? null : String(row.title),
+      lower_bound: int(row.lower_bound) === 1,
+      started_at: instant(row.started),
+    });
+  }
+  return { totals: totals!, groups, lowerBoundSessions };
+}
+
+/** Why a figure is null or partial in this scope (docs/report.md#notes). */
+function scopeNotes(scope: ReportScope, catalog: StoreCatalog, lowerBoundSessions: number): string[] {
+  const notes: string[] = [];
+  if (lowerBoundSessions > 0) {
+    notes.push(
+      `${lowerBoundSessions} session(s) in scope have activity before capture_since: their fan-out is a lower bound (groups marked lower_bound; AC-25).`,
+    );
+  }
+  if (catalog.costEvents === undefined) {
+    notes.push(
+      'cost figures are null: the store has no office_cost_events table (the host office cost ledger) with session_id, task_id, cost_subcents, estimated and occurred_at.',
+    );
+  } else if (scope.by === 'turn' && !catalog.costEvents.turnId) {
+    notes.push('cost per turn is null: office_cost_events has no turn_id column (a host before its turn attribution).');
+  }
+  if (scope.by === 'type' || scope.by === 'model' || scope.by === 'day') {
+    notes.push(
+      `groups by ${scope.by} have no sessions of their own: their sessions, contexts and cost are null (R3-7).`,
+    );
+  }
+  if ((scope.since !== undefined || scope.until !== undefined) && !catalog.sessionStartedAt) {
+    notes.push(
+      'with --since/--until, sessions counts only the sessions with a subagent in the window: task_sessions has no started_at.',
+    );
+  }
+  return notes;
+}
+
+function toFigures(row: Row, lists: { models: Figures['models']; fan_out: Figures['fan_out'] } | undefined): Figures {
+  return {
+    subagents: int(row.subagents),
+    top_level: int(row.top_level),
+    nested: int(row.nested),
+    async: int(row.async),
+    live: int(row.live),
+    backfill: int(row.backfill),
+    settled: int(row.settled),
+    failed: int(row.failed),
+    tokens: { sum: nullableInt(row.tokens_sum), reported: int(row.tokens_reported) },
+    tool_uses: { sum: nullableInt(row.tool_uses_sum), reported: int(row.tool_uses_reported) },
+    duration_ms: {
+      reported: int(row.duration_reported),
+      p50: nullableInt(row.duration_p50),
+      p95: nullableInt(row.duration_p95),
+      max: nullableInt(row.duration_max),
+    },
+    models: lists?.models ?? { counts: [], unreported: 0 },
+    fan_out: lists?.fan_out ?? [],
+    executions: int(row.executions),
+    unknown_execution: int(row.unknown_execution),
+    turns: int(row.turns),
+    sessions: nullableInt(row.sessions),
+    contexts: nullableInt(row.contexts),
+    cost_subcents: nullableInt(row.cost_subcents),
+    estimated_cost_subcents: nullableInt(row.estimated_cost_subcents),
+    cost_per_context_subcents: nullableInt(row.cost_per_context_subcents),
+    first_observed_at: instant(row.first_observed),
+    last_observed_at: instant(row.last_observed),
+  };
+}
+
+const groupKey = (row: Row) => `${int(row.lvl)}\u0000${int(row.gnull)}\u0000${String(row.gkey)}`;
+
+/** Drivers return COUNT and SUM as numbers or (PostgreSQL bigint) decimal text. */
+function nullableInt(value: unknown): number | null {
+  return value === null || value === undefined ? null : int(value);
+}
+
+function int(value: unknown): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n))
+    throw new Error(`the report expected an integer from the database, got ${String(value)}`);
+  return n;
+}
+
+function instant(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const us = parseStoredTimestamp(String(value));
+  if (us === undefined) throw new Error(`the report expected a timestamp from the database, got ${String(value)}`);
+  return formatRfc3339(us);
+}
+
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

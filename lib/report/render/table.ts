@@ -1,0 +1,153 @@
+import { type Cell, renderFacts, renderTable } from '../../cli/table.js';
+import type { Figures, Group, ReportDocument } from '../document.js';
+
+/**
+ * The terminal table (docs/report.md#the-table): completeness first (R3-8), then the totals, then
+ * one line per group. It only reads the document. Numbers carry thousands separators; a NULL
+ * figure shows as `-`, never 0 (R3-6). Colour only when asked for (a TTY without NO_COLOR).
+ */
+export interface TableOptions {
+  color: boolean;
+}
+
+/** Colour is for a terminal: never in a pipe or a file, never with NO_COLOR set (no-color.org). */
+export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === '');
+}
+
+const n = (value: number | null): string | null => (value === null ? null : value.toLocaleString('en-US'));
+
+/** 1 USD = 10,000 subcents (the host's unit, office_cost_events.cost_subcents). */
+const usd = (subcents: number) => `$${(subcents / 10_000).toFixed(2)}`;
+
+export function renderReportTable(doc: ReportDocument, options: TableOptions): string {
+  const paint = (code: string, text: string) => (options.color ? `\x1b[${code}m${text}\x1b[0m` : text);
+  const section = (title: string) => paint('1', `== ${title} ==`);
+  const c = doc.completeness;
+  const shortfall = !c.shortfall.checked
+    ? 'not checked (see notes)'
+    : c.shortfall.open
+      ? paint('31', `OPEN: ${n(c.shortfall.count)} message key(s) without a row`)
+      : 'none';
+  const completeness = renderFacts([
+    ['capture_since', c.capture_since ?? 'null (capture not activated)'],
+    ['backfill_through', c.backfill_through ?? 'null'],
+    ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
+    ['shortfall', shortfall],
+    ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
+    [
+      'lower bound',
+      c.lower_bound_sessions === 0
+        ? 'none'
+        : `${n(c.lower_bound_sessions)} session(s) with activity before capture_since: their fan-out is a lower bound`,
+    ],
+  ]);
+  const notes = c.notes.map((note) => paint('2', `note: ${note}`));
+  const parts = [
+    section(`completeness (generated ${doc.generated_at}${filterText(doc)})`),
+    [completeness, ...notes].join('\n'),
+    section('totals'),
+    renderFacts(totalFacts(doc.totals)),
+  ];
+  if (doc.filters.by !== null) {
+    parts.push(
+      section(
+        `by ${doc.filters.by}, sorted by ${doc.filters.sort}${doc.filters.limit === null ? '' : `, first ${doc.filters.limit}`}`,
+      ),
+    );
+    parts.push(doc.groups.length === 0 ? '(no groups in scope)' : groupTable(doc.groups));
+  }
+  return parts.join('\n');
+}
+
+function filterText(doc: ReportDocument): string {
+  const f = doc.filters;
+  const set = [
+    f.since === null ? undefined : `since ${f.since}`,
+    f.until === null ? undefined : `until ${f.until}`,
+    f.task === null ? undefined : `task ${f.task}`,
+    f.session === null ? undefined : `session ${f.session}`,
+  ].filter((s) => s !== undefined);
+  return set.length === 0 ? '' : `; ${set.join(', ')}`;
+}
+
+/** A sum over reported rows: `sum (n reported)`, or `- (0 reported)` when none reported (R3-6). */
+const reported = (m: { sum: number | null; reported: number }) => `${n(m.sum) ?? '-'} (${n(m.reported)} reported)`;
+
+function totalFacts(f: Figures): [string, Cell][] {
+  const d = f.duration_ms;
+  return [
+    ['subagents', `${n(f.subagents)} (top-level ${n(f.top_level)}, nested ${n(f.nested)}, async ${n(f.async)})`],
+    ['rows', `live ${n(f.live)}, backfill ${n(f.backfill)}, settled ${n(f.settled)}, failed ${n(f.failed)}`],
+    ['tokens', reported(f.tokens)],
+    ['tool uses', reported(f.tool_uses)],
+    [
+      'duration ms',
+      d.reported === 0
+        ? '- (0 reported)'
+        : `p50 ${n(d.p50)}, p95 ${n(d.p95)}, max ${n(d.max)} (${n(d.reported)} reported)`,
+    ],
+    ['executions', `${n(f.executions)} (rows with an unknown execution: ${n(f.unknown_execution)})`],
+    ['turns with subagents', n(f.turns)],
+    ['sessions', n(f.sessions)],
+    ['contexts', f.contexts === null ? null : `${n(f.contexts)} (sessions + subagents)`],
+    [
+      'cost',
+      f.cost_subcents === null
+        ? null
+        : `${n(f.cost_subcents)} subcents (${usd(f.cost_subcents)}; estimated ${n(f.estimated_cost_subcents)})`,
+    ],
+    [
+      'cost per context',
+      f.cost_per_context_subcents === null
+        ? null
+        : `${n(f.cost_per_context_subcents)} subcents (${usd(f.cost_per_context_subcents)})`,
+    ],
+    [
+      'models',
+      [...f.models.counts.map((m) => `${m.model} ${n(m.subagents)}`), `unreported ${n(f.models.unreported)}`].join(
+        ', ',
+      ),
+    ],
+    [
+      'fan-out (k: turns)',
+      f.fan_out.length === 0 ? null : f.fan_out.map((b) => `${b.top_level}: ${n(b.turns)}`).join(', '),
+    ],
+    ['observed', f.first_observed_at === null ? null : `${f.first_observed_at} … ${f.last_observed_at}`],
+  ];
+}
+
+function groupTable(groups: readonly Group[]): string {
+  const titled = groups.some((g) => g.title !== null);
+  const headers = [
+    'key',
+    ...(titled ? ['title'] : []),
+    'subagents',
+    'nested',
+    'async',
+    'tokens',
+    'reported',
+    'p95 ms',
+    'sessions',
+    'contexts',
+    'cost',
+    'per context',
+    'lower bound',
+  ];
+  const rows = groups.map((g): Cell[] => [
+    g.key ?? '(none)',
+    ...(titled ? [g.title] : []),
+    n(g.subagents),
+    n(g.nested),
+    n(g.async),
+    n(g.tokens.sum),
+    n(g.tokens.reported),
+    n(g.duration_ms.p95),
+    n(g.sessions),
+    n(g.contexts),
+    n(g.cost_subcents),
+    n(g.cost_per_context_subcents),
+    g.lower_bound ? 'yes' : '',
+  ]);
+  return renderTable(headers, rows);
+}

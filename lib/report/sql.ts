@@ -1,0 +1,281 @@
+import { TABLE } from '../columns.js';
+import type { Dialect } from '../db/dialect/dialect.js';
+import { formatCanonical, type Micros } from '../time.js';
+import type { StoreCatalog } from './catalog.js';
+import type { GroupBy } from './document.js';
+
+/*
+ * The report's statements (docs/report.md#the-statements). Every figure is computed here, in the
+ * database, from the shared SQL layer; JavaScript only assembles rows into the document. Two
+ * statements cover the whole report, totals and groups alike: the store's rows in scope are read
+ * once per level (`lvl` 0 the totals, 1 the groups) with a group key that is never NULL
+ * (`gnull` 1 marks the NULL key, so keys join with plain `=` on both dialects).
+ */
+
+export interface ReportScope {
+  by: GroupBy | null;
+  /** rows observed in [since, until) */
+  since?: Micros;
+  until?: Micros;
+  task?: string;
+  session?: string;
+  /** capture_since: sessions with activity before it are a lower bound (R3-6, AC-25) */
+  captureSince?: Micros;
+}
+
+/** Bind parameters in order, as `$n` text. */
+class Params {
+  readonly values: unknown[] = [];
+  constructor(private readonly dialect: Dialect) {}
+  text(value: string): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+  instant(value: Micros): string {
+    this.values.push(formatCanonical(value));
+    return this.dialect.timestampParam(this.values.length);
+  }
+}
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** The group key of each row of `rows_in`, by --by. */
+const GROUP_KEY: Record<GroupBy, string> = {
+  task: 'task_id',
+  session: 'task_session_id',
+  turn: "NULLIF(turn_id, '')",
+  type: 'subagent_type',
+  model: 'model',
+  day: 'day',
+};
+
+/** Groups that are not made of sessions have no sessions (nor contexts, nor cost) of their own (R3-7). */
+const SESSION_GROUPS: readonly GroupBy[] = ['task', 'session', 'turn'];
+
+const TOP_LEVEL = "COALESCE(parent_tool_call_id, '') = ''";
+const FAILED = "tool_status IN ('error', 'failed', 'cancelled')";
+
+/** Rows in scope, once per level, with their group key (the CTEs every statement starts with). */
+function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
+  const observed = d.comparable('r.observed_at');
+  const where: string[] = [];
+  if (scope.since !== undefined) where.push(`${observed} >= ${p.instant(scope.since)}`);
+  if (scope.until !== undefined) where.push(`${observed} < ${p.instant(scope.until)}`);
+  if (scope.task !== undefined) where.push(`r.task_id = ${p.text(scope.task)}`);
+  if (scope.session !== undefined) where.push(`r.task_session_id = ${p.text(scope.session)}`);
+  const day = scope.by === 'day' ? `, ${d.utcDay('r.observed_at')} AS day` : '';
+  const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
+    r.subagent_type, r.model, r.tool_status, r.is_async, r.total_tokens, r.tool_use_count, r.duration_ms,
+    r.source, r.settled_at, ${observed} AS observed${day}
+  FROM ${TABLE} r${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+  const key = scope.by === null ? undefined : GROUP_KEY[scope.by];
+  const grouped =
+    key === undefined
+      ? ''
+      : `
+  UNION ALL
+  SELECT 1, CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END, COALESCE(${key}, ''), rows_in.* FROM rows_in`;
+  return `rows_in AS (
+  ${rows}
+),
+leveled AS (
+  SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, rows_in.* FROM rows_in${grouped}
+)`;
+}
+
+/**
+ * The host's sessions in scope (R3-7): those of the --task/--session filter; with --since/--until,
+ * those started in the window where task_sessions has started_at, else none beyond the sessions
+ * that have a row in the window (`members` adds those).
+ */
+function scopedSessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string {
+  const where: string[] = [];
+  if (scope.task !== undefined) where.push(`s.task_id = ${p.text(scope.task)}`);
+  if (scope.session !== undefined) where.push(`s.id = ${p.text(scope.session)}`);
+  if (scope.since !== undefined || scope.until !== undefined) {
+    if (!catalog.sessionStartedAt) where.push('1 = 0');
+    else {
+      const started = d.comparable('s.started_at');
+      if (scope.since !== undefined) where.push(`${started} >= ${p.instant(scope.since)}`);
+      if (scope.until !== undefined) where.push(`${started} < ${p.instant(scope.until)}`);
+    }
+  }
+  const bySessions =
+    scope.by === 'task'
+      ? `\n  UNION SELECT 1, 0, task_id, sid FROM sess`
+      : scope.by === 'session'
+        ? `\n  UNION SELECT 1, 0, sid, sid FROM sess`
+        : '';
+  return `sess AS (
+  SELECT s.id AS sid, s.task_id FROM task_sessions s${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
+),
+members AS (
+  SELECT lvl, gnull, gkey, task_session_id AS sid FROM leveled
+  UNION SELECT 0, 0, '', sid FROM sess${bySessions}
+)`;
+}
+
+/** Sessions with activity before capture_since: a message created before it, or (where known) a start before it. */
+function earlySessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string | undefined {
+  if (scope.captureSince === undefined) return undefined;
+  const cs = p.instant(scope.captureSince);
+  const started = catalog.sessionStartedAt
+    ? `\n  UNION SELECT id FROM task_sessions WHERE ${d.comparable('started_at')} < ${cs}`
+    : '';
+  return `early AS (
+  SELECT DISTINCT task_session_id AS sid FROM task_session_messages WHERE ${d.comparable('created_at')} < ${cs}${started}
+)`;
+}
+
+/** Cost in scope from the host's office_cost_events (R3-7), per level and key, when the store has the ledger. */
+function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string | undefined {
+  const ledger = catalog.costEvents;
+  if (ledger === undefined) return undefined;
+  const where: string[] = [];
+  const occurred = d.comparable('e.occurred_at');
+  if (scope.since !== undefined) where.push(`${occurred} >= ${p.instant(scope.since)}`);
+  if (scope.until !== undefined) where.push(`${occurred} < ${p.instant(scope.until)}`);
+  if (scope.task !== undefined) where.push(`e.task_id = ${p.text(scope.task)}`);
+  if (scope.session !== undefined) where.push(`e.session_id = ${p.text(scope.session)}`);
+  const column =
+    scope.by === 'task'
+      ? 'task_id'
+      : scope.by === 'session'
+        ? 'session_id'
+        : scope.by === 'turn' && ledger.turnId
+          ? 'turn_id'
+          : undefined;
+  const sums = `CAST(SUM(cost_subcents) AS BIGINT) AS cost, CAST(SUM(CASE WHEN estimated = 1 THEN cost_subcents ELSE 0 END) AS BIGINT) AS estimated_cost`;
+  const grouped =
+    column === undefined
+      ? ''
+      : `
+  UNION ALL
+  SELECT 1, 0, ${column}, ${sums} FROM cost_in WHERE ${column} IS NOT NULL AND ${column} <> '' GROUP BY ${column}`;
+  return `cost_in AS (
+  SELECT e.task_id, e.session_id${ledger.turnId ? ', e.turn_id' : ''}, e.cost_subcents, e.estimated FROM office_cost_events e${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
+),
+costs AS (
+  SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, ${sums} FROM cost_in${grouped}
+)`;
+}
+
+const JOIN_KEYS = (alias: string, other: string) =>
+  `${alias}.lvl = ${other}.lvl AND ${alias}.gnull = ${other}.gnull AND ${alias}.gkey = ${other}.gkey`;
+
+/** `a / b` rounded down for b > 0, the same on both dialects (integer division truncates toward zero). */
+const floorDiv = (a: string, b: string) =>
+  `(CASE WHEN ${a} >= 0 THEN ${a} / ${b} ELSE -((-(${a}) + ${b} - 1) / ${b}) END)`;
+
+/**
+ * Statement 1: one row per level and key with every scalar figure (docs/report.md#figures).
+ * The totals row (lvl 0) is always there, even for an empty scope.
+ */
+export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreCatalog): Statement {
+  const p = new Params(d);
+  const ctes = [
+    scopedRows(d, scope, p),
+    scopedSessions(d, scope, catalog, p),
+    earlySessions(d, scope, catalog, p),
+    costs(d, scope, catalog, p),
+  ].filter((c): c is string => c !== undefined);
+  const early = ctes.some((c) => c.startsWith('early AS'));
+  const hasCosts = catalog.costEvents !== undefined;
+  const sessionGroups = scope.by === null || SESSION_GROUPS.includes(scope.by);
+  const sessions = sessionGroups ? 'k.sessions' : 'CASE WHEN k.lvl = 0 THEN k.sessions END';
+  const contexts = `(${sessions} + COALESCE(f.subagents, 0))`;
+  const cost = hasCosts ? 'c.cost' : 'NULL';
+  const title =
+    scope.by === 'task' && catalog.taskTitle
+      ? `(SELECT t.title FROM tasks t WHERE k.lvl = 1 AND k.gnull = 0 AND t.id = k.gkey)`
+      : 'NULL';
+  const started = !catalog.sessionStartedAt
+    ? 'NULL'
+    : scope.by === 'session'
+      ? `(SELECT ${d.comparable('s.started_at')} FROM task_sessions s WHERE k.lvl = 1 AND s.id = k.gkey)`
+      : scope.by === 'task'
+        ? `(SELECT MIN(${d.comparable('s.started_at')}) FROM task_sessions s WHERE k.lvl = 1 AND s.task_id = k.gkey)`
+        : 'NULL';
+  const sql = `WITH ${ctes.join(',\n')}
+SELECT k.lvl, k.gnull, k.gkey,
+  COALESCE(f.subagents, 0) AS subagents, COALESCE(f.top_level, 0) AS top_level, COALESCE(f.nested, 0) AS nested,
+  COALESCE(f.async, 0) AS async, COALESCE(f.live, 0) AS live, COALESCE(f.backfill, 0) AS backfill,
+  COALESCE(f.settled, 0) AS settled, COALESCE(f.failed, 0) AS failed,
+  f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported,
+  f.tool_uses_sum, COALESCE(f.tool_uses_reported, 0) AS tool_uses_reported,
+  COALESCE(f.duration_reported, 0) AS duration_reported, pct.p50 AS duration_p50, pct.p95 AS duration_p95, f.duration_max,
+  COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
+  COALESCE(f.turns, 0) AS turns,
+  ${sessions} AS sessions, ${contexts} AS contexts,
+  ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
+  CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
+    ELSE ${floorDiv(`(2 * ${cost} + ${contexts})`, `(2 * ${contexts})`)} END AS cost_per_context_subcents,
+  f.first_observed, f.last_observed,
+  ${title} AS title, ${started} AS started,
+  k.lower_bound, k.lower_bound_sessions
+FROM (
+  SELECT m.lvl, m.gnull, m.gkey, COUNT(DISTINCT m.sid) AS sessions,
+    ${early ? 'MAX(CASE WHEN early.sid IS NOT NULL THEN 1 ELSE 0 END)' : '0'} AS lower_bound,
+    ${early ? 'COUNT(DISTINCT early.sid)' : '0'} AS lower_bound_sessions
+  FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
+  ${early ? 'LEFT JOIN early ON early.sid = m.sid' : ''}
+  GROUP BY m.lvl, m.gnull, m.gkey
+) k
+LEFT JOIN (
+  SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
+    SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
+    SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
+    SUM(CASE WHEN is_async <> 0 THEN 1 ELSE 0 END) AS async,
+    SUM(CASE WHEN source = 'live' THEN 1 ELSE 0 END) AS live,
+    SUM(CASE WHEN source = 'backfill' THEN 1 ELSE 0 END) AS backfill,
+    SUM(CASE WHEN settled_at IS NOT NULL THEN 1 ELSE 0 END) AS settled,
+    SUM(CASE WHEN ${FAILED} THEN 1 ELSE 0 END) AS failed,
+    CAST(SUM(total_tokens) AS BIGINT) AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
+    CAST(SUM(tool_use_count) AS BIGINT) AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
+    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
+    COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END) AS executions,
+    SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
+    COUNT(DISTINCT NULLIF(turn_id, '')) AS turns,
+    MIN(observed) AS first_observed, MAX(observed) AS last_observed
+  FROM leveled GROUP BY lvl, gnull, gkey
+) f ON ${JOIN_KEYS('f', 'k')}
+LEFT JOIN (${d.nearestRank('leveled', ['lvl', 'gnull', 'gkey'], 'duration_ms', [50, 95])}) pct ON ${JOIN_KEYS('pct', 'k')}
+${hasCosts ? `LEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}`;
+  return { sql, params: p.values };
+}
+
+/**
+ * Statement 2: the figures that are lists, per level and key: subagents per model (`kind` model,
+ * `label` the model or NULL) and the fan-out histogram (`kind` fan_out: `turns` turns launched
+ * exactly `k` top-level subagents).
+ */
+export function breakdownStatement(d: Dialect, scope: ReportScope): Statement {
+  const p = new Params(d);
+  const sql = `WITH ${scopedRows(d, scope, p)}
+SELECT 'model' AS kind, lvl, gnull, gkey, model AS label, NULL AS k, COUNT(*) AS n
+FROM leveled GROUP BY lvl, gnull, gkey, model
+UNION ALL
+SELECT 'fan_out', lvl, gnull, gkey, NULL, k, COUNT(*)
+FROM (
+  SELECT lvl, gnull, gkey, turn_id, COUNT(*) AS k FROM leveled
+  WHERE COALESCE(turn_id, '') <> '' AND ${TOP_LEVEL}
+  GROUP BY lvl, gnull, gkey, turn_id
+) per_turn
+GROUP BY lvl, gnull, gkey, k`;
+  return { sql, params: p.values };
+}
+
+/**
+ * Statement 3 (the page's data only): reported duration_ms per histogram bucket over the totals'
+ * scope; `bucket` i is [upper[i-1], upper[i]), the last one unbounded (document.ts DURATION_BUCKET_UPPER_MS).
+ */
+export function durationHistogramStatement(d: Dialect, scope: ReportScope, upper: readonly number[]): Statement {
+  const p = new Params(d);
+  const bucket = `CASE ${upper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${upper.length} END`;
+  const sql = `WITH ${scopedRows(d, { ...scope, by: null }, p)}
+SELECT ${bucket} AS bucket, COUNT(*) AS n FROM rows_in WHERE duration_ms IS NOT NULL GROUP BY ${bucket}`;
+  return { sql, params: p.values };
+}

@@ -1,0 +1,247 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { TreeNode } from '../../../lib/report/document.js';
+import { nestTurn, readChangedTurns, readTurnTrees } from '../../../lib/report/trees.js';
+import { ensureSubagentTable } from '../../../lib/store/schema.js';
+import { parseRfc3339 } from '../../../lib/time.js';
+import { insertRows } from '../../support/subagent-rows.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
+
+const us = (text: string) => parseRfc3339(text)!;
+const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.000001Z`;
+
+/** Just the shape: tool_call_id with its children, recursively. */
+const shape = (nodes: readonly TreeNode[]): unknown[] =>
+  nodes.map((n) => (n.children.length ? { [n.tool_call_id]: shape(n.children) } : n.tool_call_id));
+
+describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, fixture) => {
+  // R3-3: on the host's real DDL the table is the host's own, with no object of ours on it.
+  const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
+
+  it('R3-9: a row nests under its parent in the same session and execution; one from another execution is an orphan at the top', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', observed_at: T(1) },
+      { tool_call_id: 'b', parent_tool_call_id: 'a', observed_at: T(2) },
+      { tool_call_id: 'c', parent_tool_call_id: 'b', observed_at: T(3) },
+      { tool_call_id: 'd', parent_tool_call_id: 'a', agent_execution_id: 'e2', observed_at: T(4) },
+      { tool_call_id: 'e', parent_tool_call_id: '', observed_at: T(5) },
+    ]);
+    const [tree] = await readTurnTrees(t.db);
+    expect(shape(tree!.subagents)).toEqual([{ a: [{ b: ['c'] }] }, 'd', 'e']);
+    const top = tree!.subagents;
+    expect(top.map((n) => n.orphan)).toEqual([undefined, true, undefined]);
+    expect(top[1]!.parent_tool_call_id).toBe('a');
+    // '' is how the host says "no parent"
+    expect(top[2]!.parent_tool_call_id).toBeNull();
+  });
+
+  it('R3-6: a row reads with its own values, NULL metrics stay null', async () => {
+    await insertRows(t.db, [
+      {
+        tool_call_id: 'a',
+        subagent_type: 'security-reviewer',
+        description: 'Review auth',
+        model: 'claude-opus-5[1m]',
+        agent_status: 'completed',
+        tool_status: 'complete',
+        total_tokens: 91234,
+        tool_use_count: 0,
+        duration_ms: 48211,
+        observed_at: T(1),
+        settled_at: '2026-08-12T13:00:49.123456Z',
+      },
+      { tool_call_id: 'b', is_async: 1, agent_status: 'async_launched', source: 'backfill', observed_at: T(2) },
+    ]);
+    const [tree] = await readTurnTrees(t.db);
+    const [a, b] = tree!.subagents;
+    expect(a).toEqual({
+      task_session_id: 's1',
+      tool_call_id: 'a',
+      agent_execution_id: 'e1',
+      parent_tool_call_id: null,
+      subagent_type: 'security-reviewer',
+      description: 'Review auth',
+      agent_id: null,
+      child_session_id: null,
+      model: 'claude-opus-5[1m]',
+      agent_status: 'completed',
+      tool_status: 'complete',
+      is_async: false,
+      source: 'live',
+      total_tokens: 91234,
+      tool_use_count: 0,
+      duration_ms: 48211,
+      observed_at: T(1),
+      settled_at: '2026-08-12T13:00:49.123456Z',
+      children: [],
+    });
+    expect(b).toMatchObject({
+      is_async: true,
+      source: 'backfill',
+      total_tokens: null,
+      tool_use_count: null,
+      duration_ms: null,
+      settled_at: null,
+    });
+  });
+
+  it("R3-9: a turn's times are the host's task_session_turns times where it records them, else the span of its rows' observations", async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', observed_at: T(10), settled_at: T(40) },
+      { tool_call_id: 'b', observed_at: T(20), settled_at: T(30) },
+    ]);
+    if (fixture === 'host') {
+      // The host's SQLite driver keeps nanoseconds and the writer's offset.
+      const started =
+        t.db.dialect.name === 'sqlite' ? '2026-08-12 15:00:05.000001999+02:00' : '2026-08-12 13:00:05.000001';
+      await t.db.query('UPDATE task_session_turns SET started_at = $1, completed_at = NULL WHERE id = $2', [
+        started,
+        'u1',
+      ]);
+      const [running] = await readTurnTrees(t.db);
+      expect([running!.started_at, running!.completed_at]).toEqual([T(5), null]);
+      await t.db.query('UPDATE task_session_turns SET completed_at = $1 WHERE id = $2', [
+        '2026-08-12 13:00:50.000001',
+        'u1',
+      ]);
+      const [done] = await readTurnTrees(t.db);
+      expect([done!.started_at, done!.completed_at]).toEqual([T(5), T(50)]);
+    } else {
+      const [tree] = await readTurnTrees(t.db);
+      expect([tree!.started_at, tree!.completed_at]).toEqual([T(10), T(40)]);
+    }
+  });
+
+  it('R3-9: rows without a turn form one turn of their session; turns come newest first, limit keeps the most recent', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1) },
+      { tool_call_id: 'b', turn_id: 'u2', observed_at: T(3) },
+      { tool_call_id: 'c', turn_id: null, observed_at: T(2) },
+      { tool_call_id: 'd', turn_id: null, observed_at: T(4) },
+      { tool_call_id: 'e', turn_id: 'u1', task_session_id: 's2', task_id: 't2', observed_at: T(5) },
+    ]);
+    const trees = await readTurnTrees(t.db);
+    expect(trees.map((x) => [x.task_session_id, x.turn_id, shape(x.subagents)])).toEqual([
+      ['s2', 'u1', ['e']],
+      ['s1', 'u2', ['b']],
+      ['s1', null, ['c', 'd']],
+      ['s1', 'u1', ['a']],
+    ]);
+    expect(trees[0]!.task_id).toBe('t2');
+    const recent = await readTurnTrees(t.db, { limit: 2 });
+    expect(recent.map((x) => x.turn_id)).toEqual(['u1', 'u2']);
+    expect(recent[0]!.task_session_id).toBe('s2');
+  });
+
+  it('R3-5: since/until (observed_at), task and session filter the rows', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', observed_at: T(1) },
+      { tool_call_id: 'b', observed_at: T(2) },
+      { tool_call_id: 'c', observed_at: T(3) },
+      { tool_call_id: 'x', task_session_id: 's2', task_id: 't2', observed_at: T(2) },
+    ]);
+    const ids = async (filter: Parameters<typeof readTurnTrees>[1]) =>
+      (await readTurnTrees(t.db, filter)).flatMap((x) => x.subagents.map((n) => n.tool_call_id)).sort();
+    expect(await ids({ since: us(T(2)), until: us(T(3)) })).toEqual(['b', 'x']);
+    expect(await ids({ task: 't2' })).toEqual(['x']);
+    expect(await ids({ session: 's1', since: us(T(2)) })).toEqual(['b', 'c']);
+  });
+
+  it('R3-10: in changed order, turns come after a position and up to a settle lag, each with its position', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1), updated_at: T(30) },
+      { tool_call_id: 'b', turn_id: 'u2', observed_at: T(2), updated_at: T(10) },
+      { tool_call_id: 'c', turn_id: 'u3', observed_at: T(3), updated_at: T(20) },
+      { tool_call_id: 'd', turn_id: 'u3', observed_at: T(4), updated_at: T(11) },
+    ]);
+    const all = await readChangedTurns(t.db, { order: 'changed' });
+    expect(all.map((x) => x.tree.turn_id)).toEqual(['u2', 'u3', 'u1']);
+    expect(all[1]!.position).toEqual({ changed: us(T(20)), task_session_id: 's1', turn_key: 'u3' });
+    const first = await readChangedTurns(t.db, { order: 'changed', limit: 1 });
+    const next = await readChangedTurns(t.db, { order: 'changed', after: first[0]!.position, changedUntil: us(T(25)) });
+    expect(next.map((x) => [x.tree.turn_id, shape(x.tree.subagents)])).toEqual([['u3', ['c', 'd']]]);
+  });
+
+  it('R3-5: one catalog read and one statement, however many rows', async () => {
+    await insertRows(
+      t.db,
+      Array.from({ length: 30 }, (_, i) => ({ tool_call_id: `c${i}`, turn_id: `u${i % 4}`, observed_at: T(i) })),
+    );
+    const before = t.db.stats.roundTrips;
+    const trees = await readTurnTrees(t.db);
+    expect(trees.flatMap((x) => x.subagents)).toHaveLength(30);
+    expect(t.db.stats.roundTrips - before).toBeLessThanOrEqual(2);
+  });
+
+  if (fixture === 'minimal') {
+    it('R3-3: reads a table without our last_observed_at column and indexes (created by the host)', async () => {
+      await t.db.query('DROP TABLE task_session_subagents');
+      await t.db.query(`CREATE TABLE task_session_subagents (
+  id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT NOT NULL, turn_id TEXT, tool_call_id TEXT NOT NULL,
+  agent_execution_id TEXT NOT NULL DEFAULT 'unknown', parent_tool_call_id TEXT, subagent_type TEXT, description TEXT,
+  agent_id TEXT, child_session_id TEXT, model TEXT, agent_status TEXT, tool_status TEXT, is_async INTEGER NOT NULL DEFAULT 0,
+  total_tokens INTEGER, tool_use_count INTEGER, duration_ms INTEGER, source TEXT NOT NULL DEFAULT 'live',
+  observed_at TIMESTAMP NOT NULL, updated_at TIMESTAMP NOT NULL, settled_at TIMESTAMP,
+  UNIQUE (task_session_id, agent_execution_id, tool_call_id))`);
+      await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1) }]);
+      expect((await readTurnTrees(t.db)).map((x) => shape(x.subagents))).toEqual([['a']]);
+      await ensureSubagentTable(t.db); // and after migrate adds ours, the same
+      expect((await readTurnTrees(t.db)).map((x) => shape(x.subagents))).toEqual([['a']]);
+    });
+  }
+});
+
+describe('nestTurn', () => {
+  const node = (tool_call_id: string, parent: string | null, execution = 'e1'): TreeNode => ({
+    task_session_id: 's1',
+    tool_call_id,
+    agent_execution_id: execution,
+    parent_tool_call_id: parent,
+    subagent_type: null,
+    description: null,
+    model: null,
+    agent_status: null,
+    tool_status: null,
+    is_async: false,
+    source: 'live',
+    total_tokens: null,
+    tool_use_count: null,
+    duration_ms: null,
+    observed_at: T(1),
+    settled_at: null,
+    children: [],
+  });
+
+  it('R3-9: a parent loop is broken at its earliest row, which is marked orphan', () => {
+    const top = nestTurn([node('a', 'b'), node('b', 'a'), node('c', 'c')]);
+    expect(shape(top)).toEqual([{ a: ['b'] }, 'c']);
+    expect(top.map((n) => n.orphan)).toEqual([true, true]);
+  });
+
+  it('R3-9: for any parent links, every row appears exactly once in the tree and only orphans carry the mark', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.option(fc.integer({ min: 0, max: 12 }), { nil: null }), fc.constantFrom('e1', 'e2')), {
+          maxLength: 12,
+        }),
+        (links) => {
+          const nodes = links.map(([parent, execution], i) =>
+            node(`c${i}`, parent === null ? null : `c${parent}`, execution),
+          );
+          const seen: string[] = [];
+          const walk = (list: TreeNode[], depth: number) => {
+            for (const n of list) {
+              seen.push(`${n.agent_execution_id}/${n.tool_call_id}`);
+              if (depth > 0) expect(n.orphan).toBeUndefined();
+              walk(n.children, depth + 1);
+            }
+          };
+          const top = nestTurn(nodes);
+          walk(top, 0);
+          expect(seen.sort()).toEqual(nodes.map((n) => `${n.agent_execution_id}/${n.tool_call_id}`).sort());
+          for (const n of top) expect(n.orphan === true).toBe(n.parent_tool_call_id !== null);
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,107 @@
+import type { Queryable } from '../../lib/db/database.js';
+import { parseRfc3339 } from '../../lib/time.js';
+import { seedSession, seedTurn } from './frames.js';
+
+/** One stored row, as the host's own writer stores it (no last_observed_at: R3-3); defaults below. */
+export interface StoredRow {
+  task_session_id?: string;
+  task_id?: string;
+  turn_id?: string | null;
+  tool_call_id: string;
+  agent_execution_id?: string;
+  parent_tool_call_id?: string | null;
+  subagent_type?: string | null;
+  description?: string | null;
+  agent_id?: string | null;
+  child_session_id?: string | null;
+  model?: string | null;
+  agent_status?: string | null;
+  tool_status?: string | null;
+  is_async?: 0 | 1;
+  total_tokens?: number | null;
+  tool_use_count?: number | null;
+  duration_ms?: number | null;
+  source?: 'live' | 'backfill';
+  observed_at: string;
+  settled_at?: string | null;
+  updated_at?: string;
+}
+
+const COLUMNS = [
+  'id',
+  'task_session_id',
+  'task_id',
+  'turn_id',
+  'tool_call_id',
+  'agent_execution_id',
+  'parent_tool_call_id',
+  'subagent_type',
+  'description',
+  'agent_id',
+  'child_session_id',
+  'model',
+  'agent_status',
+  'tool_status',
+  'is_async',
+  'total_tokens',
+  'tool_use_count',
+  'duration_ms',
+  'source',
+  'observed_at',
+  'settled_at',
+  'updated_at',
+] as const;
+const TIMES = new Set(['observed_at', 'settled_at', 'updated_at']);
+
+export function withDefaults(row: StoredRow): Required<StoredRow> {
+  return {
+    task_session_id: 's1',
+    task_id: 't1',
+    turn_id: 'u1',
+    agent_execution_id: 'e1',
+    parent_tool_call_id: null,
+    subagent_type: 'general-purpose',
+    description: null,
+    agent_id: null,
+    child_session_id: null,
+    model: null,
+    agent_status: null,
+    tool_status: null,
+    is_async: 0,
+    total_tokens: null,
+    tool_use_count: null,
+    duration_ms: null,
+    source: 'live',
+    settled_at: null,
+    updated_at: row.settled_at ?? row.observed_at,
+    ...row,
+  };
+}
+
+/**
+ * Inserts rows in the host's own style (one INSERT per row, as its writer does), with the
+ * sessions and turns they reference, on whichever host fixture the test runs on.
+ */
+export async function insertRows(db: Queryable, rows: readonly StoredRow[]): Promise<void> {
+  const d = db.dialect;
+  for (const input of rows) {
+    const row = withDefaults(input);
+    await seedSession(db, row.task_session_id, row.task_id);
+    if (row.turn_id !== null) await seedTurn(db, row.turn_id, row.task_session_id);
+    const values = COLUMNS.map((c) => {
+      if (c === 'id') return `${row.task_session_id}/${row.agent_execution_id}/${row.tool_call_id}`;
+      const value = row[c];
+      if (TIMES.has(c) && value !== null) {
+        const us = parseRfc3339(String(value));
+        if (us === undefined) throw new Error(`test row: bad instant ${value}`);
+        return d.encodeTimestamp(us);
+      }
+      return value;
+    });
+    const placeholders = COLUMNS.map((c, i) => (TIMES.has(c) ? d.timestampParam(i + 1) : `$${i + 1}`));
+    await db.query(
+      `INSERT INTO task_session_subagents (${COLUMNS.join(', ')}) VALUES (${placeholders.join(', ')})`,
+      values,
+    );
+  }
+}
