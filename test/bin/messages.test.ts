@@ -57,7 +57,7 @@ describe('issue 25: usage errors name the flag or argument (exit 2)', () => {
     [
       'a URL of another database blamed on --database-url, not DATABASE_URL',
       ['migrate', '--database-url', 'mysql://root@localhost/db'],
-      '--database-url must start with postgres://, postgresql:// or sqlite: (got "mysql:…"), e.g. --database-url sqlite:./host.db',
+      '--database-url must start with postgres://, postgresql:// or sqlite: (got "mysql://…"); see README "Configuration"',
     ],
     [
       'a grace period that is not a number blamed on --grace-seconds, not HEALTH_GRACE_SECONDS',
