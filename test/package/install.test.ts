@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +26,8 @@ const work = mkdtempSync(join(tmpdir(), 'subagent-context-package-'));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
 let tarball: string;
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+// two installed projects: removing them takes a while on a busy disk
+afterAll(() => rm(work, { recursive: true, force: true }), 180_000);
 
 beforeAll(async () => {
   const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', work], { cwd: ROOT });
