@@ -7,7 +7,6 @@ import { parseFrame } from '../lib/frame/parse.js';
 import { normalizeFrame } from '../lib/normalize.js';
 import type { SubagentWrite } from '../lib/row.js';
 import { upsertSql } from '../lib/store/upsert.js';
-import { nowMicros } from '../lib/time.js';
 
 /**
  * The obvious design the ingest is compared with, the original in-process writer's: for each
@@ -54,7 +53,11 @@ function singleRowUpsert(dialect: Dialect): string {
 }
 
 function bindRow(dialect: Dialect, write: SubagentWrite): unknown[] {
-  const special: Record<string, unknown> = { id: randomUUID(), updated_at: dialect.encodeTimestamp(nowMicros()) };
+  // updated_at is the row's newest observation, as lib/store/write.ts binds it (R3-1).
+  const special: Record<string, unknown> = {
+    id: randomUUID(),
+    updated_at: dialect.encodeTimestamp(write.last_observed_at),
+  };
   return COLUMNS.map(({ name }) => {
     const value = name in special ? special[name] : write[name as keyof SubagentWrite];
     return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;

@@ -2,6 +2,7 @@ import { generateHostStore, type HostStoreSummary } from '../local/generate-host
 import { createHostSchema } from '../local/host-schema.js';
 import { type BackfillFigures, benchBackfill } from './backfill.js';
 import { benchHealth, type HealthFigures } from './health.js';
+import { benchReportQuery, type ReportQueryFigures } from './report-query.js';
 import { timed } from './stats.js';
 import type { BenchTarget } from './targets.js';
 
@@ -12,6 +13,8 @@ export interface HostStoreFigures {
   generateMs: number;
   backfill: BackfillFigures;
   health: HealthFigures;
+  /** `report --json` on the same store (docs/report.md) */
+  report: ReportQueryFigures;
 }
 
 /**
@@ -27,7 +30,7 @@ export async function benchHostStore(
     const { db } = bench;
     await createHostSchema(db);
     const generated = await timed(() =>
-      generateHostStore(db, { messages: plan.messages, subagentShare: 0.1, seed: 1 }),
+      generateHostStore(db, { messages: plan.messages, subagentShare: 0.1, seed: 1, costs: true }),
     );
     const summary = generated.result;
     // Planner statistics, as a live store has them (autovacuum / the host's own maintenance).
@@ -40,8 +43,15 @@ export async function benchHostStore(
     }
     await db.query('ANALYZE');
     // The health function's database is a pool (its statements run side by side).
-    const health = await benchHealth(bench.connect({ max: 4 }), summary.createdAt!.first, plan.runs);
-    return { target: target.name, summary, generateMs: generated.ms, backfill, health };
+    const pool = bench.connect({ max: 4 });
+    const health = await benchHealth(pool, summary.createdAt!.first, plan.runs);
+    const report = await benchReportQuery(pool, plan.runs);
+    if (report.totals.subagents !== summary.qualifyingKeys) {
+      throw new Error(
+        `the report counts ${report.totals.subagents} subagents, the store has ${summary.qualifyingKeys} rows`,
+      );
+    }
+    return { target: target.name, summary, generateMs: generated.ms, backfill, health, report };
   } finally {
     await bench.dispose();
   }

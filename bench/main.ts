@@ -56,10 +56,12 @@ try {
     }
     if (wants('host-store')) {
       const messages = plan.messages[target.name];
-      log(`host store ${target.name}: ${messages} messages, backfill and health ${plan.hostStoreRuns} runs each`);
+      log(
+        `host store ${target.name}: ${messages} messages, backfill, health and report ${plan.hostStoreRuns} runs each`,
+      );
       const figures = await benchHostStore(target, { messages, runs: plan.hostStoreRuns });
       log(
-        `  generated in ${(figures.generateMs / 1000).toFixed(1)} s; backfill ${(figures.backfill.wallMs / 1000).toFixed(2)} s (${Math.round(figures.backfill.rowsPerSecond)} rows/s); health ${Math.round(figures.health.wallMs)} ms`,
+        `  generated in ${(figures.generateMs / 1000).toFixed(1)} s; backfill ${(figures.backfill.wallMs / 1000).toFixed(2)} s (${Math.round(figures.backfill.rowsPerSecond)} rows/s); health ${Math.round(figures.health.wallMs)} ms; report ${figures.report.variants.map((v) => `${Math.round(v.wallMs)} ms`).join(' / ')}`,
       );
       stores.push(figures);
     }

@@ -97,7 +97,7 @@ async function sqliteTarget(): Promise<BenchTarget> {
     async fresh() {
       const path = join(dir, `bench-${++sequence}.db`);
       return clients(
-        () => openDatabase(`sqlite:${path}`),
+        () => openDatabase(`sqlite:${path}`, { create: true }),
         async () => rmSync(path, { force: true }),
       );
     },

@@ -4,9 +4,13 @@
  * from this one list. Types, NULLs and DEFAULTs are exactly the host's own DDL for the table (docs/table.md, R2-10):
  * whichever side creates it first, the other finds the shape it would have made.
  *
- * R2-7 (docs/merge.md#replays-and-older-frames): a frame whose observed_at is older than the row's newest applied observation
- * (`last_observed_at`, NULL read as observed_at) is *older*; it only fills NULLs. The rules below say
- * what each does for a frame in observation order and for an older one.
+ * R2-7, R3-1 (docs/merge.md#replays-and-older-frames, docs/merge.md#two-writers-one-row): a frame whose
+ * observed_at is older than the row's newest applied observation is *older*; it only fills NULLs.
+ * The row's newest applied observation is the greatest of its `newest` columns, NULL read as
+ * observed_at: `last_observed_at` (ours) and `updated_at` (the host's writer sets it from its clock
+ * at its write, which for the host is its observation instant; ours sets it to the same value as
+ * `last_observed_at`). The rules below say what each does for a frame in observation order and for
+ * an older one.
  */
 import type { SqlType } from './db/dialect/dialect.js';
 
@@ -30,9 +34,11 @@ export type MergeRule =
   | 'replaceUntilSettled'
   /** 1 wins forever (is_async); order-free, so an older frame's 1 counts too (0 is "not reported") */
   | 'sticky'
-  /** always the latest write's (updated_at: the writer's clock, which never goes back, R2-9) */
-  | 'overwrite'
-  /** the newest applied observation: an older frame leaves it (last_observed_at, R2-7) */
+  /**
+   * the row's newest applied observation (last_observed_at R2-7, updated_at R3-1): the greater of
+   * the row's and the frame's, so an older frame leaves the row's (and a row the host wrote gets
+   * it written down). Never earlier than observed_at, never backwards.
+   */
   | 'newest';
 
 export interface Column {
@@ -77,7 +83,9 @@ const DEFINITIONS = [
   { name: 'source', type: 'text', nullable: false, merge: 'keep', ddl: "DEFAULT 'live'", values: ['live', 'backfill'] },
   { name: 'observed_at', type: 'timestamp', nullable: false, merge: 'keep' },
   { name: 'settled_at', type: 'timestamp', nullable: true, merge: 'fill' },
-  { name: 'updated_at', type: 'timestamp', nullable: false, merge: 'overwrite' },
+  // The instant the row's values are as of: the host's writer stores its clock at its write (its
+  // observation instant), ours the row's newest applied observation (R3-1, docs/merge.md).
+  { name: 'updated_at', type: 'timestamp', nullable: false, merge: 'newest' },
   // Nullable: the host's own writer does not know the column; NULL reads as observed_at (R2-7).
   { name: 'last_observed_at', type: 'timestamp', nullable: true, merge: 'newest' },
 ] as const satisfies readonly Column[];
@@ -90,6 +98,16 @@ export type ColumnDef = (typeof DEFINITIONS)[number];
 export type ColumnName = ColumnDef['name'];
 
 export const COLUMN_NAMES: readonly ColumnName[] = DEFINITIONS.map((c) => c.name);
+
+/**
+ * The columns whose greatest value (NULL read as observed_at) is the row's newest applied
+ * observation, the instant an incoming frame is compared with (R2-7, R3-1); every one of them is
+ * set to that instant by our writes.
+ */
+export type NewestColumn = Extract<ColumnDef, { merge: 'newest' }>['name'];
+export const NEWEST_COLUMNS: readonly NewestColumn[] = DEFINITIONS.flatMap((c) =>
+  c.merge === 'newest' ? [c.name] : [],
+);
 
 /** The columns stored as timestamps (read back as RFC 3339 text). */
 export type TimestampColumn = Extract<ColumnDef, { type: 'timestamp' }>['name'];

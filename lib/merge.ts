@@ -1,38 +1,63 @@
-import { COLUMNS, type MergeRule } from './columns.js';
-import type { SubagentWrite } from './row.js';
+import { COLUMNS, type MergeRule, NEWEST_COLUMNS } from './columns.js';
+import type { StoredWrite, SubagentWrite } from './row.js';
+import type { Micros } from './time.js';
 
 type Value = SubagentWrite[keyof SubagentWrite] | undefined;
 
+/**
+ * The columns a write of ours carries in memory: `id` is the writer's, and `updated_at` equals
+ * `last_observed_at` on every row we write (R3-1), so it is carried once.
+ */
+const WRITE_COLUMNS = COLUMNS.filter((c) => c.name !== 'id' && c.name !== 'updated_at');
+
 /** What a rule needs to know about the row and the frame landing on it. */
 interface MergeContext {
-  /** the frame is older than the row's newest applied observation (R2-7): it only fills NULLs */
+  /** the frame is older than the row's newest applied observation (R2-7, R3-1): it only fills NULLs */
   older: boolean;
   /** the row was settled before this frame */
   settled: boolean;
   /** this frame settles the row (it fills settled_at) */
   settles: boolean;
   /** the row's newest applied observation before this frame */
-  newest: SubagentWrite['last_observed_at'];
+  newest: Micros;
+  /** the frame's observation */
+  observed: Micros;
+}
+
+/**
+ * A row's newest applied observation (R2-7, R3-1, docs/merge.md#two-writers-one-row): the greatest
+ * of its `newest` columns, NULL (or, in memory, absent) read as observed_at. For a row we wrote
+ * last that is `last_observed_at`; for a row the host's writer created or updated after us it is
+ * the host's `updated_at`, its clock at that write. lib/store/upsert.ts says the same in SQL.
+ */
+export function newestObservation(row: StoredWrite): Micros {
+  let newest = row.observed_at;
+  for (const name of NEWEST_COLUMNS) {
+    const value = row[name] ?? row.observed_at;
+    if (value > newest) newest = value;
+  }
+  return newest;
 }
 
 /**
  * The conflict clause's rules applied in memory (docs/merge.md): `mergeWrite(stored, next)` is what
- * the upsert leaves when the frame `next` lands on the row `stored`. lib/store/upsert.ts generates
- * the same rules as SQL from the same column list.
+ * the upsert leaves when the frame `next` lands on the row `stored`, which either writer may have
+ * left (its `updated_at` is then `last_observed_at`). lib/store/upsert.ts generates the same rules
+ * as SQL from the same column list.
  */
-export function mergeWrite(stored: SubagentWrite, next: SubagentWrite): SubagentWrite {
-  const newest = stored.last_observed_at ?? stored.observed_at;
+export function mergeWrite(stored: StoredWrite, next: SubagentWrite): SubagentWrite {
+  const newest = newestObservation(stored);
   const settled = stored.settled_at !== null;
   const context: MergeContext = {
     older: next.observed_at < newest,
     settled,
     settles: !settled && next.settled_at !== null,
     newest,
+    observed: next.observed_at,
   };
-  const merged: Record<string, Value> = { ...stored };
-  for (const column of COLUMNS) {
+  const merged: Record<string, Value> = {};
+  for (const column of WRITE_COLUMNS) {
     const name = column.name as keyof SubagentWrite;
-    if (!(name in stored)) continue; // id and updated_at are the writer's
     merged[name] = mergeValue(column.merge, stored[name], next[name], context);
   }
   return merged as unknown as SubagentWrite;
@@ -52,10 +77,10 @@ function mergeValue(rule: MergeRule, stored: Value, next: Value, c: MergeContext
       return c.older ? (stored ?? next) : (next ?? stored);
     case 'sticky':
       return stored === 1 || next === 1 ? 1 : 0;
-    case 'overwrite':
-      return next;
     case 'newest':
-      return c.older ? c.newest : next;
+      // The greater of the row's newest observation and the frame's; a tie keeps the row's.
+      if (c.observed > c.newest) return c.observed;
+      return c.newest;
   }
 }
 

@@ -86,6 +86,8 @@ export interface HostStoreSummary {
   nested: number;
   /** fan-out → number of turns with that many distinct keys */
   fanOut: Record<number, number>;
+  /** the same counting top-level keys only (no parent_tool_call_id): the report's fan_out (R3-5) */
+  topLevelFanOut: Record<number, number>;
   sessions: number;
   turns: number;
   /** created_at of the first and last generated message; null when messages = 0 */
@@ -384,6 +386,7 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   const encode = (us: Micros) => db.dialect.encodeTimestamp(us);
   const byStatus: Record<string, number> = {};
   const fanOut: Record<number, number> = {};
+  const topLevelFanOut: Record<number, number> = {};
   let documentLeft = documentMalformed;
   const documentQueue = DOCUMENT_KINDS.flatMap((k) => Array<MalformedKind>(malformed[k]).fill(k));
   let ordinaryIndex = 0;
@@ -473,6 +476,8 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     }
     const fan = fanOutAt.get(t) ?? [];
     if (fan.length > 0) fanOut[fan.length] = (fanOut[fan.length] ?? 0) + 1;
+    const topLevel = fan.filter((inv) => !inv.parentToolCallId).length;
+    if (topLevel > 0) topLevelFanOut[topLevel] = (topLevelFanOut[topLevel] ?? 0) + 1;
     const supersededHere: Invocation[] = [];
     for (const inv of fan) {
       await addSubagent(session, t, inv, inv.status);
@@ -526,6 +531,7 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     malformedTotal: documentMalformed + valueMalformed,
     nested,
     fanOut,
+    topLevelFanOut,
     sessions,
     turns,
     createdAt: seen.first === null ? null : { first: seen.first, last: seen.last },

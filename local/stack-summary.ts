@@ -2,6 +2,7 @@ import { renderHealth } from '../lib/cli/commands/health.js';
 import { renderMigration } from '../lib/cli/commands/migrate.js';
 import { renderCounters, renderDeadLetters } from '../lib/cli/render-ingest.js';
 import { renderFacts, renderTable } from '../lib/cli/table.js';
+import { renderReportTable } from '../lib/report/render/table.js';
 import type { LocalStackResult } from './stack.js';
 
 /** The closing summary of `npm start`: what ran, what it produced, and expected vs got. */
@@ -51,6 +52,7 @@ export function renderStackSummary(result: LocalStackResult): string {
     section('ingest counters', renderCounters(result.totals)),
     section('dead-letter queue', renderDeadLetters(result.deadLetters)),
     section('health', renderHealth(result.health)),
+    section('report (subagent-context report --by task --limit 5)', renderReportTable(result.report, { color: false })),
     section(
       'expected vs got',
       renderTable(

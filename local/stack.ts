@@ -13,8 +13,10 @@ import type { HealthReport } from '../lib/health/report.js';
 import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 import { redactText } from '../lib/redact.js';
+import { buildReport } from '../lib/report/build.js';
+import type { ReportDocument } from '../lib/report/document.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
-import { formatKey, nowMicros } from '../lib/time.js';
+import { formatKey, formatRfc3339, nowMicros, parseStoredTimestamp } from '../lib/time.js';
 import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
 import { createHostSchema } from './host-schema.js';
 import {
@@ -65,6 +67,8 @@ export interface LocalStackResult {
   deadLetters: DeadLetter[];
   health: HealthReport;
   rows: RowsBy[];
+  /** `subagent-context report --by task --limit 5` of what was captured (R3-5) */
+  report: ReportDocument;
   checks: Check[];
   ok: boolean;
   durationMs: number;
@@ -94,7 +98,8 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     if (options.databaseUrl) {
       checkDatabaseUrl(options.databaseUrl, { kind: 'flag', name: '--database-url' });
       proxy = options.wsProxy ? undefined : await proxyFor(options.databaseUrl, process.env);
-      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy });
+      // The stack builds its own store (it must be empty): a new SQLite file is made explicitly.
+      db = openDatabase(options.databaseUrl, { wsProxy: options.wsProxy ?? proxy?.wsProxy, create: true });
       database = options.databaseUrl.startsWith('sqlite:')
         ? `SQLite ${options.databaseUrl.slice(7)}`
         : `PostgreSQL ${redactText(options.databaseUrl)} (Neon driver)`;
@@ -109,7 +114,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
 
     const messages = options.messages ?? 4000;
     say(`generating a host store of ${messages} messages…`);
-    const store = await generateHostStore(db, { messages, seed: options.seed ?? 1 });
+    const store = await generateHostStore(db, { messages, seed: options.seed ?? 1, costs: true });
     say(
       `  ${store.sessions} sessions, ${store.turns} turns, ${store.subagentMessages} subagent messages (${store.qualifyingKeys} qualifying keys, ${store.identityless} without identity, ${store.malformedTotal} malformed)`,
     );
@@ -133,6 +138,8 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     const deadLetters = await pipeline.deadLetters();
     await pipeline.stop();
     const rows = await rowsBySourceAndStatus(db);
+    say('report…');
+    const report = await buildReport(db, { by: 'task', limit: 5, graceSeconds: 0 });
     const checks = buildChecks({
       store,
       migration,
@@ -141,6 +148,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       deadLetters,
       health,
       rows,
+      report,
       asyncWithMetrics: await asyncLaunchedWithMetrics(db),
     });
     return {
@@ -158,6 +166,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       deadLetters,
       health,
       rows,
+      report,
       checks,
       ok: checks.every((c) => c.ok),
       durationMs: Math.round(performance.now() - started),
@@ -265,6 +274,7 @@ export interface CheckInputs {
   deadLetters: DeadLetter[];
   health: HealthReport;
   rows: RowsBy[];
+  report: ReportDocument;
   asyncWithMetrics: number;
 }
 
@@ -340,5 +350,36 @@ export function buildChecks(input: CheckInputs): Check[] {
   check('health shortfall', 0, health.shortfall ?? -1);
   check('health excess', 0, health.excess ?? -1);
   check('health collisions', want.collisions, health.collisions ?? -1);
+
+  // The report (R3-5…R3-8) against the generator's and the stream's truth.
+  const { totals: figures, completeness } = input.report;
+  const subagents = store.qualifyingKeys + want.newRows;
+  check('report subagents = rows', subagents, figures.subagents);
+  check('report backfill = qualifying keys', store.qualifyingKeys, figures.backfill);
+  check('report live = new rows', want.newRows, figures.live);
+  check('report sessions = generated sessions', store.sessions, figures.sessions ?? -1);
+  check('report contexts = sessions + subagents', store.sessions + subagents, figures.contexts ?? -1);
+  check('report cost = generated ledger', store.costs?.subcents ?? -1, figures.cost_subcents ?? -1);
+  check(
+    'report estimated cost = generated ledger',
+    store.costs?.estimatedSubcents ?? -1,
+    figures.estimated_cost_subcents ?? -1,
+  );
+  check(
+    'report capture_since = migrate',
+    asReportInstant(migration.captureSince),
+    completeness.capture_since ?? '(null)',
+  );
+  check(
+    'report shortfall open',
+    'no',
+    completeness.shortfall.checked ? (completeness.shortfall.open ? 'yes' : 'no') : 'unchecked',
+  );
   return checks;
+}
+
+/** A kandev_meta key in the report's instant form (RFC 3339, microseconds). */
+function asReportInstant(key: string | null | undefined): string {
+  const us = key ? parseStoredTimestamp(key) : undefined;
+  return us === undefined ? '(null)' : formatRfc3339(us);
 }

@@ -55,6 +55,8 @@ Options:
                           PostgreSQL: the server ends any one statement after this long
                           (default ${STATEMENT_TIMEOUT_SECONDS.cli}); raise it for migrate or health --full on a
                           store whose backfill or audit takes longer
+  --create                sqlite: make a new, empty store when the path does not exist
+                          (without it such a path is refused: a mistyped path is not a store)
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --by <group>            report: one group per task, session, turn, type, model or day
   --since <instant>       report, export: rows observed at or after <instant> (RFC 3339)
@@ -127,6 +129,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'acknowledge-through': { type: 'string' },
         'statement-timeout': { type: 'string' },
         rejected: { type: 'string' },
+        create: { type: 'boolean', default: false },
         by: { type: 'string' },
         otlp: { type: 'string' },
         header: { type: 'string', multiple: true },
@@ -168,13 +171,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   let db: Database | undefined;
   let proxy: ProxyChoice | undefined;
   let localPostgres: string | undefined;
-  const open = async (): Promise<Database> => {
+  // `reading`: the command writes nothing (health --full, report), so a SQLite store opens read-only.
+  const open = async (mode: 'writing' | 'reading' = 'writing'): Promise<Database> => {
     const url = await databaseUrl(values['database-url'], io.env);
     proxy = await proxyFor(url, io.env);
     if (proxy.wsProxy) localPostgres = hostPort(url);
     return openDatabase(url, {
       wsProxy: proxy.wsProxy,
       statementTimeoutMs: statementTimeoutSeconds(values['statement-timeout']) * 1000,
+      readonly: mode === 'reading',
+      create: mode === 'writing' && values.create,
     });
   };
   try {
@@ -200,7 +206,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           }
           if (values.full && acknowledgeThrough !== undefined)
             throw new UsageError('--full and --acknowledge-through exclude each other');
-          db = await open();
+          // The full audit writes nothing; the scheduled check moves its checkpoint in kandev_meta.
+          db = await open(values.full ? 'reading' : 'writing');
           return healthCommand(db, {
             ...healthOptionsFromEnv(io.env),
             graceSeconds,
@@ -220,7 +227,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             values['grace-seconds'] === undefined
               ? graceSecondsFromEnv(io.env)
               : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
-          db = await open();
+          // R3-8: a report writes nothing, so a SQLite store opens read-only.
+          db = await open('reading');
           return reportCommand(db, request, { color: wantsColor(io.stdout, io.env), graceSeconds });
         }
         case 'export': {

@@ -8,6 +8,13 @@ export interface OpenOptions {
   max?: number;
   /** PostgreSQL: the server's cap on each statement (neon.ts); SQLite has none (it runs in this process) */
   statementTimeoutMs?: number;
+  /**
+   * SQLite: open the file read-only (lib/db/sqlite.ts). PostgreSQL: no effect here; give the
+   * read-only commands a role with SELECT only (README "Configuration").
+   */
+  readonly?: boolean;
+  /** SQLite: make the file when it does not exist (`--create`); otherwise such a path is refused */
+  create?: boolean;
 }
 
 /** The dialect a database URL names, or undefined when this project cannot open it (one home for that rule). */
@@ -32,7 +39,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (kind === 'sqlite') {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new Error('DATABASE_URL "sqlite:" needs a path, e.g. sqlite:./kandev.db or sqlite::memory:');
-    return openSqlite(path);
+    return openSqlite(path, { readonly: options.readonly, create: options.create });
   }
   throw new Error(
     'the database URL must start with postgres://, postgresql:// or sqlite: (the value is not shown); see README "Configuration"',

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
 import type { Database, Queryable, Row } from './database.js';
@@ -47,10 +48,45 @@ function translate(sql: string): { text: string; order: number[] } {
   return { text, order };
 }
 
-/** `sqlite:<path>` (or `sqlite::memory:`) through better-sqlite3, with foreign keys enforced. */
-export function openSqlite(path: string): Database {
-  const db = new BetterSqlite3(path);
-  db.pragma('journal_mode = WAL');
+export interface SqliteOpenOptions {
+  /**
+   * Open for reading only (health --full, report, export): the host's file is never written, and a
+   * store on read-only storage can still be read. Implies the file must exist.
+   */
+  readonly?: boolean;
+  /**
+   * Make a new store when the file does not exist (`--create`; tests and `npm start` create theirs
+   * explicitly). Without it a path that does not exist is refused: a mistyped path must not
+   * silently become a new, empty database.
+   */
+  create?: boolean;
+}
+
+const isMemory = (path: string) => path === ':memory:' || path.startsWith('file::memory:');
+
+/**
+ * `sqlite:<path>` (or `sqlite::memory:`) through better-sqlite3, with foreign keys enforced. The
+ * host's store is left as it was: its journal mode is never changed (only a store this call
+ * creates is put in WAL mode, so its readers and writer do not block each other).
+ */
+export function openSqlite(path: string, options: SqliteOpenOptions = {}): Database {
+  const exists = isMemory(path) || existsSync(path);
+  if (!exists && (options.readonly || !options.create)) {
+    throw new DatabaseError(
+      `the SQLite store ${path} does not exist: check the path in DATABASE_URL / --database-url` +
+        (options.readonly ? '' : ', or pass --create to make a new, empty store there'),
+      'system',
+      '3D000',
+      'SQLITE_CANTOPEN',
+    );
+  }
+  let db: BetterSqlite3.Database;
+  try {
+    db = new BetterSqlite3(path, { readonly: options.readonly === true, fileMustExist: !options.create });
+  } catch (err) {
+    throw toDatabaseError(err);
+  }
+  if (!exists) db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   const stats = { roundTrips: 0 };

@@ -1,8 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Database, Queryable } from '../db/database.js';
-import { type FailureKind, failureFields } from '../db/errors.js';
+import { DatabaseError, type FailureKind, failureFields } from '../db/errors.js';
 import { SubagentContextError } from '../errors.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
+import { HOST_TABLES } from '../store/probe.js';
 import { ensureSubagentTable } from '../store/schema.js';
 import { formatKey, nowMicros, parseStoredTimestamp } from '../time.js';
 import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
@@ -77,8 +78,16 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
   let step: MigrationStep = 'schema';
   const logger = options.logger ?? SILENT;
   try {
-    await db.query(CREATE_META_TABLE);
-    await ensureSubagentTable(db);
+    // All of the schema or none of it (docs/migrate.md#1-schema): a failure here leaves no
+    // kandev_meta, table, column, index or function behind. Its own transaction, not the
+    // backfill's: holding its locks (ADD COLUMN's is exclusive) through a long backfill would block
+    // the host's own writer for as long.
+    await db.transaction(async (tx) => {
+      await requireHostTables(tx);
+      await tx.query(CREATE_META_TABLE);
+      await ensureSubagentTable(tx);
+      await options.beforeStep?.('schema');
+    });
     step = 'guard';
     const present = await readMetaKeys(db);
     if (present.captureSince !== undefined && present.backfillThrough !== undefined) {
@@ -112,6 +121,30 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
       error: err as Error,
     });
     throw error;
+  }
+}
+
+/**
+ * A database without the host's tables is not the host's store (a mistyped path or URL): migrate
+ * creates nothing there and says so, rather than failing half-way through its DDL. A catalog read,
+ * not lib/store/probe.ts's failing SELECT: inside a PostgreSQL transaction a failed statement
+ * would abort it (the function path has no CLI preflight before this).
+ */
+async function requireHostTables(tx: Queryable): Promise<void> {
+  const sql =
+    tx.dialect.name === 'postgres'
+      ? 'SELECT COUNT(*) AS n FROM (SELECT to_regclass($1::text) AS a UNION ALL SELECT to_regclass($2::text)) t WHERE a IS NOT NULL'
+      : "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ($1, $2)";
+  const [row] = await tx.query<{ n: number | string }>(sql, [...HOST_TABLES]);
+  if (Number(row?.n ?? 0) < HOST_TABLES.length) {
+    // 42P01 (undefined_table) on both dialects, as the first statement to read them would raise: R2-4's system class.
+    throw new DatabaseError(
+      `this database has no ${HOST_TABLES.join(' / ')} (the host's tables), so it is not the host's store: ` +
+        'check DATABASE_URL / --database-url (migrate created nothing)',
+      'system',
+      '42P01',
+      undefined,
+    );
   }
 }
 

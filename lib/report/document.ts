@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 
 /*
- * The report document (docs/report.md, SPEC §13 R3-5…R3-9), version 1: the one definition of what
+ * The report document (docs/report.md, R3-5…R3-9), version 1: the one definition of what
  * `subagent-context report --json` prints. The terminal table, the CSV, the HTML page and the OTLP
  * export only consume a value of this shape; none of them computes a figure again. The committed
  * JSON Schema (schema/report.v1.schema.json, `npm run schema`) is generated from this file, as the

@@ -5,7 +5,7 @@ import { formatCanonical, type Micros, parseStoredTimestamp } from '../time.js';
 import type { TreeNode, TurnTree } from './document.js';
 
 /*
- * The fan-out tree reader of the shared query layer (docs/report.md, SPEC §13 R3-9, R3-10): one
+ * The fan-out tree reader of the shared query layer (docs/report.md, R3-9, R3-10): one
  * catalog read and one statement give every selected turn with its rows; nesting happens here, in
  * memory, over rows already read (never a query per row). The report's `--trees N`, the page and
  * the OTLP export all read trees through this file.

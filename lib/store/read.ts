@@ -14,8 +14,12 @@ export function readTimestamp(value: unknown): string | null {
 export function toSubagentRow(row: Row): SubagentRow {
   const out: Row = { ...row };
   for (const column of TIMESTAMP_COLUMNS) out[column] = readTimestamp(row[column]);
-  // A row the host's own writer made has no last_observed_at: it reads as observed_at (R2-7).
+  // last_observed_at reads as the row's newest applied observation (R2-7, R3-1, lib/merge.ts
+  // newestObservation): the greater of it (NULL on a row the host's own writer made: observed_at)
+  // and updated_at, which the host's writer sets at each of its writes. Same fixed-width text form:
+  // the strings order as the instants.
   out.last_observed_at ??= out.observed_at;
+  if ((out.updated_at as string) > (out.last_observed_at as string)) out.last_observed_at = out.updated_at;
   // The one untyped edge: the driver returns plain objects; every read SELECTs COLUMN_NAMES.
   return out as unknown as SubagentRow;
 }

@@ -3,7 +3,7 @@ import { COLUMN_NAMES, COLUMNS } from '../columns.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { rowKey, type SubagentWrite } from '../row.js';
-import { type Micros, nowMicros } from '../time.js';
+import type { Micros } from '../time.js';
 import { upsertSql } from './upsert.js';
 
 const sqlByDialect = new Map<string, string>();
@@ -39,22 +39,20 @@ export interface PreparedStatement {
 
 /**
  * The statements `writeBatch` issues for `writes`: one upsert per round (see `rounds`), bound.
- * Pure; `npm run bench` times the database's own limit with exactly these (bench/limit-writer.ts).
+ * Each row's `updated_at` is its `last_observed_at`, the frame's observed_at, not the writer's
+ * clock: the instant the row's values are as of, the host writer's meaning too (R3-1,
+ * docs/merge.md#two-writers-one-row). Pure; `npm run bench` times the database's own limit with
+ * exactly these (bench/limit-writer.ts).
  */
-export function prepareBatch(
-  dialect: Dialect,
-  writes: readonly SubagentWrite[],
-  now: Micros = nowMicros(),
-): PreparedStatement[] {
-  const updatedAt = dialect.encodeTimestamp(now);
+export function prepareBatch(dialect: Dialect, writes: readonly SubagentWrite[]): PreparedStatement[] {
   let sql = sqlByDialect.get(dialect.name);
   if (!sql) {
     sql = upsertSql(dialect);
     sqlByDialect.set(dialect.name, sql);
   }
   const statement = sql;
-  // A row's observed_at, last_observed_at and (when it settles) settled_at are mostly one
-  // instant: formatted once, not three times (it was a fifth of this function's time).
+  // A row's observed_at, updated_at, last_observed_at and (when it settles) settled_at are mostly
+  // one instant: formatted once, not four times (it was a fifth of this function's time).
   let lastInstant: Micros | undefined;
   let lastText = '';
   const encode = (us: Micros) => {
@@ -68,7 +66,7 @@ export function prepareBatch(
     const rows = round.map(({ write }) =>
       COLUMN_NAMES.map((name) => {
         if (name === 'id') return randomUUID();
-        if (name === 'updated_at') return updatedAt;
+        if (name === 'updated_at') return encode(write.last_observed_at);
         const value = write[name];
         return typeof value === 'bigint' ? encode(value) : value;
       }),
@@ -90,15 +88,13 @@ export async function runPrepared(db: Queryable, statements: readonly PreparedSt
 /**
  * Persists writes given in arrival order so the table ends exactly as one upsert per write, in
  * order, would leave it: one statement per round (see `rounds`), all of them in one transaction
- * when there is more than one.
+ * when there is more than one. `_clock` is no longer stored (R3-1: `updated_at` is the row's
+ * newest observation); the ingest's lag metric uses its clock in memory (lib/ingest/outcome.ts).
+ * It stays in the signature until lib/ingest/write-isolated.ts stops passing it.
  */
-export async function writeBatch(
-  db: Queryable,
-  writes: readonly SubagentWrite[],
-  now: Micros = nowMicros(),
-): Promise<void> {
+export async function writeBatch(db: Queryable, writes: readonly SubagentWrite[], _clock?: Micros): Promise<void> {
   if (writes.length === 0) return;
-  await runPrepared(db, prepareBatch(db.dialect, writes, now));
+  await runPrepared(db, prepareBatch(db.dialect, writes));
 }
 
 function isDatabase(db: Queryable): db is Database {

@@ -1,12 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCli } from '../../lib/cli/main.js';
+import { openDatabase } from '../../lib/db/open.js';
+import { runMigration } from '../../lib/migrate/run-migration.js';
 import { formatRfc3339, nowMicros } from '../../lib/time.js';
+import { createHostSchema } from '../../local/host-schema.js';
 import { startLocalPipeline } from '../../local/pipeline.js';
 import { seedMessage } from '../lib/health/seed.js';
 import { frame, seedSession } from '../support/frames.js';
@@ -199,10 +203,40 @@ describe('subagent-context usage', () => {
     expect(run.stderr).toMatch(/--database-url/);
   });
 
-  it('exits 1 and says why when migrate fails (no host tables)', async () => {
-    const run = await cli('migrate', '--database-url', `sqlite:${join(dir, 'empty.db')}`, '--json');
+  it('R3-3: a sqlite: path that does not exist is refused (exit 1, names --create) and no file appears', async () => {
+    const path = join(dir, 'typo.db');
+    const run = await cli('migrate', '--database-url', `sqlite:${path}`, '--json');
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.json.error).toMatch(/typo\.db does not exist.*--create/);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('exits 1 and says why when migrate fails (no host tables), creating nothing in the new store (AC-20)', async () => {
+    const path = join(dir, 'empty.db');
+    const run = await cli('migrate', '--database-url', `sqlite:${path}`, '--create', '--json');
     expect(run.code).toBe(EXIT.failure);
     expect(run.json.error).toMatch(/no task_sessions or task_session_messages table: this is not the host's store/);
+    const created = new BetterSqlite3(path, { readonly: true });
+    expect(created.prepare('SELECT name FROM sqlite_master').all()).toEqual([]);
+    created.close();
+  });
+
+  it('R3-3: health --full runs on a read-only SQLite store and leaves it unchanged', async () => {
+    const path = join(dir, 'readonly.db');
+    const store = openDatabase(`sqlite:${path}`, { create: true });
+    await createHostSchema(store);
+    await runMigration(store);
+    await store.close();
+    // As the host keeps it: its own journal mode (opening must not switch it to WAL).
+    const host = new BetterSqlite3(path);
+    host.pragma('journal_mode = DELETE');
+    host.close();
+    const bytes = readFileSync(path);
+    chmodSync(path, 0o444);
+    const run = await cli('health', '--full', '--database-url', `sqlite:${path}`, '--json');
+    expect(run.stderr).toBe('');
+    expect(run.json).toMatchObject({ kind: 'full', shortfall: 0 });
+    expect(readFileSync(path).equals(bytes)).toBe(true);
   });
 
   it('the installed bin runs the TypeScript CLI', async () => {

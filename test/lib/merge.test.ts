@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { foldByKey, mergeWrite } from '../../lib/merge.js';
+import { foldByKey, mergeWrite, newestObservation } from '../../lib/merge.js';
 import { rowKey, type SubagentWrite } from '../../lib/row.js';
 import { inObservationOrder, withReplays, writes } from '../support/arbitraries.js';
+import { hostMerge } from '../support/host-writer.js';
 import { MERGE_CASES } from '../support/merge-cases.js';
 import { viewOfWrite } from '../support/row-view.js';
 
@@ -103,6 +104,44 @@ describe('R2-7: replay-safe merge in memory', () => {
         }
         expect(merged.last_observed_at).toBe(row.last_observed_at);
       }),
+    );
+  });
+});
+
+describe("R3-1: beside the host's writer, in memory", () => {
+  const oneKey = (w: SubagentWrite): SubagentWrite => ({ ...w, tool_call_id: 'c1', agent_execution_id: 'e1' });
+
+  it("R3-1: a frame observed before the host's latest write changes nothing that is not NULL (but settling and is_async) and writes down the host's instant", () => {
+    fc.assert(
+      fc.property(
+        writes(['s1'], 4),
+        writes(['s1'], 1),
+        fc.bigInt({ min: 1n, max: 10_000_000n }),
+        (host, [ours], gap) => {
+          // The host's writes, each at its own clock (its observation instant), increasing.
+          const stored = host
+            .map(oneKey)
+            .reduce<ReturnType<typeof hostMerge> | undefined>(
+              (row, w, i) => hostMerge(row, { ...w, observed_at: BigInt(i) * 1_000_000n + host[0]!.observed_at }),
+              undefined,
+            )!;
+          const observed = stored.updated_at! - gap;
+          const next = { ...oneKey(ours!), observed_at: observed, last_observed_at: observed };
+          next.settled_at = next.settled_at === null ? null : observed;
+          const merged = mergeWrite(stored, next);
+          for (const [name, value] of Object.entries(stored)) {
+            if (value === null || name === 'updated_at' || name === 'last_observed_at') continue;
+            const after = merged[name as keyof SubagentWrite];
+            if (name === 'is_async') expect(after).toBe(value === 1 || next.is_async === 1 ? 1 : 0);
+            else if (name === 'tool_status' && stored.settled_at === null && next.settled_at !== null)
+              expect(after).toBe(next.tool_status);
+            else expect(after).toBe(value);
+          }
+          expect(merged.last_observed_at).toBe(newestObservation(stored));
+          expect(merged.last_observed_at).toBe(stored.updated_at);
+          expect(merged.last_observed_at >= merged.observed_at).toBe(true);
+        },
+      ),
     );
   });
 });

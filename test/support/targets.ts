@@ -174,7 +174,8 @@ export function useTestDatabase(
   beforeEach(async () => {
     backend.proxy?.setAvailable(true);
     const url = await backend.urlForTest();
-    const db = openDatabase(url, { wsProxy: backend.proxy?.address });
+    // Each test makes its own SQLite file (a path that does not exist is refused without it).
+    const db = openDatabase(url, { wsProxy: backend.proxy?.address, create: true });
     opened.push(db);
     activeFixture = fixture;
     await fixture.create(db);

@@ -26,7 +26,7 @@ describe('openDatabase', () => {
   it('opens sqlite:/// as an absolute path', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'open-test-'));
     dirs.push(dir);
-    opened = openDatabase(`sqlite://${join(dir, 'x.db')}`);
+    opened = openDatabase(`sqlite://${join(dir, 'x.db')}`, { create: true });
     await opened.query('CREATE TABLE t (a TEXT)');
     expect(existsSync(join(dir, 'x.db'))).toBe(true);
   });

@@ -186,3 +186,71 @@ describe.each(TARGET_FIXTURES)('migration on %s, %s host schema (fresh host data
     expect(await runMigration(t.db)).toMatchObject({ backfill: 'completed', inserted: 2 });
   });
 });
+
+describe.each(TARGET_FIXTURES)('a failed schema step leaves nothing on %s, %s host schema', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture, subagentTable: false });
+
+  /** Which of our objects exist (and, on the host's own table, our column). */
+  async function ours(): Promise<Record<string, boolean>> {
+    const postgres = name !== 'sqlite';
+    const exists = async (sql: string, params: unknown[]) =>
+      Number((await t.db.query<{ n: number }>(sql, params))[0]?.n) > 0;
+    const relation = (relname: string) =>
+      exists(
+        postgres
+          ? 'SELECT COUNT(*) AS n FROM pg_class WHERE relname = $1'
+          : 'SELECT COUNT(*) AS n FROM sqlite_master WHERE name = $1',
+        [relname],
+      );
+    const table = await relation(TABLE);
+    return {
+      kandev_meta: await relation('kandev_meta'),
+      table,
+      last_observed_at:
+        table &&
+        (await exists(
+          postgres
+            ? 'SELECT COUNT(*) AS n FROM information_schema.columns WHERE table_name = $1 AND column_name = $2'
+            : 'SELECT COUNT(*) AS n FROM pragma_table_info($1) WHERE name = $2',
+          [TABLE, 'last_observed_at'],
+        )),
+      idx_subagents_observed_at: await relation('idx_subagents_observed_at'),
+      function: postgres
+        ? await exists(`SELECT COUNT(*) AS n FROM pg_proc WHERE proname = 'subagent_context_json'`, [])
+        : false,
+    };
+  }
+
+  it('AC-20: a failure in the schema step rolls all of it back: no kandev_meta, table, column, index or function', async () => {
+    await t.db.query('DROP TABLE kandev_meta');
+    const before = await ours();
+    const failing = runMigration(t.db, {
+      beforeStep: (step) => {
+        if (step === 'schema') throw new Error('forced failure after the DDL');
+      },
+    });
+    await expect(failing).rejects.toMatchObject({ name: 'MigrationError', step: 'schema' });
+    expect(await ours()).toEqual(before);
+    expect(before.kandev_meta).toBe(false);
+    // The host's fixture has the host's own table; the minimal one has none of ours.
+    expect(before.table).toBe(fixture === 'host');
+    expect(await runMigration(t.db)).toMatchObject({ backfill: 'completed' });
+    expect(await ours()).toMatchObject({ kandev_meta: true, table: true, last_observed_at: true });
+  });
+
+  it("AC-20: a database without the host's tables is not the host's store: migrate creates nothing and says so", async () => {
+    await t.db.query('DROP TABLE kandev_meta');
+    await t.db.query(`DROP TABLE IF EXISTS ${TABLE}`);
+    await t.db.query('DROP TABLE task_session_messages');
+    const error = await runMigration(t.db).catch((err: unknown) => err);
+    expect(error).toMatchObject({ name: 'MigrationError', step: 'schema' });
+    expect((error as Error).message).toMatch(/no task_sessions \/ task_session_messages .*not the host's store/);
+    expect(await ours()).toEqual({
+      kandev_meta: false,
+      table: false,
+      last_observed_at: false,
+      idx_subagents_observed_at: false,
+      function: false,
+    });
+  });
+});

@@ -1,80 +1,22 @@
-import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TABLE } from '../../../lib/columns.js';
-import type { Queryable } from '../../../lib/db/database.js';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import type { SubagentRow, SubagentWrite } from '../../../lib/row.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
-import { nowMicros } from '../../../lib/time.js';
 import { writes as writeSequences } from '../../support/arbitraries.js';
 import { seedSession } from '../../support/frames.js';
+import { hostUpsert } from '../../support/host-writer.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 import { insertHostMessage, subagentDoc } from '../migrate/host-messages.js';
 
 /**
- * The host's own live upsert, verbatim but for placeholders (kandev's upsertSubagentContextSQL in
- * task/repository/sqlite/subagent_context.go): it knows nothing of `last_observed_at`.
+ * What both writers keep: everything but the writer-chosen `id` and our own `last_observed_at`
+ * (`updated_at` is the instant the row's values are as of on both, R3-1).
  */
-const HOST_UPSERT = `INSERT INTO task_session_subagents (
-  id, task_session_id, task_id, turn_id, tool_call_id, agent_execution_id, parent_tool_call_id,
-  subagent_type, description, agent_id, child_session_id, model,
-  agent_status, tool_status, is_async, total_tokens, tool_use_count,
-  duration_ms, source, observed_at, settled_at, updated_at
-) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
-ON CONFLICT (task_session_id, agent_execution_id, tool_call_id) DO UPDATE SET
-  turn_id = COALESCE(task_session_subagents.turn_id, excluded.turn_id),
-  parent_tool_call_id = COALESCE(excluded.parent_tool_call_id, task_session_subagents.parent_tool_call_id),
-  subagent_type = COALESCE(excluded.subagent_type, task_session_subagents.subagent_type),
-  description = COALESCE(excluded.description, task_session_subagents.description),
-  agent_id = COALESCE(excluded.agent_id, task_session_subagents.agent_id),
-  child_session_id = COALESCE(excluded.child_session_id, task_session_subagents.child_session_id),
-  model = COALESCE(excluded.model, task_session_subagents.model),
-  agent_status = COALESCE(excluded.agent_status, task_session_subagents.agent_status),
-  tool_status = CASE
-    WHEN task_session_subagents.settled_at IS NOT NULL THEN task_session_subagents.tool_status
-    ELSE COALESCE(excluded.tool_status, task_session_subagents.tool_status)
-  END,
-  is_async = CASE WHEN excluded.is_async = 1 THEN 1 ELSE task_session_subagents.is_async END,
-  total_tokens = COALESCE(excluded.total_tokens, task_session_subagents.total_tokens),
-  tool_use_count = COALESCE(excluded.tool_use_count, task_session_subagents.tool_use_count),
-  duration_ms = COALESCE(excluded.duration_ms, task_session_subagents.duration_ms),
-  settled_at = COALESCE(task_session_subagents.settled_at, excluded.settled_at),
-  updated_at = excluded.updated_at`;
-
-/** One frame written the way the host's orchestrator writes it (UpsertSubagentContext). */
-async function hostUpsert(db: Queryable, w: SubagentWrite): Promise<void> {
-  const at = (us: bigint | null) => (us === null ? null : db.dialect.encodeTimestamp(us));
-  await db.query(HOST_UPSERT, [
-    randomUUID(),
-    w.task_session_id,
-    w.task_id,
-    w.turn_id,
-    w.tool_call_id,
-    w.agent_execution_id,
-    w.parent_tool_call_id,
-    w.subagent_type,
-    w.description,
-    w.agent_id,
-    w.child_session_id,
-    w.model,
-    w.agent_status,
-    w.tool_status,
-    w.is_async,
-    w.total_tokens,
-    w.tool_use_count,
-    w.duration_ms,
-    w.source,
-    at(w.observed_at),
-    at(w.settled_at),
-    at(nowMicros()),
-  ]);
-}
-
-/** What both writers keep: everything but the writer-chosen `id`/`updated_at` and our own `last_observed_at`. */
 const shared = (row: SubagentRow) =>
-  Object.fromEntries(Object.entries(row).filter(([k]) => !['id', 'updated_at', 'last_observed_at'].includes(k)));
+  Object.fromEntries(Object.entries(row).filter(([k]) => !['id', 'last_observed_at'].includes(k)));
 
 const inObservationOrder = (ws: SubagentWrite[]) =>
   ws

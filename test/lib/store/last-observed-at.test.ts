@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TABLE } from '../../../lib/columns.js';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { addLastObservedAt } from '../../../lib/store/last-observed-at.js';
-import { readAll } from '../../../lib/store/read.js';
+import { readAll, readTimestamp } from '../../../lib/store/read.js';
 import { CREATE_TABLE } from '../../../lib/store/schema.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { seedSession, write } from '../../support/frames.js';
@@ -24,19 +24,23 @@ describe.each(TARGETS)('R2-7: migrate adds last_observed_at to an existing table
     );
   }
 
-  it('R2-7: adds the column, fills it from observed_at, and then an older frame only fills NULLs', async () => {
+  it('R2-7, R3-1: adds the column, fills it from observed_at, and then an older frame only fills NULLs', async () => {
     await oldTableWithRow();
     await runMigration(t.db);
+    // Read, the row counts as observed at its updated_at, the later instant (R3-1).
     expect(await readAll(t.db)).toMatchObject([
-      { id: 'r1', observed_at: '2026-08-12T13:26:00.000000Z', last_observed_at: '2026-08-12T13:26:00.000000Z' },
+      { id: 'r1', observed_at: '2026-08-12T13:26:00.000000Z', last_observed_at: '2026-08-12T13:26:01.000000Z' },
     ]);
-    const [stored] = await t.db.query<{ last_observed_at: unknown }>(`SELECT last_observed_at FROM ${TABLE}`);
+    const [stored] = await t.db.query<{ last_observed_at: unknown; observed_at: unknown }>(
+      `SELECT last_observed_at, observed_at FROM ${TABLE}`,
+    );
     expect(stored?.last_observed_at).not.toBeNull();
+    expect(readTimestamp(stored?.last_observed_at)).toBe(readTimestamp(stored?.observed_at));
     await writeBatch(t.db, [
       write({ observed_at: '2026-08-12T13:25:00Z', subagent_task: { model: 'old', agent_id: 'a1' } }),
     ]);
     expect(await readAll(t.db)).toMatchObject([
-      { model: 'final', agent_id: 'a1', last_observed_at: '2026-08-12T13:26:00.000000Z' },
+      { model: 'final', agent_id: 'a1', last_observed_at: '2026-08-12T13:26:01.000000Z' },
     ]);
   });
 
@@ -46,12 +50,12 @@ describe.each(TARGETS)('R2-7: migrate adds last_observed_at to an existing table
     expect(await addLastObservedAt(t.db)).toBe(false);
   });
 
-  it('R2-7: a row the host writes later (NULL last_observed_at) merges as if it held observed_at', async () => {
+  it('R2-7, R3-1: a row the host writes later (NULL last_observed_at) merges as observed at its write (observed_at = updated_at)', async () => {
     await oldTableWithRow();
     await addLastObservedAt(t.db);
     await t.db.query(
       `INSERT INTO ${TABLE} (id, task_session_id, task_id, tool_call_id, agent_execution_id, model, observed_at, updated_at)
-       VALUES ('r2', 's1', 't1', 'c2', 'e1', 'final', '2026-08-12 13:26:00.5+00:00', '2026-08-12 13:26:01')`,
+       VALUES ('r2', 's1', 't1', 'c2', 'e1', 'final', '2026-08-12 13:26:00.5+00:00', '2026-08-12 13:26:00.5+00:00')`,
     );
     await writeBatch(t.db, [
       write({

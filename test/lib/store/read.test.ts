@@ -62,30 +62,26 @@ describe.each(TARGETS)('reads on %s', (name) => {
 
   it('returns every column, timestamps as RFC 3339 UTC to the microsecond and metrics as numbers', async () => {
     await seedSession(t.db);
-    await writeBatch(
-      t.db,
-      [
-        write({
-          turn_id: 'u1',
-          parent_tool_call_id: 'p1',
-          tool_status: 'completed',
-          observed_at: '2026-08-12T15:24:58.000001+02:00',
-          subagent_task: {
-            subagent_type: 'explore',
-            description: 'd',
-            agent_id: 'a',
-            child_session_id: 'ch',
-            model: 'm',
-            status: 'completed',
-            is_async: true,
-            total_tokens: 2_147_483_647,
-            duration_ms: 48_211,
-            tool_use_count: 0,
-          },
-        }),
-      ],
-      parseRfc3339('2026-08-12T13:25:00.5Z')!,
-    );
+    await writeBatch(t.db, [
+      write({
+        turn_id: 'u1',
+        parent_tool_call_id: 'p1',
+        tool_status: 'completed',
+        observed_at: '2026-08-12T15:24:58.000001+02:00',
+        subagent_task: {
+          subagent_type: 'explore',
+          description: 'd',
+          agent_id: 'a',
+          child_session_id: 'ch',
+          model: 'm',
+          status: 'completed',
+          is_async: true,
+          total_tokens: 2_147_483_647,
+          duration_ms: 48_211,
+          tool_use_count: 0,
+        },
+      }),
+    ]);
     const [row] = await readSession(t.db, 's1');
     expect(row).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -109,7 +105,7 @@ describe.each(TARGETS)('reads on %s', (name) => {
       source: 'live',
       observed_at: '2026-08-12T13:24:58.000001Z',
       settled_at: '2026-08-12T13:24:58.000001Z',
-      updated_at: '2026-08-12T13:25:00.500000Z',
+      updated_at: '2026-08-12T13:24:58.000001Z', // the row's newest observation (R3-1)
       last_observed_at: '2026-08-12T13:24:58.000001Z',
     });
   });

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { SubagentWrite } from '../../../lib/row.js';
 import { readSession } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
-import { parseRfc3339 } from '../../../lib/time.js';
 import { seedSession, write } from '../../support/frames.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -77,26 +76,27 @@ describe.each(TARGETS)('batch write on %s', (name) => {
     });
   });
 
-  it("stamps updated_at with the writer's clock and observed_at with the frame's", async () => {
+  it("R3-1: stamps updated_at and last_observed_at with the frame's observed_at, not the writer's clock", async () => {
     await seedSession(t.db);
-    await writeBatch(
-      t.db,
-      [write({ observed_at: '2026-08-12T13:24:58.000001Z' })],
-      parseRfc3339('2026-08-12T13:25:03.25Z')!,
-    );
+    await writeBatch(t.db, [write({ observed_at: '2026-08-12T13:24:58.000001Z' })]);
     const [row] = await readSession(t.db, 's1');
     expect(row).toMatchObject({
       observed_at: '2026-08-12T13:24:58.000001Z',
-      updated_at: '2026-08-12T13:25:03.250000Z',
+      updated_at: '2026-08-12T13:24:58.000001Z',
+      last_observed_at: '2026-08-12T13:24:58.000001Z',
     });
   });
 
-  it("moves updated_at to the latest write's clock", async () => {
+  it('R3-1: updated_at moves to the newest observation applied and an older frame leaves it', async () => {
     await seedSession(t.db);
-    await writeBatch(t.db, [write({})], parseRfc3339('2026-08-12T13:25:03Z')!);
-    await writeBatch(t.db, [write({})], parseRfc3339('2026-08-12T13:26:00.000001Z')!);
+    await writeBatch(t.db, [write({ observed_at: '2026-08-12T13:25:03Z' })]);
+    await writeBatch(t.db, [write({ observed_at: '2026-08-12T13:26:00.000001Z' })]);
+    await writeBatch(t.db, [write({ observed_at: '2026-08-12T13:26:00Z' })]);
     const [row] = await readSession(t.db, 's1');
-    expect(row!.updated_at).toBe('2026-08-12T13:26:00.000001Z');
+    expect(row).toMatchObject({
+      updated_at: '2026-08-12T13:26:00.000001Z',
+      last_observed_at: '2026-08-12T13:26:00.000001Z',
+    });
   });
 
   it('keeps text with quotes, backslashes, JSON and non-ASCII intact', async () => {

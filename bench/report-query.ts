@@ -1,0 +1,83 @@
+import type { Database } from '../lib/db/database.js';
+import { CHECKPOINT_KEY } from '../lib/health/checkpoint.js';
+import { DEFAULT_GRACE_SECONDS } from '../lib/health/config.js';
+import { buildReport, type ReportOptions } from '../lib/report/build.js';
+import { readStoreCatalog } from '../lib/report/catalog.js';
+import { readActivationKeys } from '../lib/report/completeness.js';
+import type { ReportDocument } from '../lib/report/document.js';
+import { renderReportJson } from '../lib/report/render/json.js';
+import { breakdownStatement, figuresStatement, type ReportScope } from '../lib/report/sql.js';
+import { formatKey, nowMicros } from '../lib/time.js';
+import { formatPlan } from './health.js';
+import { median, timed } from './stats.js';
+
+/** One way of running `report --json` on the store, timed. */
+export interface ReportVariant {
+  name: string;
+  /** median wall time of buildReport + the JSON text, ms */
+  wallMs: number;
+  perRunMs: number[];
+  groups: number;
+}
+
+export interface ReportQueryFigures {
+  variants: ReportVariant[];
+  /** the plain report's totals (what was measured) */
+  totals: ReportDocument['totals'];
+  /** statement → plan text, as the database explains it */
+  plans: Record<string, string>;
+}
+
+const EXPLAIN: Record<Database['dialect']['name'], string> = { postgres: 'EXPLAIN', sqlite: 'EXPLAIN QUERY PLAN' };
+
+/**
+ * `report --json` on the backfilled store (docs/report.md), as the CLI runs it (a pool: its
+ * statements run side by side): the plain totals with no health checkpoint (the shortfall is then
+ * the full audit's statement), the same with a checkpoint an hour behind (the scheduled check's
+ * usual state: the shortfall is the window's), and `--by task`.
+ */
+export async function benchReportQuery(db: Database, runs: number): Promise<ReportQueryFigures> {
+  const variants: ReportVariant[] = [];
+  let totals: ReportDocument['totals'] | undefined;
+  const measure = async (name: string, options: ReportOptions) => {
+    const samples: { ms: number; doc: ReportDocument }[] = [];
+    for (let run = 0; run < runs; run++) {
+      const { result, ms } = await timed(async () => {
+        const doc = await buildReport(db, options);
+        renderReportJson(doc);
+        return doc;
+      });
+      samples.push({ ms, doc: result });
+    }
+    const doc = samples.at(-1)!.doc;
+    totals ??= doc.totals;
+    variants.push({
+      name,
+      wallMs: median(samples.map((s) => s.ms)),
+      perRunMs: samples.map((s) => s.ms),
+      groups: doc.groups.length,
+    });
+  };
+  await db.query('DELETE FROM kandev_meta WHERE key = $1', [CHECKPOINT_KEY]);
+  await measure('report --json (no checkpoint: full-audit shortfall)', {});
+  const hourAgo = nowMicros() - BigInt(DEFAULT_GRACE_SECONDS + 3_600) * 1_000_000n;
+  await db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [CHECKPOINT_KEY, formatKey(hourAgo)]);
+  await measure('report --json (checkpoint 1 h behind)', {});
+  await measure('report --json --by task', { by: 'task' });
+  await db.query('DELETE FROM kandev_meta WHERE key = $1', [CHECKPOINT_KEY]);
+  return { variants, totals: totals!, plans: await plans(db) };
+}
+
+async function plans(db: Database): Promise<Record<string, string>> {
+  const catalog = await readStoreCatalog(db);
+  const keys = await readActivationKeys(db);
+  const scope: ReportScope = { by: null, captureSince: keys.captureSince };
+  const out: Record<string, string> = {};
+  for (const [name, statement] of [
+    ['figures', figuresStatement(db.dialect, scope, catalog)],
+    ['breakdown', breakdownStatement(db.dialect, scope)],
+  ] as const) {
+    out[name] = formatPlan(await db.query(`${EXPLAIN[db.dialect.name]} ${statement.sql}`, statement.params));
+  }
+  return out;
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../../lib/cli/exit-codes.js';
+import { runCliCaptured } from '../support/cli-run.js';
+import { buildReportStore } from '../support/report-store.js';
+import { TARGETS, useTestDatabase } from '../support/targets.js';
+
+describe('subagent-context report: bad input is a usage error naming the flag (exit 2)', () => {
+  it.each([
+    [['--by', 'week'], /^--by must be one of task, session, turn, type, model, day \(got "week"\)$/m],
+    [['--since', 'yesterday'], /^--since needs an RFC 3339 instant with an offset, e\.g\. .* \(got "yesterday"\)$/m],
+    [['--until', '2026-08-12 13:00'], /^--until needs an RFC 3339 instant/m],
+    [
+      ['--since', '2026-08-13T00:00:00Z', '--until', '2026-08-12T00:00:00+02:00'],
+      /^--since 2026-08-13T00:00:00\.000000Z is after --until 2026-08-11T22:00:00\.000000Z: .*swap them$/m,
+    ],
+    [['--by', 'task', '--limit', '0'], /^--limit needs a whole number of groups, at least 1 \(got "0"\)$/m],
+    [['--limit', '5'], /^--limit limits the groups: give --by/m],
+    [
+      ['--by', 'task', '--sort', 'size'],
+      /^--sort must be one of subagents, contexts, tokens, cost, key, last_observed_at/m,
+    ],
+    [['--json', '--csv'], /^--json and --csv exclude each other/m],
+    [['--trees', 'all'], /^--trees needs a whole number of turns/m],
+    [['extra'], /^report takes no arguments/m],
+  ])('R3-5: report %j', async (flags, message) => {
+    const run = await runCliCaptured(['report', '--database-url', 'sqlite::memory:', ...flags]);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  });
+});
+
+describe.each(TARGETS)('subagent-context report on %s', (name) => {
+  const t = useTestDatabase(name, { subagentTable: false });
+  const env = () => (t.proxy ? { DATABASE_WS_PROXY: t.proxy.address } : {});
+  const report = (flags: string[], extraEnv: NodeJS.ProcessEnv = {}, isTTY = false) =>
+    runCliCaptured(['report', '--database-url', t.url, ...flags], { ...env(), ...extraEnv }, { isTTY });
+
+  it('R3-3: a store without our table exits 1 and names the command that adds it', async () => {
+    const run = await report([]);
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).toMatch(
+      /^subagent-context: the store has no task_session_subagents table: run `subagent-context migrate`/m,
+    );
+  });
+
+  it('a store without task_sessions exits 1 and says it is not a host store', async () => {
+    for (const table of ['task_session_messages', 'task_session_turns', 'task_sessions'])
+      await t.db.query(`DROP TABLE ${table}`);
+    const run = await report(['--json']);
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).toMatch(/no task_sessions table: this is not a host store; point --database-url/);
+    expect(JSON.parse(run.stdout)).toMatchObject({ name: 'ReportStoreError' });
+  });
+
+  it('R3-5, R3-8: the table states completeness first, then totals with thousands separators, then the groups', async () => {
+    await buildReportStore(t.db, 'minimal');
+    const run = await report(['--by', 'task', '--limit', '3']);
+    expect(run.code).toBe(EXIT.ok);
+    const text = run.stdout;
+    expect(text.indexOf('== completeness')).toBeLessThan(text.indexOf('== totals =='));
+    expect(text).toMatch(/^capture_since\s+2026-07-20T00:00:00\.000000Z$/m);
+    expect(text).toMatch(/^verified_through\s+2026-07-25T00:00:00\.000000Z$/m);
+    expect(text).toMatch(/^tokens\s+\d{1,3}(,\d{3})+ \(\d+ reported\)$/m);
+    expect(text).toMatch(/^cost\s+\d{1,3}(,\d{3})+ subcents \(\$\d+\.\d\d; estimated [\d,]+\)$/m);
+    expect(text).toMatch(/== by task, sorted by subagents, first 3 ==/);
+    expect(text.split('\n').filter((l) => /^g1-task-/.test(l))).toHaveLength(3);
+    expect(text).not.toMatch(/\x1b\[/);
+  });
+
+  it('colour only on a TTY, and never with NO_COLOR', async () => {
+    await buildReportStore(t.db, 'minimal');
+    expect((await report([], {}, true)).stdout).toMatch(/\x1b\[1m== totals ==\x1b\[0m/);
+    expect((await report([], { NO_COLOR: '1' }, true)).stdout).not.toMatch(/\x1b\[/);
+  });
+
+  it('R3-5, R3-8: --csv has completeness as # lines, a header and one row per group; --json is the document', async () => {
+    await buildReportStore(t.db, 'minimal');
+    const csv = await report(['--csv', '--by', 'session']);
+    expect(csv.code).toBe(EXIT.ok);
+    const lines = csv.stdout.trimEnd().split('\n');
+    const comments = lines.filter((l) => l.startsWith('#'));
+    expect(comments).toContain('# capture_since: 2026-07-20T00:00:00.000000Z');
+    expect(comments.some((l) => l.startsWith('# shortfall: none (0)'))).toBe(true);
+    const [header, ...rows] = lines.slice(comments.length);
+    expect(header!.split(',').slice(0, 6)).toEqual(['by', 'key', 'title', 'lower_bound', 'started_at', 'subagents']);
+    const json = JSON.parse((await report(['--json', '--by', 'session'])).stdout);
+    expect(rows).toHaveLength(json.groups.length);
+    expect(json).toMatchObject({ version: 1, filters: { by: 'session' } });
+  });
+});

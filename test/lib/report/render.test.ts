@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import type { Figures, ReportDocument } from '../../../lib/report/document.js';
+import { reportJsonSchema } from '../../../lib/report/json-schema.js';
+import { CSV_COLUMNS, renderReportCsv } from '../../../lib/report/render/csv.js';
+import { renderReportTable, wantsColor } from '../../../lib/report/render/table.js';
+
+const COMMITTED = new URL('../../../schema/report.v1.schema.json', import.meta.url);
+
+/** A document with every sum unreported: what NULL must look like in each renderer. */
+function doc(overrides: Partial<Figures> = {}): ReportDocument {
+  const figures: Figures = {
+    subagents: 1234567,
+    top_level: 1234567,
+    nested: 0,
+    async: 0,
+    live: 1,
+    backfill: 1234566,
+    settled: 0,
+    failed: 0,
+    tokens: { sum: null, reported: 0 },
+    tool_uses: { sum: 0, reported: 1 },
+    duration_ms: { reported: 0, p50: null, p95: null, max: null },
+    models: { counts: [], unreported: 1234567 },
+    fan_out: [],
+    executions: 0,
+    unknown_execution: 1234566,
+    turns: 0,
+    sessions: 2,
+    contexts: 1234569,
+    cost_subcents: null,
+    estimated_cost_subcents: null,
+    cost_per_context_subcents: null,
+    first_observed_at: null,
+    last_observed_at: null,
+    ...overrides,
+  };
+  return {
+    version: 1,
+    generated_at: '2026-08-12T13:00:00.000000Z',
+    filters: { since: null, until: null, task: null, session: null, by: 'task', sort: 'subagents', limit: null },
+    completeness: {
+      capture_since: null,
+      backfill_through: null,
+      verified_through: null,
+      shortfall: { open: false, count: 0, checked: false },
+      missing: [],
+      lower_bound_sessions: 0,
+      notes: ['a note\nthat tries a second line'],
+    },
+    totals: figures,
+    groups: [{ ...figures, by: 'task', key: 't,1', title: '=SUM(A1)', lower_bound: true, started_at: null }],
+    trees: [],
+  };
+}
+
+describe('report renderers', () => {
+  it('R3-5: the committed schema/report.v1.schema.json is the one lib/report/document.ts generates (npm run schema)', () => {
+    expect(JSON.parse(readFileSync(COMMITTED, 'utf8'))).toEqual(reportJsonSchema());
+  });
+
+  it('R3-6: the table shows a NULL figure as "-" and a reported 0 as 0, with thousands separators', () => {
+    const text = renderReportTable(doc(), { color: false });
+    expect(text).toMatch(/^tokens\s+- \(0 reported\)$/m);
+    expect(text).toMatch(/^tool uses\s+0 \(1 reported\)$/m);
+    expect(text).toMatch(/^subagents\s+1,234,567 \(/m);
+    expect(text).toMatch(/^cost\s+-$/m);
+  });
+
+  it('R3-6, R3-8: CSV leaves a NULL cell empty, quotes what needs it, and keeps each comment on one line', () => {
+    const text = renderReportCsv(doc());
+    const comments = text.split('\n').filter((l) => l.startsWith('#'));
+    expect(comments).toContain('# note: a note that tries a second line');
+    const [row] = parse(text, { comment: '#', columns: true }) as Record<string, string>[];
+    expect(Object.keys(row!)).toEqual([...CSV_COLUMNS]);
+    expect(row).toMatchObject({
+      key: 't,1',
+      tokens_sum: '',
+      tokens_reported: '0',
+      tool_uses_sum: '0',
+      lower_bound: 'true',
+    });
+  });
+
+  it.each([
+    [true, {}, true],
+    [true, { NO_COLOR: '1' }, false],
+    [true, { NO_COLOR: '' }, true],
+    [false, {}, false],
+    [undefined, {}, false],
+  ])('colour on a TTY=%s with env %j: %s', (isTTY, env, expected) => {
+    expect(wantsColor({ isTTY }, env)).toBe(expected);
+  });
+});
