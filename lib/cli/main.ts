@@ -86,7 +86,17 @@ Options:
   -h, --help              this text
 
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
-frames on the dead-letter queue).`;
+frames on the dead-letter queue).
+
+Reading the output (each field: README "Reading the output"):
+  health   status healthy | shortfall (messages without a row) | silent (no row observed since
+           activation) | not_activated (run migrate); excess: row keys with no message (never
+           alarms); collisions: rows beyond the first per (task_session_id, tool_call_id);
+           checkpoint (not moved): nothing new verified (a shortfall holds it)
+  ingest   attempted = skipped_no_identity + persisted + failed; invalid: parked on the dead-letter
+           queue; orphaned: its session was deleted (acknowledged); system_error: the database
+           failed (the frame stays on the queue)
+  --json   stdout holds the JSON alone (through npm: npm run --silent cli -- … --json)`;
 
 /** `--statement-timeout`: a positive number of seconds (a bound is always kept, R2-5). */
 function statementTimeoutSeconds(raw: string | undefined): number {
