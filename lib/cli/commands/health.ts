@@ -32,7 +32,10 @@ export function renderHealth(report: HealthReport): string {
           ['recent traffic', `${report.recent.from} … ${report.recent.to} (also compared; the checkpoint is behind)`],
         ] as const)),
     ['shortfall', report.shortfall],
-    ['excess', explained(report.excess, 'row keys since capture_since with no subagent message; reported, never alarms')],
+    [
+      'excess',
+      explained(report.excess, 'row keys since capture_since with no subagent message; reported, never alarms'),
+    ],
     ['collisions', explained(report.collisions, 'rows beyond the first for one (task_session_id, tool_call_id) key')],
     ['last observed', report.lastObservedAt],
     ['capture_since', report.captureSince],
