@@ -6,7 +6,7 @@ import type { Dialect } from '../lib/db/dialect/dialect.js';
 import { parseFrame } from '../lib/frame/parse.js';
 import { normalizeFrame } from '../lib/normalize.js';
 import type { SubagentWrite } from '../lib/row.js';
-import { upsertSql } from '../lib/store/upsert.js';
+import { upsertSqlFrom } from '../lib/store/upsert.js';
 
 /**
  * The obvious design the ingest is compared with, the original in-process writer's: for each
@@ -38,15 +38,14 @@ export function createBaselineWriter(db: () => Database): (event: SQSEvent) => P
 
 const sqlByDialect = new Map<string, string>();
 
-/** The shared upsert with its multi-row source replaced by one VALUES row (`$1…$n`, column order). */
+/**
+ * The shared upsert with its multi-row source replaced by one VALUES row (`$1…$n`, column order)
+ * and its side document (a key's summary beyond the folded row) after it: `{}`, one frame needs none.
+ */
 function singleRowUpsert(dialect: Dialect): string {
   let sql = sqlByDialect.get(dialect.name);
   if (!sql) {
-    const batched = upsertSql(dialect);
-    const source = dialect.selectRows(COLUMNS);
-    if (!batched.includes(source))
-      throw new Error('lib/store/upsert.ts no longer selects from dialect.selectRows; update the baseline');
-    sql = batched.replace(source, `VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`);
+    sql = upsertSqlFrom(dialect, `VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`, COLUMNS.length + 1);
     sqlByDialect.set(dialect.name, sql);
   }
   return sql;
@@ -58,8 +57,9 @@ function bindRow(dialect: Dialect, write: SubagentWrite): unknown[] {
     id: randomUUID(),
     updated_at: dialect.encodeTimestamp(write.last_observed_at),
   };
-  return COLUMNS.map(({ name }) => {
+  const row = COLUMNS.map(({ name }) => {
     const value = name in special ? special[name] : write[name as keyof SubagentWrite];
     return typeof value === 'bigint' ? dialect.encodeTimestamp(value) : value;
   });
+  return [...row, '{}'];
 }

@@ -2,6 +2,7 @@ import { generateHostStore, type HostStoreSummary } from '../local/generate-host
 import { createHostSchema } from '../local/host-schema.js';
 import { type BackfillFigures, benchBackfill } from './backfill.js';
 import { benchHealth, type HealthFigures } from './health.js';
+import { benchPageOnStore, type PageFigures } from './page.js';
 import { benchReportQuery, type ReportQueryFigures } from './report-query.js';
 import { timed } from './stats.js';
 import type { BenchTarget } from './targets.js';
@@ -13,6 +14,8 @@ export interface HostStoreFigures {
   generateMs: number;
   backfill: BackfillFigures;
   health: HealthFigures;
+  /** the report page of this store (report --html; docs/page.md#size) */
+  page: PageFigures;
   /** `report --json` on the same store (docs/report.md) */
   report: ReportQueryFigures;
 }
@@ -51,7 +54,13 @@ export async function benchHostStore(
         `the report counts ${report.totals.subagents} subagents, the store has ${summary.qualifyingKeys} rows`,
       );
     }
-    return { target: target.name, summary, generateMs: generated.ms, backfill, health, report };
+    // the page as `report --html` builds and renders it, on the same pool (docs/page.md#size)
+    const page = await benchPageOnStore(
+      pool,
+      `${target.name}, ${summary.messages.toLocaleString('en-US')} messages`,
+      plan.runs,
+    );
+    return { target: target.name, summary, generateMs: generated.ms, backfill, health, report, page };
   } finally {
     await bench.dispose();
   }

@@ -42,7 +42,7 @@ export interface IngestFigures {
   /** distinct rows the stream produces, and frames per row */
   rows: number;
   framesPerRow: number;
-  /** the two designs left the same table (ids and updated_at aside) */
+  /** the designs left the same table (ids aside) */
   sameTable: boolean;
   /** mean SQS message body size, bytes (for the cost model) */
   meanBodyBytes: number;
@@ -200,9 +200,9 @@ async function clearTable(db: Database): Promise<void> {
   await db.query('VACUUM');
 }
 
-/** The table's content without the generated id and the writer's clock. */
+/** The table's content without the generated id (updated_at is the row's newest observation, R3-1). */
 async function tableFingerprint(db: Database): Promise<string> {
-  const rows = (await readAll(db)).map(({ id: _id, updated_at: _updatedAt, ...rest }) => rest);
+  const rows = (await readAll(db)).map(({ id: _id, ...rest }) => rest);
   rows.sort((a, b) =>
     JSON.stringify([a.task_session_id, a.agent_execution_id, a.tool_call_id]) <
     JSON.stringify([b.task_session_id, b.agent_execution_id, b.tool_call_id])

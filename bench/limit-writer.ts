@@ -6,15 +6,12 @@ import type { SubagentWrite } from '../lib/row.js';
 import { type PreparedStatement, prepareBatch } from '../lib/store/write.js';
 
 /**
- * The database's own limit for the handler's work: the same rows (parsed, normalized, in rounds by
- * conflict key, ids and updated_at bound: lib/store/write.ts prepareBatch, the handler's own
- * statements) prepared before timing, so only the `INSERT … SELECT FROM unnest(…) ON CONFLICT`
- * statements are timed (one per round; when there are several, in one transaction sent as one
- * pipeline on PostgreSQL, lib/store/write.ts runPrepared, as the handler does), issued straight
- * through the same driver and connection. Since R2-7 the handler cannot fold a key's frames into
- * one row (an older frame only fills NULLs, which depends on the stored row), so the limit is not
- * pre-folded either: it does exactly the database work the handler does. Whatever the handler
- * spends above this is its own work.
+ * The database's own limit for the handler's work: the same rows (parsed, normalized, folded to
+ * one row per conflict key with the key's summary, ids bound: lib/store/write.ts prepareBatch, the
+ * handler's own statement) prepared before timing, so only the one `INSERT … SELECT … ON CONFLICT`
+ * statement per batch is timed, issued straight through the same driver and connection. Whatever
+ * the handler spends above this is its own work (JSON.parse, the frame's schema, normalizing,
+ * folding, binding, metrics).
  */
 export function prepareLimitBatch(db: Database, event: SQSEvent): PreparedStatement[] {
   const writes: SubagentWrite[] = [];

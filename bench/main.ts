@@ -3,9 +3,11 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 import { benchColdStart, type ColdStartFigures } from './cold-start.js';
+import { benchExport, type ExportFigures } from './export.js';
 import { benchHostStore, type HostStoreFigures } from './host-store.js';
 import { benchIngest, type HandlerFactory, type IngestFigures } from './ingest.js';
 import { machineFacts } from './machine.js';
+import { benchPageDocument, type PageFigures } from './page.js';
 import { planFromEnv } from './plan.js';
 import { silentMetrics } from './quiet.js';
 import { renderReport } from './report.js';
@@ -39,6 +41,7 @@ const deployed = readServerlessConfig();
 const targets = await startTargets();
 const ingest: IngestFigures[] = [];
 const stores: HostStoreFigures[] = [];
+const exports: ExportFigures[] = [];
 let coldStart: ColdStartFigures[] = [];
 try {
   for (const target of targets) {
@@ -65,6 +68,19 @@ try {
       );
       stores.push(figures);
     }
+    if (wants('export')) {
+      log(`otlp export ${target.name}: ${plan.exportRows} rows, ${plan.exportRuns} runs per protocol`);
+      for (const figures of await benchExport(target, {
+        rows: plan.exportRows,
+        runs: plan.exportRuns,
+        protocols: ['http/protobuf', 'http/json'],
+      })) {
+        log(
+          `  ${figures.protocol}: ${Math.round(figures.spansPerSecond)} spans/s (${figures.spans} spans in ${(figures.wallMs / 1000).toFixed(2)} s)`,
+        );
+        exports.push(figures);
+      }
+    }
   }
 } finally {
   for (const target of targets) await target.stop();
@@ -74,6 +90,12 @@ if (wants('cold-start')) {
     `cold start: bundling ${Object.keys(deployed.entries).join(', ')} and loading each ${plan.coldStartRuns}× in a fresh node`,
   );
   coldStart = await benchColdStart(deployed, plan.coldStartRuns);
+}
+let pageDocument: PageFigures | undefined;
+if (wants('page')) {
+  log('page: rendering a generated 100k-subagent document');
+  pageDocument = await benchPageDocument(plan.hostStoreRuns);
+  log(`  ${pageDocument.bytes} bytes in ${Math.round(pageDocument.renderMs)} ms`);
 }
 const totalSeconds = (performance.now() - started) / 1000;
 // The heavy health-at-scale section (npm run bench -- health) is kept from the previous file.
@@ -88,7 +110,9 @@ writeFileSync(
     targets: targets.map((t) => ({ name: t.name, label: t.label })),
     ingest,
     stores,
+    exports,
     coldStart,
+    pageDocument,
     totalSeconds,
   }) + kept,
 );

@@ -7,12 +7,15 @@ export interface BenchPlan {
   /** messages in the generated host store, per PostgreSQL flavour and SQLite */
   messages: { postgres: number; pglite: number; sqlite: number };
   hostStoreRuns: number;
+  /** rows the OTLP export benchmark exports, and its runs */
+  exportRows: number;
+  exportRuns: number;
   coldStartRuns: number;
   only: Set<string> | undefined;
   out: string;
 }
 
-export const SECTIONS = ['ingest', 'host-store', 'cold-start'] as const;
+export const SECTIONS = ['ingest', 'host-store', 'export', 'cold-start', 'page'] as const;
 
 export function planFromEnv(env: NodeJS.ProcessEnv = process.env): BenchPlan {
   const scale = positive(env.BENCH_SCALE, 1);
@@ -40,6 +43,8 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): BenchPlan {
       sqlite: messages ?? sized(1_000_000),
     },
     hostStoreRuns: Math.round(positive(env.BENCH_STORE_RUNS, 3)),
+    exportRows: sized(100_000),
+    exportRuns: Math.round(positive(env.BENCH_EXPORT_RUNS, 3)),
     coldStartRuns: Math.round(positive(env.BENCH_COLD_RUNS, 5)),
     only,
     out: env.BENCH_OUT || 'BENCHMARKS.md',

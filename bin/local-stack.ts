@@ -10,7 +10,8 @@ const USAGE = `Usage: npm start -- [options]
 
 Runs the whole pipeline locally with nothing else running: embedded PostgreSQL (PGlite) behind
 the Neon driver, an SQS emulator, a generated host store, migrate, a live frame stream through
-producer → FIFO queue → poller → ingest, and health; then prints a checked summary.
+producer → FIFO queue → poller → ingest, and health; writes the report page (report --html) to a
+path it prints; then prints a checked summary.
 
 Options:
   --database-url <url>  an EMPTY postgres://… database instead of the embedded one
@@ -18,6 +19,9 @@ Options:
   --messages <n>        messages in the generated host store (default 4000)
   --live <n>            new subagent invocations in the live stream (default 120)
   --seed <n>            generator seed (default 1)
+  --page <file>         where to write the report page (default .local/report-page.html)
+  --otlp-demo           then export the store as OTLP traces to a receiver started here and
+                        print the span count (docs/otlp.md)
   --json                print the result as JSON instead of tables
 Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise.`;
 
@@ -36,7 +40,9 @@ async function main(): Promise<number> {
       messages: { type: 'string' },
       live: { type: 'string' },
       seed: { type: 'string' },
+      page: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'otlp-demo': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -69,7 +75,9 @@ async function main(): Promise<number> {
     messages: number('messages', values.messages, 1),
     live: number('live', values.live),
     seed: number('seed', values.seed),
+    page: values.page,
     progress: process.stderr,
+    otlpDemo: values['otlp-demo'],
   });
   process.stdout.write(
     values.json

@@ -93,6 +93,13 @@ export const PRODUCER_DEFAULTS = Object.freeze({
   dropLogIntervalMs: 60_000,
 });
 
+/**
+ * The page (`report --html`, docs/page.md): fan-out trees for at most this many of the most recent
+ * turns, and at most this many task rows, so a large store's page stays small (R3-9: 100k rows
+ * stay under 2 MB). `--trees N` and `--limit N` choose fewer or more.
+ */
+export const PAGE_DEFAULTS = Object.freeze({ trees: 50, tasks: 200 });
+
 /** OTLP export (docs/otlp.md): the bounds of one run, the CLI's and the scheduled function's alike. */
 export const EXPORT_DEFAULTS = Object.freeze({
   /** spans per OTLP request at most (a collector's usual limit is a few MB; a span here is < 1 KB) */
@@ -101,6 +108,12 @@ export const EXPORT_DEFAULTS = Object.freeze({
   pageTurns: 500,
   /** a turn is exported once its newest write is this old (a late commit cannot land behind the position) */
   settleSeconds: 60,
+  /**
+   * a resumed export starts this far before its position (R3-1: a row's updated_at is its newest
+   * observation, so a frame delivered late lands behind it by up to the queue's delay): the
+   * health grace, the delay the pipeline already budgets for (docs/otlp.md#incremental-export)
+   */
+  lookbackSeconds: 900,
   /** one request's bound, the SDK's own retries (429, 502, 503, 504) included */
   requestTimeoutMs: 10_000,
   /** further attempts of a request that still failed retryably (other 5xx, timeouts, connection errors) */

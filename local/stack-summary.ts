@@ -52,7 +52,29 @@ export function renderStackSummary(result: LocalStackResult): string {
     section('ingest counters', renderCounters(result.totals)),
     section('dead-letter queue', renderDeadLetters(result.deadLetters)),
     section('health', renderHealth(result.health)),
+    ...(result.otlp
+      ? [
+          section(
+            'OTLP export (--otlp-demo)',
+            renderFacts([
+              ['endpoint', result.otlp.endpoint],
+              ['spans received', result.otlp.received],
+              ['traces (turns)', result.otlp.traces],
+              ['invoke_agent spans', result.otlp.subagentSpans],
+              ['requests', result.otlp.requests],
+            ]),
+          ),
+        ]
+      : []),
     section('report (subagent-context report --by task --limit 5)', renderReportTable(result.report, { color: false })),
+    section(
+      'report page (open it in a browser)',
+      renderFacts([
+        ['file', result.page.path],
+        ['size', `${result.page.bytes} bytes`],
+        ['rendered in', `${result.page.renderMs} ms`],
+      ]),
+    ),
     section(
       'expected vs got',
       renderTable(

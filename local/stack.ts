@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { type DeadLetter, groupDeadLetters } from '../lib/cli/dead-letters.js';
 import type { IngestTotals } from '../lib/cli/ingest-totals.js';
@@ -7,7 +9,7 @@ import { TABLE } from '../lib/columns.js';
 import { checkDatabaseUrl } from '../lib/config/database-url.js';
 import type { Database } from '../lib/db/database.js';
 import { openDatabase } from '../lib/db/open.js';
-import { SERVICE_NAME } from '../lib/defaults.js';
+import { PAGE_DEFAULTS, SERVICE_NAME } from '../lib/defaults.js';
 import { runHealthCheck } from '../lib/health/check.js';
 import type { HealthReport } from '../lib/health/report.js';
 import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
@@ -15,6 +17,7 @@ import { createFrameProducer, type ProducerStats } from '../lib/producer/produce
 import { redactText } from '../lib/redact.js';
 import { buildReport } from '../lib/report/build.js';
 import type { ReportDocument } from '../lib/report/document.js';
+import { renderHtml } from '../lib/report/render/html.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, formatRfc3339, nowMicros, parseStoredTimestamp } from '../lib/time.js';
 import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
@@ -27,6 +30,7 @@ import {
   type LivePlan,
   planLiveStream,
 } from './live-stream.js';
+import { type OtlpDemoResult, runOtlpDemo } from './otlp-demo.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './pglite-server.js';
 import { startLocalPipeline } from './pipeline.js';
 
@@ -42,6 +46,22 @@ export interface LocalStackOptions {
   wsProxy?: string;
   /** progress lines */
   progress: ProgressStream;
+  /** where the report page goes (`report --html`, docs/page.md); default .local/report-page.html */
+  page?: string;
+  /** then export the store to an OTLP receiver started here (docs/otlp.md#demo-and-benchmark) */
+  otlpDemo?: boolean;
+}
+
+/** The default of LocalStackOptions.page, under the git-ignored .local/. */
+export const DEFAULT_PAGE = '.local/report-page.html';
+
+export interface PageWritten {
+  /** absolute path of the page */
+  path: string;
+  bytes: number;
+  renderMs: number;
+  /** the page's own subagents figure (the report's totals) */
+  subagents: number;
 }
 
 export interface Check {
@@ -67,6 +87,9 @@ export interface LocalStackResult {
   deadLetters: DeadLetter[];
   health: HealthReport;
   rows: RowsBy[];
+  page: PageWritten;
+  /** with `otlpDemo` */
+  otlp?: OtlpDemoResult;
   /** `subagent-context report --by task --limit 5` of what was captured (R3-5) */
   report: ReportDocument;
   checks: Check[];
@@ -138,6 +161,9 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     const deadLetters = await pipeline.deadLetters();
     await pipeline.stop();
     const rows = await rowsBySourceAndStatus(db);
+    say('report --html: the page…');
+    const page = await writePage(db, options.page ?? DEFAULT_PAGE);
+    say(`  ${page.path} (${page.bytes} bytes, rendered in ${page.renderMs} ms)`);
     say('report…');
     const report = await buildReport(db, { by: 'task', limit: 5, graceSeconds: 0 });
     const checks = buildChecks({
@@ -151,6 +177,16 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       report,
       asyncWithMetrics: await asyncLaunchedWithMetrics(db),
     });
+    let otlp: OtlpDemoResult | undefined;
+    if (options.otlpDemo) {
+      say('OTLP export to a local receiver…');
+      otlp = await runOtlpDemo(db);
+      const check = (name: string, expected: number, got: number) =>
+        checks.push({ name, expected, got, ok: expected === got });
+      check('OTLP spans received = sent', otlp.sent, otlp.received);
+      check('OTLP invoke_agent spans = settled rows', otlp.settledRows, otlp.subagentSpans);
+      check('OTLP root spans = traces', otlp.traces, otlp.received - otlp.subagentSpans);
+    }
     return {
       database,
       store,
@@ -166,6 +202,8 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       deadLetters,
       health,
       rows,
+      page,
+      otlp,
       report,
       checks,
       ok: checks.every((c) => c.ok),
@@ -218,6 +256,18 @@ async function streamLive(db: Database, plan: LivePlan, logger: Logger, say: (li
   await pipeline.poller.drain({ timeoutMs: 120_000 });
   show();
   return { producer: producer.stats, pipeline };
+}
+
+/** The page of the whole store, as `report --html` writes it (the same builder and renderer). */
+async function writePage(db: Database, file: string): Promise<PageWritten> {
+  const doc = await buildReport(db, { by: 'task', pageData: true, trees: PAGE_DEFAULTS.trees, graceSeconds: 0 });
+  const started = performance.now();
+  const html = renderHtml(doc);
+  const renderMs = Math.round(performance.now() - started);
+  const path = resolve(file);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, html);
+  return { path, bytes: Buffer.byteLength(html), renderMs, subagents: doc.totals.subagents };
 }
 
 async function requireEmpty(db: Database): Promise<void> {

@@ -52,6 +52,9 @@ describe('lib/defaults.ts is the one place for defaults', () => {
     ['functions.ingest.events.sqs.batchSize', D.INGEST_BATCH_SIZE],
     ['functions.health.timeout', D.HEALTH_TIMEOUT_SECONDS],
     ['functions.migrate.timeout', D.MIGRATE_TIMEOUT_SECONDS],
+    ['params.default.exportSchedule', D.EXPORT_SCHEDULE],
+    ['params.default.exportEnabled', false],
+    ['functions.export.timeout', D.EXPORT_TIMEOUT_SECONDS],
   ])('serverless.yml %s = %s', (path, expected) => {
     expect(value(path)).toBe(String(expected));
   });

@@ -6,6 +6,7 @@ import {
   EXPORT_DEFAULTS,
   HEALTH_CONFIRM_DELAY_SECONDS,
   HEALTH_GRACE_SECONDS,
+  PAGE_DEFAULTS,
   STATEMENT_TIMEOUT_SECONDS,
 } from '../defaults.js';
 import { OtlpConfigError, resolveOtlpTarget } from '../export/otlp/config.js';
@@ -69,6 +70,9 @@ Options:
                           key or last_observed_at
   --limit <n>             report: the first <n> groups only
   --trees <n>             report --json: also the fan-out trees of the <n> most recent turns
+                          (--html: default ${PAGE_DEFAULTS.trees})
+  --html <file>           report: also write one self-contained HTML page there: completeness,
+                          charts, tasks, fan-out trees (docs/page.md)
   --csv                   report: CSV (one row per group; completeness as # lines on top)
   --otlp <url>            export: the collector (a bare origin gets /v1/traces; default
                           OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces)
@@ -78,6 +82,8 @@ Options:
                           by default a row is exported once it settled
   --batch-spans <n>       export: spans per request at most (default ${EXPORT_DEFAULTS.batchSpans})
   --settle-seconds <n>    export: only turns whose newest write is this old (default ${EXPORT_DEFAULTS.settleSeconds})
+  --lookback-seconds <n>  export: a resumed run starts this far before its position, so a frame
+                          delivered late is not missed (default ${EXPORT_DEFAULTS.lookbackSeconds}; turns in it are sent again, same ids)
   --position-key <key>    export: the kandev_meta key of the position (default ${POSITION_KEY})
   --restart               export: from the first turn again (same ids), then move the position
   --no-position           export: neither read nor move the position
@@ -154,9 +160,11 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         limit: { type: 'string' },
         trees: { type: 'string' },
         csv: { type: 'boolean', default: false },
+        html: { type: 'string' },
         'open-spans': { type: 'boolean', default: false },
         'batch-spans': { type: 'string' },
         'settle-seconds': { type: 'string' },
+        'lookback-seconds': { type: 'string' },
         'position-key': { type: 'string' },
         restart: { type: 'boolean', default: false },
         'no-position': { type: 'boolean', default: false },
@@ -271,6 +279,12 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
               '--settle-seconds',
               values['settle-seconds'],
               EXPORT_DEFAULTS.settleSeconds,
+              false,
+            ),
+            lookbackSeconds: positiveFlag(
+              '--lookback-seconds',
+              values['lookback-seconds'],
+              EXPORT_DEFAULTS.lookbackSeconds,
               false,
             ),
             position: !keep ? 'none' : values.restart ? 'restart' : 'resume',

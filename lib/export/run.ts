@@ -1,8 +1,8 @@
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Queryable } from '../db/database.js';
-import { SERVICE_NAME } from '../defaults.js';
-import { type ChangedTurn, readChangedTurns, type TurnPosition } from '../report/trees.js';
+import { EXPORT_DEFAULTS, SERVICE_NAME } from '../defaults.js';
+import { listChangedTurns, readTurnsAt, type TreeFilter, type TurnPosition } from '../report/trees.js';
 import { type Micros, nowMicros } from '../time.js';
 import { describeEndpoint } from './otlp/config.js';
 import { type SpanOptions, turnSpans } from './otlp/spans.js';
@@ -16,6 +16,9 @@ import { positionText, readPosition, writePosition } from './position.js';
  * sent whole (its root and every exportable row, the same ids every time), so a turn that gains a
  * settled row later is simply sent again.
  */
+
+/** Pages of turn keys one key listing reads ahead. */
+const LIST_PAGES = 20;
 
 export interface ExportOptions {
   /** rows observed at or after / before (R3-5's filters) */
@@ -31,12 +34,20 @@ export interface ExportOptions {
   pageTurns: number;
   /** only turns whose newest write is at least this old: a late commit cannot land behind the position */
   settleSeconds: number;
+  /**
+   * a resumed run starts this far before its position: under R3-1 a row's updated_at is the
+   * observation instant of its newest frame, so a frame delivered late lands up to the queue's
+   * delay behind it; turns in the window are sent again (same ids). Default: the health grace.
+   */
+  lookbackSeconds?: number;
   /** `resume`: from the stored position, moving it; `restart`: from the start, moving it; `none`: neither */
   position: 'resume' | 'restart' | 'none';
   positionKey: string;
   /** OTEL_SERVICE_NAME, else subagent-context */
   serviceName?: string;
   now?: () => Micros;
+  /** checked before each page: false stops the run there (its position is already stored) */
+  keepGoing?: () => boolean;
 }
 
 export interface ExportSummary {
@@ -44,6 +55,8 @@ export interface ExportSummary {
   turns: number;
   spans: number;
   requests: number;
+  /** false: stopped early (keepGoing), more turns may be waiting */
+  complete: boolean;
   /** the stored position before and after (null: none) */
   position: { before: string | null; after: string | null; key: string | null };
 }
@@ -72,6 +85,7 @@ export async function runExport(
     turns: 0,
     spans: 0,
     requests: 0,
+    complete: true,
     position: { before, after: before, key: keep ? options.positionKey : null },
   };
 
@@ -89,34 +103,46 @@ export async function runExport(
     summary.position.after = positionText(next);
   };
 
+  const filter: TreeFilter = {
+    since: options.since,
+    until: options.until,
+    task: options.task,
+    session: options.session,
+  };
+  // Keys first (a cheap GROUP BY, no row bodies), many pages' worth at once; then each page's
+  // rows by key, so every row is read once per export.
+  const listTurns = options.pageTurns * LIST_PAGES;
+  const lookback = BigInt(Math.round((options.lookbackSeconds ?? EXPORT_DEFAULTS.lookbackSeconds) * 1e6));
+  let first = true;
   for (;;) {
-    const page: ChangedTurn[] = await readChangedTurns(db, {
-      since: options.since,
-      until: options.until,
-      task: options.task,
-      session: options.session,
-      order: 'changed',
-      after: position,
-      changedUntil,
-      limit: options.pageTurns,
-    });
-    let batch: ReadableSpan[] = [];
-    let batchEnd: TurnPosition | undefined;
-    for (const turn of page) {
-      const spans = turnSpans(turn.tree, make);
-      if (spans.length > 0) summary.turns++;
-      if (batch.length > 0 && batch.length + spans.length > options.batchSpans) {
-        await send(batch);
-        await accept(batchEnd!);
-        batch = [];
+    const from = first && position !== undefined ? { changedAfter: position.changed - lookback } : { after: position };
+    first = false;
+    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
+    for (let at = 0; at < keys.length; at += options.pageTurns) {
+      if (options.keepGoing && !options.keepGoing()) {
+        summary.complete = false;
+        return summary;
       }
-      batch.push(...spans);
-      batchEnd = turn.position;
+      const page = await readTurnsAt(db, keys.slice(at, at + options.pageTurns), filter);
+      let batch: ReadableSpan[] = [];
+      let batchEnd: TurnPosition | undefined;
+      for (const turn of page) {
+        const spans = turnSpans(turn.tree, make);
+        if (spans.length > 0) summary.turns++;
+        if (batch.length > 0 && batch.length + spans.length > options.batchSpans) {
+          await send(batch);
+          await accept(batchEnd!);
+          batch = [];
+        }
+        batch.push(...spans);
+        batchEnd = turn.position;
+      }
+      if (batch.length > 0) await send(batch);
+      // The page's last turns may have had nothing to send (all unsettled, or gone): still past them.
+      const pageEnd = keys[Math.min(at + options.pageTurns, keys.length) - 1]!;
+      await accept(pageEnd);
     }
-    if (batch.length > 0) await send(batch);
-    // The page's last turns may have had nothing to send (all unsettled): still past them.
-    if (batchEnd !== undefined) await accept(batchEnd);
-    if (page.length < options.pageTurns) break;
+    if (keys.length < listTurns) break;
   }
   return summary;
 }

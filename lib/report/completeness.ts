@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/database.js';
-import { DatabaseError } from '../db/errors.js';
 import { CheckpointError, readCheckpoint } from '../health/checkpoint.js';
 import { shortfallSql, windowShortfallSql } from '../health/queries.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
+import { forReading, NotMigratedError, type ReadingConnection } from '../store/reading.js';
 import { formatCanonical, formatRfc3339, type Micros, parseStoredTimestamp } from '../time.js';
 import type { Completeness } from './document.js';
 
@@ -75,23 +75,24 @@ export async function readShortfall(db: Queryable, keys: ActivationKeys, cutoff:
   if (captureSince === undefined) return unchecked([]);
   const from = verifiedThrough !== undefined && verifiedThrough > captureSince ? verifiedThrough : captureSince;
   if (cutoff <= from) return { shortfall: { open: false, count: 0, checked: true }, missing: [], notes: [] };
-  const { dialect } = db;
+  // R3-3: a store the host activated itself has nothing of ours; host metadata is read with what
+  // the store supports (lib/store/reading.ts), and where nothing does, the shortfall is a note.
+  let reader: ReadingConnection;
+  try {
+    reader = await forReading(db);
+  } catch (err) {
+    if (!(err instanceof NotMigratedError)) throw err;
+    return unchecked([`the shortfall was not computed: ${err.message}.`]);
+  }
+  const { dialect } = reader;
   const [sql, params] =
     verifiedThrough === undefined
       ? [shortfallSql(dialect), [formatCanonical(captureSince), formatCanonical(cutoff)]]
       : [windowShortfallSql(dialect), [formatCanonical(captureSince), formatCanonical(from), formatCanonical(cutoff)]];
-  let rows: { task_session_id: string; tool_call_id: string; total: number | string }[];
-  try {
-    rows = await db.query(sql, params);
-  } catch (err) {
-    // A store the host activated itself has no guarded JSON reader of ours yet (R3-3).
-    if (err instanceof DatabaseError && err.sqlstate === '42883') {
-      return unchecked([
-        'the shortfall was not computed: this store lacks the JSON reader `subagent-context migrate` adds (a store the host activated itself); run migrate.',
-      ]);
-    }
-    throw err;
-  }
+  const rows = await reader.query<{ task_session_id: string; tool_call_id: string; total: number | string }>(
+    sql,
+    params,
+  );
   const count = Number(rows[0]?.total ?? 0);
   return {
     shortfall: { open: count > 0, count, checked: true },

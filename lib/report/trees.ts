@@ -1,11 +1,11 @@
 import { TABLE } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
-import { formatCanonical, type Micros, parseStoredTimestamp } from '../time.js';
+import { formatCanonical, formatRfc3339, type Micros, parseStoredTimestamp } from '../time.js';
 import type { TreeNode, TurnTree } from './document.js';
 
 /*
- * The fan-out tree reader of the shared query layer (docs/report.md, R3-9, R3-10): one
+ * The fan-out tree reader of the shared query layer (docs/report.md, R3-9, R3-10, docs/otlp.md): one
  * catalog read and one statement give every selected turn with its rows; nesting happens here, in
  * memory, over rows already read (never a query per row). The report's `--trees N`, the page and
  * the OTLP export all read trees through this file.
@@ -40,6 +40,8 @@ export interface TreeFilter {
   order?: 'recent' | 'changed';
   /** `changed` order: only turns after this position */
   after?: TurnPosition;
+  /** `changed` order: only turns whose newest updated_at is after this instant (a lookback start) */
+  changedAfter?: Micros;
   /**
    * `changed` order: only turns whose newest updated_at is at or before this instant (a settle
    * lag: a write that commits late cannot land behind a position already stored).
@@ -88,64 +90,129 @@ interface Statement {
   params: unknown[];
 }
 
-function treeStatement(db: Queryable, filter: TreeFilter, host: { started: boolean; completed: boolean }): Statement {
-  const d = db.dialect;
+/** Binds parameters in order: `$n` for values, the dialect's cast for instants. */
+function binder(db: Queryable) {
   const params: unknown[] = [];
-  const bindTime = (us: Micros) => {
-    params.push(formatCanonical(us));
-    return d.timestampParam(params.length);
+  return {
+    params,
+    time: (us: Micros) => {
+      params.push(formatCanonical(us));
+      return db.dialect.timestampParam(params.length);
+    },
+    value: (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    },
   };
-  const bind = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  const where: string[] = [];
-  if (filter.since !== undefined) where.push(`${d.comparable('observed_at')} >= ${bindTime(filter.since)}`);
-  if (filter.until !== undefined) where.push(`${d.comparable('observed_at')} < ${bindTime(filter.until)}`);
-  if (filter.task !== undefined) where.push(`task_id = ${bind(filter.task)}`);
-  if (filter.session !== undefined) where.push(`task_session_id = ${bind(filter.session)}`);
+}
 
-  const changedOrder = filter.order === 'changed';
+/** R3-5's row filters (observed_at, task, session) as conditions on the table's columns. */
+function rowConditions(db: Queryable, filter: TreeFilter, bind: ReturnType<typeof binder>, alias = ''): string[] {
+  const d = db.dialect;
+  const where: string[] = [];
+  const observed = d.comparable(`${alias}observed_at`);
+  if (filter.since !== undefined) where.push(`${observed} >= ${bind.time(filter.since)}`);
+  if (filter.until !== undefined) where.push(`${observed} < ${bind.time(filter.until)}`);
+  if (filter.task !== undefined) where.push(`${alias}task_id = ${bind.value(filter.task)}`);
+  if (filter.session !== undefined) where.push(`${alias}task_session_id = ${bind.value(filter.session)}`);
+  return where;
+}
+
+const whereClause = (conditions: readonly string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
+
+/** The row columns a node needs, `r.`-qualified where the statement joins. */
+function rowSelect(db: Queryable, alias: string): string {
+  const d = db.dialect;
+  const q = (c: string) => `${alias}${c}`;
+  return [
+    ...ROW_COLUMNS.filter((c) => c !== 'parent_tool_call_id').map(q),
+    `NULLIF(${q('parent_tool_call_id')}, '') AS parent_tool_call_id`,
+    `COALESCE(${q('turn_id')}, '') AS turn_key`,
+    `${d.comparable(q('observed_at'))} AS observed_c`,
+  ].join(', ');
+}
+
+/** Host times are read raw and parsed in JavaScript: the host's SQLite text may carry any offset. */
+function hostTimes(host: { started: boolean; completed: boolean }): string {
+  return `${host.started ? 'h.started_at' : 'NULL'} AS host_started_at, ${host.completed ? 'h.completed_at' : 'NULL'} AS host_completed_at`;
+}
+
+/** `recent` order (the report's `--trees N`): one statement, newest first turn first. */
+function recentStatement(db: Queryable, filter: TreeFilter, host: { started: boolean; completed: boolean }): Statement {
+  const bind = binder(db);
+  const where = rowConditions(db, filter, bind);
+  const limit = filter.limit === undefined ? '' : `WHERE turn_rank <= ${bind.value(filter.limit)}`;
+  const sql = `WITH r AS (
+  SELECT ${rowSelect(db, '')} FROM ${TABLE}${whereClause(where)}
+), w AS (
+  SELECT r.*, MIN(observed_c) OVER (PARTITION BY task_session_id, turn_key) AS turn_first FROM r
+), ranked AS (
+  SELECT w.*, DENSE_RANK() OVER (ORDER BY turn_first DESC, task_session_id, turn_key) AS turn_rank FROM w
+)
+SELECT ranked.*, ${hostTimes(host)}
+FROM ranked LEFT JOIN task_session_turns h ON h.id = ranked.turn_id AND h.task_session_id = ranked.task_session_id
+${limit}
+ORDER BY turn_rank, observed_c, tool_call_id, agent_execution_id`;
+  return { sql, params: bind.params };
+}
+
+/**
+ * `changed` order, step 1: the next turns' keys and positions (one GROUP BY over the filtered
+ * rows, no row bodies), so an export reads each row once however many pages it sends.
+ */
+function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
+  const d = db.dialect;
+  const bind = binder(db);
+  const where = rowConditions(db, filter, bind);
   const turnWhere: string[] = [];
-  if (changedOrder && filter.after) {
-    const changed = bindTime(filter.after.changed);
-    const session = bind(filter.after.task_session_id);
-    const turn = bind(filter.after.turn_key);
+  if (filter.after) {
+    const changed = bind.time(filter.after.changed);
+    const session = bind.value(filter.after.task_session_id);
+    const turn = bind.value(filter.after.turn_key);
     turnWhere.push(
       `(turn_changed > ${changed} OR (turn_changed = ${changed} AND (task_session_id > ${session} OR (task_session_id = ${session} AND turn_key > ${turn}))))`,
     );
   }
-  if (changedOrder && filter.changedUntil !== undefined)
-    turnWhere.push(`turn_changed <= ${bindTime(filter.changedUntil)}`);
-  const rank = changedOrder ? 'turn_changed, task_session_id, turn_key' : 'turn_first DESC, task_session_id, turn_key';
-  const limit = filter.limit === undefined ? '' : `WHERE turn_rank <= ${bind(filter.limit)}`;
+  if (filter.changedAfter !== undefined) turnWhere.push(`turn_changed > ${bind.time(filter.changedAfter)}`);
+  if (filter.changedUntil !== undefined) turnWhere.push(`turn_changed <= ${bind.time(filter.changedUntil)}`);
+  const limit = filter.limit === undefined ? '' : ` LIMIT ${bind.value(filter.limit)}`;
+  const sql = `SELECT task_session_id, turn_key, turn_changed FROM (
+  SELECT task_session_id, COALESCE(turn_id, '') AS turn_key, MAX(${d.comparable('updated_at')}) AS turn_changed
+  FROM ${TABLE}${whereClause(where)}
+  GROUP BY task_session_id, COALESCE(turn_id, '')
+) turns${whereClause(turnWhere)}
+ORDER BY turn_changed, task_session_id, turn_key${limit}`;
+  return { sql, params: bind.params };
+}
 
-  // Host times are read raw and parsed in JavaScript: the host's SQLite text may carry any offset.
-  const hostStarted = host.started ? 'h.started_at' : 'NULL';
-  const hostCompleted = host.completed ? 'h.completed_at' : 'NULL';
-  const sql = `WITH r AS (
-  SELECT ${ROW_COLUMNS.filter((c) => c !== 'parent_tool_call_id').join(', ')},
-    NULLIF(parent_tool_call_id, '') AS parent_tool_call_id,
-    COALESCE(turn_id, '') AS turn_key,
-    ${d.comparable('observed_at')} AS observed_c,
-    COALESCE(${d.comparable('settled_at')}, ${d.comparable('observed_at')}) AS end_c,
-    ${d.comparable('updated_at')} AS updated_c
-  FROM ${TABLE}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
-), w AS (
-  SELECT r.*,
-    MIN(observed_c) OVER turn AS turn_first,
-    MAX(end_c) OVER turn AS turn_last,
-    MAX(updated_c) OVER turn AS turn_changed
-  FROM r WINDOW turn AS (PARTITION BY task_session_id, turn_key)
-), ranked AS (
-  SELECT w.*, DENSE_RANK() OVER (ORDER BY ${rank}) AS turn_rank
-  FROM w${turnWhere.length ? ` WHERE ${turnWhere.join(' AND ')}` : ''}
-)
-SELECT ranked.*, ${hostStarted} AS host_started_at, ${hostCompleted} AS host_completed_at
-FROM ranked LEFT JOIN task_session_turns h ON h.id = ranked.turn_id AND h.task_session_id = ranked.task_session_id
-${limit}
-ORDER BY turn_rank, observed_c, tool_call_id, agent_execution_id`;
-  return { sql, params };
+const KEY_COLUMNS = [{ type: 'text' }, { type: 'text' }] as const;
+
+/**
+ * `changed` order, step 2: the rows of the given turns, one statement: the keys bound as one row
+ * set (no bind-parameter limit), found through the turn and session indexes.
+ */
+function rowsForKeysStatement(
+  db: Queryable,
+  keys: readonly TurnPosition[],
+  filter: TreeFilter,
+  host: { started: boolean; completed: boolean },
+): Statement {
+  const d = db.dialect;
+  const keyParams = d.bindRows(
+    KEY_COLUMNS,
+    keys.map((k) => [k.task_session_id, k.turn_key]),
+  );
+  const bind = binder(db);
+  bind.params.push(...keyParams);
+  const where = rowConditions(db, filter, bind, 'r.');
+  const join = (on: string) => `SELECT ${rowSelect(db, 'r.')}, ${hostTimes(host)}
+FROM k JOIN ${TABLE} r ON r.task_session_id = k.s AND ${on}
+LEFT JOIN task_session_turns h ON h.id = r.turn_id AND h.task_session_id = r.task_session_id${whereClause(where)}`;
+  const sql = `WITH k(s, t) AS (${d.selectRows(KEY_COLUMNS)})
+${join('r.turn_id = k.t')}
+UNION ALL
+${join("r.turn_id IS NULL AND k.t = ''")}`;
+  return { sql, params: bind.params };
 }
 
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
@@ -233,53 +300,100 @@ export function nestTurn(nodes: readonly TreeNode[]): TreeNode[] {
   return top;
 }
 
-function readTurns(rows: readonly Row[]): ChangedTurn[] {
-  const turns: ChangedTurn[] = [];
+const instantOf = (value: unknown): Micros => {
+  const us = value === null || value === undefined ? undefined : parseStoredTimestamp(String(value));
+  if (us === undefined) throw new Error(`${TABLE}: unreadable timestamp ${JSON.stringify(value)}`);
+  return us;
+};
+
+/** Observation order within a turn (AC-13): observed_at, tool_call_id, agent_execution_id. */
+function byObservation(a: Row, b: Row): number {
+  const oa = instantOf(a.observed_at);
+  const ob = instantOf(b.observed_at);
+  if (oa !== ob) return oa < ob ? -1 : 1;
+  const ta = String(a.tool_call_id);
+  const tb = String(b.tool_call_id);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return String(a.agent_execution_id) < String(b.agent_execution_id) ? -1 : 1;
+}
+
+/** One turn from its rows (any order): times from the host's turn where recorded, else from the rows. */
+function buildTurn(rows: Row[]): TurnTree {
+  rows.sort(byObservation);
+  const first = rows[0]!;
+  const nodes = rows.map(toNode);
+  let last: Micros | undefined;
+  for (const row of rows) {
+    const end = instantOf(row.settled_at ?? row.observed_at);
+    if (last === undefined || end > last) last = end;
+  }
+  const hasHostTimes = first.host_started_at !== null && first.host_started_at !== undefined;
+  return {
+    task_id: String(first.task_id),
+    task_session_id: String(first.task_session_id),
+    turn_id: text(first.turn_id),
+    started_at: hasHostTimes ? readTimestamp(first.host_started_at)! : readTimestamp(first.observed_at)!,
+    // The host's completed_at where it records its turns (null: still running); else the
+    // span of the rows' observations: the latest settled_at or observed_at.
+    completed_at: hasHostTimes ? readTimestamp(first.host_completed_at) : formatRfc3339(last!),
+    subagents: nestTurn(nodes),
+  };
+}
+
+const turnKeyOf = (session: unknown, turnKey: unknown) => `${String(session)}\u0000${String(turnKey)}`;
+
+/**
+ * `changed` order: the next turns (after `filter.after`, up to `filter.changedUntil`, at most
+ * `filter.limit`) with their positions; one statement for the keys, one for their rows.
+ */
+export async function listChangedTurns(db: Queryable, filter: TreeFilter): Promise<TurnPosition[]> {
+  const list = changedListStatement(db, filter);
+  return (await db.query(list.sql, list.params)).map((r) => ({
+    changed: instantOf(r.turn_changed),
+    task_session_id: String(r.task_session_id),
+    turn_key: String(r.turn_key),
+  }));
+}
+
+/** The given turns' trees, in the given order (a turn with no rows left is left out); one statement. */
+export async function readTurnsAt(
+  db: Queryable,
+  keys: readonly TurnPosition[],
+  filter: TreeFilter = {},
+): Promise<ChangedTurn[]> {
+  if (keys.length === 0) return [];
+  const statement = rowsForKeysStatement(db, keys, filter, await turnTimeColumns(db));
+  const byTurn = new Map<string, Row[]>();
+  for (const row of await db.query(statement.sql, statement.params)) {
+    const key = turnKeyOf(row.task_session_id, row.turn_key);
+    const rows = byTurn.get(key);
+    if (rows) rows.push(row);
+    else byTurn.set(key, [row]);
+  }
+  return keys.flatMap((position) => {
+    const rows = byTurn.get(turnKeyOf(position.task_session_id, position.turn_key));
+    return rows ? [{ tree: buildTurn(rows), position }] : [];
+  });
+}
+
+/** `changed` order in one call: listChangedTurns then readTurnsAt. */
+export async function readChangedTurns(db: Queryable, filter: TreeFilter): Promise<ChangedTurn[]> {
+  return readTurnsAt(db, await listChangedTurns(db, filter), filter);
+}
+
+/** The selected turns' fan-out trees (R3-9): newest first (`recent`), or in `changed` order. */
+export async function readTurnTrees(db: Queryable, filter: TreeFilter = {}): Promise<TurnTree[]> {
+  if (filter.order === 'changed') return (await readChangedTurns(db, filter)).map((t) => t.tree);
+  const host = await turnTimeColumns(db);
+  const statement = recentStatement(db, filter, host);
+  const rows = await db.query(statement.sql, statement.params);
+  const trees: TurnTree[] = [];
   let start = 0;
   while (start < rows.length) {
     let end = start + 1;
     while (end < rows.length && rows[end]!.turn_rank === rows[start]!.turn_rank) end++;
-    const first = rows[start]!;
-    const nodes = rows.slice(start, end).map(toNode);
-    const hostStarted = readTimestamp(first.host_started_at);
-    const hostCompleted = readTimestamp(first.host_completed_at);
-    const hasHostTimes = first.host_started_at !== null && first.host_started_at !== undefined;
-    turns.push({
-      tree: {
-        task_id: String(first.task_id),
-        task_session_id: String(first.task_session_id),
-        turn_id: text(first.turn_id),
-        started_at: hostStarted ?? readTimestamp(first.turn_first)!,
-        // The host's completed_at where it records its turns (null: still running); else the
-        // span of the rows' observations: the latest settled_at or observed_at.
-        completed_at: hasHostTimes ? hostCompleted : readTimestamp(first.turn_last),
-        subagents: nestTurn(nodes),
-      },
-      position: {
-        changed: parseChanged(first.turn_changed),
-        task_session_id: String(first.task_session_id),
-        turn_key: String(first.turn_key),
-      },
-    });
+    trees.push(buildTurn(rows.slice(start, end)));
     start = end;
   }
-  return turns;
-}
-
-function parseChanged(value: unknown): Micros {
-  const us = value === null || value === undefined ? undefined : parseStoredTimestamp(String(value));
-  if (us === undefined) throw new Error(`${TABLE}: unreadable updated_at ${JSON.stringify(value)}`);
-  return us;
-}
-
-/** Turns with their rows, one statement (plus one catalog read), on either dialect. */
-export async function readChangedTurns(db: Queryable, filter: TreeFilter): Promise<ChangedTurn[]> {
-  const host = await turnTimeColumns(db);
-  const statement = treeStatement(db, filter, host);
-  return readTurns(await db.query(statement.sql, statement.params));
-}
-
-/** The selected turns' fan-out trees (R3-9): newest first unless `order` says otherwise. */
-export async function readTurnTrees(db: Queryable, filter: TreeFilter = {}): Promise<TurnTree[]> {
-  return (await readChangedTurns(db, filter)).map((t) => t.tree);
+  return trees;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { COLUMN_NAMES, COLUMNS } from '../columns.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { Dialect } from '../db/dialect/dialect.js';
+import { foldFrames, framesByKey, type KeyFold } from '../merge.js';
 import { rowKey, type SubagentWrite } from '../row.js';
 import type { Micros } from '../time.js';
 import { upsertSql } from './upsert.js';
@@ -9,26 +10,15 @@ import { upsertSql } from './upsert.js';
 const sqlByDialect = new Map<string, string>();
 
 /**
- * The writes in rounds: round k holds the k-th write of every conflict key (arrival order), each
- * round in conflict-key order. Frames of one key cannot be folded into one row beforehand: whether
- * a frame is older than the row's newest observation, and so only fills NULLs (R2-7,
- * docs/merge.md), depends on the stored row, which only the database sees. One round per frame of
- * the busiest key: a FIFO batch of 10 rarely holds two frames of one subagent.
+ * A batch's writes folded per conflict key (docs/merge.md#batches): each key's frames in arrival
+ * order summarised by `foldFrames`, whose merge onto any stored row is what the frames landing one
+ * at a time would leave. In conflict-key order: concurrent batches sharing keys lock them in one
+ * order and cannot deadlock (40P01) against each other on PostgreSQL.
  */
-export function rounds(writes: readonly SubagentWrite[]): { key: string; write: SubagentWrite }[][] {
-  const depth = new Map<string, number>();
-  const out: { key: string; write: SubagentWrite }[][] = [];
-  for (const write of writes) {
-    const key = rowKey(write);
-    const k = depth.get(key) ?? 0;
-    depth.set(key, k + 1);
-    out[k] ??= [];
-    out[k].push({ key, write });
-  }
-  // Conflict-key order: concurrent batches sharing keys lock them in one order and cannot
-  // deadlock (40P01) against each other on PostgreSQL.
-  for (const round of out) round.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return out;
+export function foldBatch(writes: readonly SubagentWrite[]): KeyFold[] {
+  const byKey = [...framesByKey(writes, rowKey)];
+  byKey.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return byKey.map(([, frames]) => foldFrames(frames));
 }
 
 /** One statement of a batch, bound. */
@@ -38,21 +28,26 @@ export interface PreparedStatement {
 }
 
 /**
- * The statements `writeBatch` issues for `writes`: one upsert per round (see `rounds`), bound.
- * Each row's `updated_at` is its `last_observed_at`, the frame's observed_at, not the writer's
- * clock: the instant the row's values are as of, the host writer's meaning too (R3-1,
- * docs/merge.md#two-writers-one-row). Pure; `npm run bench` times the database's own limit with
- * exactly these (bench/limit-writer.ts).
+ * The statement `writeBatch` issues for `writes`: one upsert of one row per conflict key (see
+ * `foldBatch`), its summary beyond the folded row bound as one JSON document (row id → column →
+ * [at, first]). Each row's `updated_at` is its `last_observed_at`, the newest observation folded,
+ * not the writer's clock: the instant the row's values are as of, the host writer's meaning too
+ * (R3-1, docs/merge.md#two-writers-one-row). Pure; `npm run bench` times the database's own limit
+ * with exactly this (bench/limit-writer.ts).
  */
 export function prepareBatch(dialect: Dialect, writes: readonly SubagentWrite[]): PreparedStatement[] {
+  return prepareFolded(dialect, foldBatch(writes));
+}
+
+/** `prepareBatch` for writes already folded (`foldBatch`). */
+export function prepareFolded(dialect: Dialect, folds: readonly KeyFold[]): PreparedStatement[] {
   let sql = sqlByDialect.get(dialect.name);
   if (!sql) {
     sql = upsertSql(dialect);
     sqlByDialect.set(dialect.name, sql);
   }
-  const statement = sql;
   // A row's observed_at, updated_at, last_observed_at and (when it settles) settled_at are mostly
-  // one instant: formatted once, not four times (it was a fifth of this function's time).
+  // one or two instants: formatted once, not four times (it was a fifth of this function's time).
   let lastInstant: Micros | undefined;
   let lastText = '';
   const encode = (us: Micros) => {
@@ -62,17 +57,26 @@ export function prepareBatch(dialect: Dialect, writes: readonly SubagentWrite[])
     }
     return lastText;
   };
-  return rounds(writes).map((round) => {
-    const rows = round.map(({ write }) =>
-      COLUMN_NAMES.map((name) => {
-        if (name === 'id') return randomUUID();
-        if (name === 'updated_at') return encode(write.last_observed_at);
-        const value = write[name];
-        return typeof value === 'bigint' ? encode(value) : value;
-      }),
-    );
-    return { sql: statement, params: dialect.bindRows(COLUMNS, rows) };
+  const side: Record<string, Record<string, [string | null, unknown]>> = {};
+  const rows = folds.map(({ row, replace }) => {
+    const id = randomUUID();
+    const names = Object.keys(replace) as (keyof typeof replace)[];
+    if (names.length > 0) {
+      const entry: Record<string, [string | null, unknown]> = {};
+      for (const name of names) {
+        const { at, first } = replace[name]!;
+        entry[name] = [at === null ? null : dialect.encodeTimestamp(at), first];
+      }
+      side[id] = entry;
+    }
+    return COLUMN_NAMES.map((name) => {
+      if (name === 'id') return id;
+      if (name === 'updated_at') return encode(row.last_observed_at);
+      const value = row[name];
+      return typeof value === 'bigint' ? encode(value) : value;
+    });
   });
+  return [{ sql, params: [...dialect.bindRows(COLUMNS, rows), JSON.stringify(side)] }];
 }
 
 /**
@@ -87,10 +91,10 @@ export async function runPrepared(db: Queryable, statements: readonly PreparedSt
 
 /**
  * Persists writes given in arrival order so the table ends exactly as one upsert per write, in
- * order, would leave it: one statement per round (see `rounds`), all of them in one transaction
- * when there is more than one. `_clock` is no longer stored (R3-1: `updated_at` is the row's
- * newest observation); the ingest's lag metric uses its clock in memory (lib/ingest/outcome.ts).
- * It stays in the signature until lib/ingest/write-isolated.ts stops passing it.
+ * order, would leave it: one statement, one row per conflict key (see `foldBatch`). `_clock` is
+ * no longer stored (R3-1: `updated_at` is the row's newest observation); the ingest's lag metric
+ * uses its clock in memory (lib/ingest/outcome.ts). It stays in the signature until
+ * lib/ingest/write-isolated.ts stops passing it.
  */
 export async function writeBatch(db: Queryable, writes: readonly SubagentWrite[], _clock?: Micros): Promise<void> {
   if (writes.length === 0) return;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCli } from '../../lib/cli/main.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../../local/otlp-receiver.js';
 import { startLocalPipeline } from '../../local/pipeline.js';
-import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
@@ -43,7 +43,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     else delete process.env.DATABASE_WS_PROXY;
   });
 
-  it('R3-10: export --otlp sends the trees and prints what it sent; a second run resumes and sends nothing', async () => {
+  it('R3-10: export --otlp sends the trees and prints what it sent; a second run resumes after its position', async () => {
     await insertRows(t.db, [
       { tool_call_id: 'a', observed_at: T(1), settled_at: T(2) },
       { tool_call_id: 'b', parent_tool_call_id: 'a', observed_at: T(3), settled_at: T(4) },
@@ -52,8 +52,21 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     expect(run.code).toBe(EXIT.ok);
     expect(run.json).toMatchObject({ endpoint: `${receiver.origin}/v1/traces`, turns: 1, spans: 3, requests: 1 });
     expect(receiver.requests[0]!.contentType).toBe('application/x-protobuf');
-    const again = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
+    const again = await cli(
+      {},
+      'export',
+      '--otlp',
+      receiver.origin,
+      '--database-url',
+      t.url,
+      '--json',
+      '--lookback-seconds',
+      '0',
+    );
     expect(again.json).toMatchObject({ spans: 0 });
+    // by default a resumed run looks back 900 s behind its position (late frames, R3-1): the same spans again
+    const lookback = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
+    expect(lookback.json).toMatchObject({ spans: 3 });
   });
 
   it('R3-10: the endpoint, headers and protocol come from the OTEL_EXPORTER_OTLP_* variables when no flag says otherwise', async () => {

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { buildChecks, type LocalStackResult, runLocalStack } from '../../local/stack.js';
 import { renderStackSummary } from '../../local/stack-summary.js';
+import { pageFigures, section } from '../support/page-figures.js';
 import { TARGETS, type TargetName, useTestDatabase } from '../support/targets.js';
 
 // `npm start` in-process on a small store, so it cannot rot: every figure of its summary must
@@ -9,7 +13,9 @@ import { TARGETS, type TargetName, useTestDatabase } from '../support/targets.js
 // EMF documents are for CloudWatch; the stack's ingest handler would print one per batch.
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
-const SMALL = { messages: 600, live: 40, seed: 7 };
+const pages = mkdtempSync(join(tmpdir(), 'local-stack-page-'));
+afterAll(() => rmSync(pages, { recursive: true, force: true }));
+const SMALL = { messages: 600, live: 40, seed: 7, page: join(pages, 'page.html') };
 const progress = { write: () => true };
 
 function useStackDatabase(name: TargetName): () => { databaseUrl?: string; wsProxy?: string } {
@@ -31,6 +37,15 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     expect(result.health.status).toBe('healthy');
     expect(result.deadLetters.map((l) => l.failure)).toEqual(Array(result.plan.expected.invalid).fill('invalid_frame'));
   }, 180_000);
+
+  it('R3-9: writes the report page to the path it prints; its subagents are the rows the stack stored', () => {
+    expect(result.page.path).toBe(SMALL.page);
+    expect(renderStackSummary(result)).toContain(SMALL.page);
+    const html = readFileSync(SMALL.page, 'utf8');
+    expect(result.page.bytes).toBe(Buffer.byteLength(html));
+    const subagents = pageFigures(section(html, 'totals')).find((f) => f.path === 'totals.subagents');
+    expect(subagents?.value).toBe(result.rows.reduce((n, r) => n + r.rows, 0));
+  });
 
   it('flags a figure that differs from the expectation as a mismatch', () => {
     const expected = { ...result.plan.expected, attempted: result.plan.expected.attempted + 1 };

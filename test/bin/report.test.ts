@@ -4,6 +4,9 @@ import { runCliCaptured } from '../support/cli-run.js';
 import { buildReportStore } from '../support/report-store.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
+/** The escape that starts every ANSI colour sequence. */
+const ESC = '\u001b';
+
 describe('subagent-context report: bad input is a usage error naming the flag (exit 2)', () => {
   it.each([
     [['--by', 'week'], /^--by must be one of task, session, turn, type, model, day \(got "week"\)$/m],
@@ -65,13 +68,13 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
     expect(text).toMatch(/^cost\s+\d{1,3}(,\d{3})+ subcents \(\$\d+\.\d\d; estimated [\d,]+\)$/m);
     expect(text).toMatch(/== by task, sorted by subagents, first 3 ==/);
     expect(text.split('\n').filter((l) => /^g1-task-/.test(l))).toHaveLength(3);
-    expect(text).not.toMatch(/\x1b\[/);
+    expect(text).not.toContain(ESC);
   });
 
   it('colour only on a TTY, and never with NO_COLOR', async () => {
     await buildReportStore(t.db, 'minimal');
-    expect((await report([], {}, true)).stdout).toMatch(/\x1b\[1m== totals ==\x1b\[0m/);
-    expect((await report([], { NO_COLOR: '1' }, true)).stdout).not.toMatch(/\x1b\[/);
+    expect((await report([], {}, true)).stdout).toContain(`${ESC}[1m== totals ==${ESC}[0m`);
+    expect((await report([], { NO_COLOR: '1' }, true)).stdout).not.toContain(ESC);
   });
 
   it('R3-5, R3-8: --csv has completeness as # lines, a header and one row per group; --json is the document', async () => {

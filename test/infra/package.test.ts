@@ -53,7 +53,7 @@ const policyStatements = (roleId: string): Array<Record<string, any>> =>
 const actionsOf = (roleId: string): string[] => policyStatements(roleId).flatMap((s) => [s.Action].flat());
 
 describe('the packaged CloudFormation template', () => {
-  it.each(['Ingest', 'Health', 'Migrate'])('runs %s on nodejs22.x arm64 with its own role', (name) => {
+  it.each(['Ingest', 'Health', 'Migrate', 'Export'])('runs %s on nodejs22.x arm64 with its own role', (name) => {
     const fn = resource(`${name}LambdaFunction`).Properties;
     expect(fn.Runtime).toBe('nodejs22.x');
     expect(fn.Architectures).toEqual(['arm64']);
@@ -98,7 +98,9 @@ describe('the packaged CloudFormation template', () => {
   });
 
   it('runs health on a schedule and migrate with no event and a 15-minute timeout', () => {
-    const rules = ofType('AWS::Events::Rule');
+    const rules = ofType('AWS::Events::Rule').filter(
+      ([, r]) => !JSON.stringify(r.Properties.Targets).includes('Export'),
+    );
     expect(rules).toHaveLength(2);
     const [check, audit] = ['rate(5 minutes)', 'cron(30 3 * * ? *)'].map(
       (rate) => rules.find(([, r]) => r.Properties.ScheduleExpression === rate)![1].Properties,
@@ -203,25 +205,26 @@ describe('the packaged CloudFormation template', () => {
   it('holds no database secret: only the SSM parameter name reaches the functions', () => {
     expect(templateText).not.toMatch(/postgres(ql)?:\/\//);
     expect(templateText).not.toContain('{{resolve:');
-    for (const name of ['Ingest', 'Health', 'Migrate']) {
+    for (const name of ['Ingest', 'Health', 'Migrate', 'Export']) {
       const variables = resource(`${name}LambdaFunction`).Properties.Environment.Variables;
       expect(variables.DATABASE_URL).toBeUndefined();
       expect(variables.DATABASE_URL_SSM_PARAMETER).toBe('/subagent-context/ci/database-url');
     }
   });
 
-  it.each(['IngestRole', 'HealthRole', 'MigrateRole'])(
+  it.each(['IngestRole', 'HealthRole', 'MigrateRole', 'ExportRole'])(
     'grants %s read of exactly that parameter and nothing wildcarded',
     (roleId) => {
       const statements = policyStatements(roleId);
-      const ssm = statements.find((s) => s.Action === 'ssm:GetParameter');
+      const ssm = statements.find((s) => s.Sid === 'ReadDatabaseUrl');
       expect(ssm?.Resource['Fn::Sub']).toMatch(/:parameter\/subagent-context\/ci\/database-url$/);
-      const kms = statements.find((s) => s.Action === 'kms:Decrypt');
+      const kms = statements.find((s) => s.Sid === 'DecryptDatabaseUrl');
       expect(kms?.Condition.StringEquals['kms:ViaService']).toBeDefined();
       expect(kms?.Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN']).toEqual(ssm?.Resource);
       for (const statement of statements) {
         expect([statement.Action].flat().every((a: string) => !a.includes('*'))).toBe(true);
-        if (statement !== kms) expect(statement.Resource).not.toBe('*');
+        if (statement.Action !== 'kms:Decrypt') expect(statement.Resource).not.toBe('*');
+        else expect(statement.Condition.StringEquals['kms:ViaService']).toBeDefined();
       }
     },
   );
@@ -242,6 +245,31 @@ describe('the packaged CloudFormation template', () => {
     expect(send?.Resource).toEqual({ 'Fn::GetAtt': ['FramesDeadLetterQueue', 'Arn'] });
     expect(actionsOf('HealthRole').some((a) => a.startsWith('sqs:'))).toBe(false);
     expect(actionsOf('MigrateRole').some((a) => a.startsWith('sqs:'))).toBe(false);
+  });
+
+  it('R3-10: the scheduled OTLP export is off by default, reads only its own SSM parameters, and touches no queue', () => {
+    const [, rule] = ofType('AWS::Events::Rule').find(([, r]) =>
+      JSON.stringify(r.Properties.Targets).includes('Export'),
+    )!;
+    expect(rule.Properties.State).toBe('DISABLED');
+    expect(rule.Properties.ScheduleExpression).toBe('rate(15 minutes)');
+    const variables = resource('ExportLambdaFunction').Properties.Environment.Variables;
+    expect(variables).toMatchObject({
+      OTLP_ENDPOINT_SSM_PARAMETER: '/subagent-context/ci/otlp-endpoint',
+      OTLP_HEADERS_SSM_PARAMETER: '/subagent-context/ci/otlp-headers',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    });
+    const statements = policyStatements('ExportRole');
+    const otlp = statements.find((s) => s.Sid === 'ReadOtlpParameters')!;
+    expect(otlp.Action).toBe('ssm:GetParameter');
+    expect(otlp.Resource.map((r: any) => r['Fn::Sub'])).toEqual([
+      expect.stringMatching(/:parameter\/subagent-context\/ci\/otlp-endpoint$/),
+      expect.stringMatching(/:parameter\/subagent-context\/ci\/otlp-headers$/),
+    ]);
+    const decrypt = statements.find((s) => s.Sid === 'DecryptOtlpHeaders')!;
+    expect(decrypt.Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN']['Fn::Sub']).toMatch(/otlp-headers$/);
+    expect(actionsOf('ExportRole').some((a) => a.startsWith('sqs:'))).toBe(false);
+    expect(templateText).not.toMatch(/Export[A-Za-z]*EventSourceMapping/);
   });
 
   it('tells ingest where the dead-letter queue is', () => {

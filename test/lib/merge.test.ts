@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { foldByKey, mergeWrite, newestObservation } from '../../lib/merge.js';
-import { rowKey, type SubagentWrite } from '../../lib/row.js';
+import { foldByKey, foldFrames, mergeFold, mergeWrite, newestObservation } from '../../lib/merge.js';
+import { rowKey, type StoredWrite, type SubagentWrite } from '../../lib/row.js';
 import { inObservationOrder, withReplays, writes } from '../support/arbitraries.js';
 import { hostMerge } from '../support/host-writer.js';
 import { MERGE_CASES } from '../support/merge-cases.js';
 import { viewOfWrite } from '../support/row-view.js';
 
-const sequential = (stored: SubagentWrite | undefined, list: readonly SubagentWrite[]): SubagentWrite | undefined =>
-  list.reduce<SubagentWrite | undefined>((row, w) => (row ? mergeWrite(row, w) : w), stored);
+const sequential = (stored: StoredWrite | undefined, list: readonly SubagentWrite[]): SubagentWrite | undefined =>
+  list.reduce<SubagentWrite | undefined>((row, w) => (row ? mergeWrite(row, w) : w), stored as SubagentWrite);
 
 /** Sequential application per key, as one upsert per write in arrival order would leave the table. */
 function byKeySequentially(list: readonly SubagentWrite[]): Map<string, SubagentWrite> {
@@ -142,6 +142,59 @@ describe("R3-1: beside the host's writer, in memory", () => {
           expect(merged.last_observed_at >= merged.observed_at).toBe(true);
         },
       ),
+    );
+  });
+});
+
+describe("the fold of one key's frames, in closed form (docs/merge.md#batches, issue 24)", () => {
+  const oneKey = (w: SubagentWrite): SubagentWrite => ({ ...w, tool_call_id: 'c1', agent_execution_id: 'e1' });
+  /** Coarse instants, so ties (equal observed_at), older and newer frames all occur. */
+  const coarse = (w: SubagentWrite, slot: number): SubagentWrite => {
+    const at = 1_786_541_098_000_000n + BigInt(slot) * 1_000_000n;
+    return { ...oneKey(w), observed_at: at, last_observed_at: at, settled_at: w.settled_at === null ? null : at };
+  };
+  const frames = (max: number) =>
+    fc
+      .tuple(writes(['s1'], max), fc.array(fc.integer({ min: 0, max: 4 }), { minLength: max, maxLength: max }))
+      .map(([list, slots]) => list.map((w, i) => coarse(w, slots[i]!)));
+  /** Any stored row: none, one our frames left, or one the host's writer left (maybe with ours on top). */
+  const storedRow = fc.oneof(
+    fc.constant(undefined),
+    frames(4).map((list) => sequential(undefined, list)),
+    fc.tuple(frames(3), frames(2), fc.integer({ min: 0, max: 5 })).map(([host, ours, start]) => {
+      const byHost = host.reduce<ReturnType<typeof hostMerge> | undefined>(
+        (row, w, i) => hostMerge(row, coarse(w, start + i)),
+        undefined,
+      )!;
+      return ours.reduce<StoredWrite>((row, w) => ({ ...mergeWrite(row, w), updated_at: undefined }), byHost);
+    }),
+  );
+
+  it('issue 24: the fold onto no row is foldByKey', () => {
+    fc.assert(
+      fc.property(frames(8), (list) => {
+        expect(foldFrames(list).row).toEqual(foldByKey(list, rowKey)[0]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("issue 24, R2-7, R3-1: the fold merged onto any stored row (ours or the host's) equals its frames landing one at a time, ties included", () => {
+    fc.assert(
+      fc.property(storedRow, frames(8), (stored, list) => {
+        const oneAtATime = sequential(stored, list)!;
+        const folded = stored === undefined ? foldFrames(list).row : mergeFold(stored, foldFrames(list));
+        expect(folded).toEqual(oneAtATime);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('issue 24: a single frame needs nothing beyond the folded row', () => {
+    fc.assert(
+      fc.property(frames(1), (list) => {
+        expect(foldFrames(list).replace).toEqual({});
+      }),
     );
   });
 });

@@ -1,7 +1,10 @@
+import { writeFileSync } from 'node:fs';
 import type { Queryable } from '../../db/database.js';
+import { PAGE_DEFAULTS } from '../../defaults.js';
 import { buildReport, type ReportOptions } from '../../report/build.js';
 import { GROUP_BY, type GroupBy, type ReportDocument, SORT_BY, type SortBy } from '../../report/document.js';
 import { renderReportCsv } from '../../report/render/csv.js';
+import { renderHtml } from '../../report/render/html.js';
 import { renderReportJson } from '../../report/render/json.js';
 import { renderReportTable } from '../../report/render/table.js';
 import { formatRfc3339, type Micros, parseRfc3339 } from '../../time.js';
@@ -21,6 +24,7 @@ export interface ReportFlags {
   trees?: string;
   json?: boolean;
   csv?: boolean;
+  html?: string;
 }
 
 /** What a renderer may know besides the document: where its text goes. */
@@ -44,6 +48,8 @@ export type ReportFormat = keyof typeof REPORT_FORMATS;
 export interface ReportRequest {
   options: ReportOptions;
   format: ReportFormat;
+  /** `--html FILE`: also write the page there (docs/page.md); the document then carries the page's data */
+  html?: string;
 }
 
 function instantFlag(flag: string, raw: string | undefined): Micros | undefined {
@@ -98,9 +104,23 @@ export function parseReportFlags(flags: ReportFlags): ReportRequest {
   for (const flag of ['task', 'session'] as const) {
     if (flags[flag] === '') throw new UsageError(`--${flag} needs an id (got an empty value)`);
   }
+  if (flags.html === '') throw new UsageError('--html needs a file to write the page to (got an empty value)');
+  const page = flags.html !== undefined;
   return {
-    options: { by, since, until, task: flags.task, session: flags.session, limit, sort, trees },
+    options: {
+      by,
+      since,
+      until,
+      task: flags.task,
+      session: flags.session,
+      limit,
+      sort,
+      // the page (R3-9) renders the same document, with its series, histogram and trees filled
+      trees: trees ?? (page ? PAGE_DEFAULTS.trees : undefined),
+      ...(page ? { pageData: true } : {}),
+    },
     format: outputFormat(flags),
+    ...(page ? { html: flags.html } : {}),
   };
 }
 
@@ -111,5 +131,21 @@ export async function reportCommand(
   ctx: RenderContext & { graceSeconds?: number },
 ): Promise<CommandResult<ReportDocument>> {
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
-  return { exitCode: EXIT.ok, result: doc, text: REPORT_FORMATS[request.format](doc, ctx) };
+  const render: (doc: ReportDocument, ctx: RenderContext) => string = REPORT_FORMATS[request.format];
+  if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: render(doc, ctx) };
+  const page = renderHtml(doc, { trees: request.options.trees, tasks: request.options.limit });
+  try {
+    writeFileSync(request.html, page);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new Error(
+      `report --html: cannot write the page to ${request.html} (${code}): give a path in a folder that exists and that you may write to`,
+    );
+  }
+  // --json still prints the document the page was rendered from; otherwise one line says where the page is
+  const text =
+    request.format === 'table'
+      ? `wrote the page to ${request.html} (${Buffer.byteLength(page).toLocaleString('en-US')} bytes)`
+      : render(doc, ctx);
+  return { exitCode: EXIT.ok, result: doc, text };
 }

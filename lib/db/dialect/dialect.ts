@@ -91,4 +91,10 @@ export interface Dialect {
    * values (docs/report.md#percentiles, R3-6), as columns `p<p>` (e.g. `p50`, `p95`).
    */
   nearestRank(from: string, keys: readonly string[], value: string, percents: readonly number[]): string;
+  /** A bound `$n` JSON document (JSON text), as the `jsonMember`/`jsonElement` below read it. */
+  jsonParam(index: number): string;
+  /** The member of a JSON object `json` named by the TEXT expression `label`, as JSON (NULL when absent). */
+  jsonMember(json: string, label: string): string;
+  /** Element `index` of a JSON array `json` as an SQL value of `type` (JSON null and absence: NULL). */
+  jsonElement(json: string, index: number, type: SqlType): string;
 }

@@ -8,6 +8,13 @@ const ARRAY_TYPE: Record<SqlType, string> = {
   timestamp: 'timestamp[]',
 };
 
+const SCALAR_TYPE: Record<SqlType, string> = {
+  text: 'text',
+  integer: 'integer',
+  bigint: 'bigint',
+  timestamp: 'timestamp',
+};
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   fence: 'OFFSET 0',
@@ -69,6 +76,10 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   storedTimestamp: (expr) => expr,
   countInserted: (insert) => [`WITH inserted AS (${insert} RETURNING 1) SELECT COUNT(*) AS inserted FROM inserted`],
   utcDay: (expr) => `to_char(${expr}, 'YYYY-MM-DD')`,
+  // An unnamed statement is planned with its parameters: the document is parsed once per statement.
+  jsonParam: (index) => `$${index}::jsonb`,
+  jsonMember: (json, label) => `(${json} -> ${label})`,
+  jsonElement: (json, index, type) => `((${json} ->> ${index})::${SCALAR_TYPE[type]})`,
   // percentile_disc returns the first value whose cumulative share reaches p/100: rank ⌈p/100 · n⌉.
   nearestRank: (from, keys, value, percents) =>
     `SELECT ${keys.join(', ')}, ${percents

@@ -50,6 +50,10 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   storedTimestamp: (expr) => `(rtrim(rtrim(${sqliteDialect.comparable(expr)}, '0'), '.') || '+00:00')`,
   // better-sqlite3 runs one statement per call; changes() reads the same connection's last count.
   countInserted: (insert) => [insert, 'SELECT changes() AS inserted'],
+  jsonParam: (index) => `$${index}`,
+  // A label as a quoted path: `->` would read a bare label that starts with a digit as a path.
+  jsonMember: (json, label) => `(${json} -> ('$."' || ${label} || '"'))`,
+  jsonElement: (json, index) => `(${json} ->> ${index})`,
   utcDay: (expr) => `substr(${sqliteDialect.comparable(expr)}, 1, 10)`,
   // No percentile aggregate: number the sorted values and pick rank ⌈p · n / 100⌉ in integer arithmetic.
   nearestRank: (from, keys, value, percents) =>

@@ -118,11 +118,12 @@ function span(
   };
 }
 
-/** Every node of a tree, parents before children, with the span id of the node's parent span. */
-function* walk(nodes: readonly TreeNode[], parentSpanId: string): Generator<[TreeNode, string]> {
+/** Every node of a tree, parents before children, with its span id and its parent span's. */
+function* walk(nodes: readonly TreeNode[], parentSpanId: string): Generator<[TreeNode, string, string]> {
   for (const node of nodes) {
-    yield [node, parentSpanId];
-    yield* walk(node.children, rowSpanIdOf(node.task_session_id, node.agent_execution_id, node.tool_call_id));
+    const spanId = rowSpanIdOf(node.task_session_id, node.agent_execution_id, node.tool_call_id);
+    yield [node, spanId, parentSpanId];
+    yield* walk(node.children, spanId);
   }
 }
 
@@ -137,7 +138,7 @@ export function turnSpans(tree: TurnTree, options: SpanOptions): ReadableSpan[] 
   const rootId = turnSpanIdOf(tree.task_session_id, turnKey);
   const rows: ReadableSpan[] = [];
   let latest: Micros | undefined;
-  for (const [node, parentSpanId] of walk(tree.subagents, rootId)) {
+  for (const [node, spanId, parentSpanId] of walk(tree.subagents, rootId)) {
     if (node.settled_at === null && !options.openSpans) continue;
     const start = instant(node.observed_at);
     const end = node.settled_at === null ? start : instant(node.settled_at);
@@ -147,7 +148,7 @@ export function turnSpans(tree: TurnTree, options: SpanOptions): ReadableSpan[] 
         {
           name: node.subagent_type === null ? 'invoke_agent' : `invoke_agent ${node.subagent_type}`,
           traceId,
-          spanId: rowSpanIdOf(node.task_session_id, node.agent_execution_id, node.tool_call_id),
+          spanId,
           parentSpanId,
           start,
           end,

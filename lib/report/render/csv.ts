@@ -5,6 +5,7 @@ import type { Figures, Group, ReportDocument } from '../document.js';
  * `report --csv` (docs/report.md#csv): completeness as `#` comment lines on top (R3-8), then a
  * header and one row per group; without --by, one row for the totals (`by` = `totals`). A NULL
  * figure is an empty cell, never 0 (R3-6). Lists are one cell each: `model=n;…`, `k:turns …`.
+ * Cells that a spreadsheet would read as a formula are escaped.
  */
 export const CSV_COLUMNS = [
   'by',
@@ -109,6 +110,9 @@ export function renderReportCsv(doc: ReportDocument): string {
     header: true,
     columns: [...CSV_COLUMNS],
     cast: { boolean: (value) => (value ? 'true' : 'false') },
+    // A task title or a model is the host's text: a cell starting = + - @ is not run as a formula
+    // by a spreadsheet (the library prefixes it with ').
+    escape_formulas: true,
   });
   return `${completenessComments(doc).join('\n')}\n${body}`;
 }

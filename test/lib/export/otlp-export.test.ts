@@ -5,7 +5,7 @@ import { createOtlpSink, OtlpExportError } from '../../../lib/export/otlp/transp
 import { POSITION_KEY } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../support/otlp-receiver.js';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
 import { insertRows, type StoredRow, withDefaults } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
@@ -19,6 +19,7 @@ const OPTIONS: ExportOptions = {
   settleSeconds: 0,
   position: 'resume',
   positionKey: POSITION_KEY,
+  lookbackSeconds: 0,
 };
 
 /** A turn with nesting, an orphan, a failure, NULL metrics, an unsettled row and the 'unknown' execution. */
@@ -258,6 +259,26 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
     expect(receiver.spans).toHaveLength(6);
     expect(idsOf(receiver.spans).filter((id) => first.includes(id))).toEqual(first);
     expect(byCall(receiver.spans, 'e')!.endTimeUnixNano).toBe(nanos(T(58)));
+  });
+
+  it('R3-1, R3-10: a frame delivered late (updated_at behind the position, within the lookback) is exported on the next run', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1), settled_at: T(2), updated_at: T(2) },
+      { tool_call_id: 'b', turn_id: 'u2', observed_at: T(3), updated_at: T(30) },
+    ]);
+    await exportTo(t.db); // position: u2 at T(30); b not settled yet, so only a (and u1's root) went out
+    expect(byCall(receiver.spans, 'b')).toBeUndefined();
+    // b's settling frame, observed at T(20), is delivered now: under R3-1 updated_at stays T(30)…
+    const d = t.db.dialect;
+    await t.db.query(
+      `UPDATE task_session_subagents SET settled_at = ${d.timestampParam(1)}, tool_status = 'complete' WHERE tool_call_id = 'b'`,
+      [d.encodeTimestamp(parseRfc3339(T(20))!)],
+    );
+    receiver.spans.length = 0;
+    await exportTo(t.db); // …so without a lookback the turn stays behind the position
+    expect(byCall(receiver.spans, 'b')).toBeUndefined();
+    await exportTo(t.db, 'http/protobuf', { lookbackSeconds: 900 });
+    expect(byCall(receiver.spans, 'b')!.endTimeUnixNano).toBe(nanos(T(20)));
   });
 
   it('R3-10: --open-spans sends a row not settled yet as a zero-length span marked settled=false', async () => {

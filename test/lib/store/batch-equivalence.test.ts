@@ -7,8 +7,9 @@ import { readSession } from '../../../lib/store/read.js';
 import { writeBatch } from '../../../lib/store/write.js';
 import { inObservationOrder, withReplays, writes as writeSequences } from '../../support/arbitraries.js';
 import { seedSession } from '../../support/frames.js';
+import { hostUpsert } from '../../support/host-writer.js';
 import { type RowView, viewOfRow, viewOfWrite } from '../../support/row-view.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
 
 const LOGICAL_SESSIONS = ['A', 'B'] as const;
 const NUM_RUNS = 30;
@@ -78,5 +79,48 @@ describe.each(TARGETS)(
       );
       await fc.assert(property, { numRuns: NUM_RUNS });
     }, 120_000);
+  },
+);
+
+describe.each(TARGET_FIXTURES)(
+  "issue 24: a batch's fold onto any stored row equals its frames one at a time on %s with the %s host schema",
+  (name, fixture) => {
+    const t = useTestDatabase(name, { fixture });
+    /** Coarse instants (whole seconds of one minute): ties, older and newer frames all occur. */
+    const coarse = (w: SubagentWrite, slot: number): SubagentWrite => {
+      const at = 1_786_541_098_000_000n + BigInt(slot) * 1_000_000n;
+      return { ...w, observed_at: at, last_observed_at: at, settled_at: w.settled_at === null ? null : at };
+    };
+    const slotted = (max: number) =>
+      fc
+        .tuple(writeSequences(['A'], max), fc.array(fc.integer({ min: 0, max: 5 }), { minLength: max, maxLength: max }))
+        .map(([list, slots]) => list.map((w, i) => coarse(w, slots[i]!)));
+
+    it(`R2-7, R3-1: stored rows the host's writer or ours left, then one batch with ties (${NUM_RUNS} random runs)`, async () => {
+      let run = 0;
+      const property = fc.asyncProperty(
+        slotted(4),
+        fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }),
+        slotted(12),
+        async (before, byHost, batch) => {
+          run += 1;
+          const sessions = { folded: `fold-${run}`, single: `single-${run}` };
+          for (const real of Object.values(sessions)) await seedSession(t.db, real, 't1');
+          const as = (list: SubagentWrite[], session: string) => list.map((w) => ({ ...w, task_session_id: session }));
+          for (const session of Object.values(sessions)) {
+            for (const [i, w] of as(before, session).entries()) {
+              if (byHost[i]) await hostUpsert(t.db, w);
+              else await writeBatch(t.db, [w]);
+            }
+          }
+          await writeBatch(t.db, as(batch, sessions.folded));
+          for (const w of as(batch, sessions.single)) await writeBatch(t.db, [w]);
+          const rows = async (session: string) =>
+            (await readSession(t.db, session)).map(({ id: _id, ...row }) => ({ ...row, task_session_id: 'A' }));
+          expect(await rows(sessions.folded)).toEqual(await rows(sessions.single));
+        },
+      );
+      await fc.assert(property, { numRuns: NUM_RUNS });
+    }, 180_000);
   },
 );

@@ -19,39 +19,38 @@ describe.each(TARGETS)('batch write on %s', (name) => {
     expect(await readSession(t.db, 's1')).toHaveLength(size);
   });
 
-  it('R2-7: writes a batch with up to 3 frames per subagent as 3 statements in one transaction', async () => {
+  it('issue 24: writes a batch with up to 3 frames per subagent as one statement, one row per subagent, in one round trip', async () => {
     await seedSession(t.db);
     const writes = Array.from({ length: 2000 }, (_, i) =>
       write({ tool_call_id: `c${i % 997}`, subagent_task: { total_tokens: i + 1 } }),
     );
     const before = t.db.stats.roundTrips;
     await writeBatch(t.db, writes);
-    // PostgreSQL: BEGIN, the 3 rounds and COMMIT in one pipeline; SQLite (in-process): each counted.
-    expect(t.db.stats.roundTrips - before).toBe(t.db.dialect.name === 'postgres' ? 1 : 3 + 2);
+    expect(t.db.stats.roundTrips - before).toBe(1);
     const rows = await readSession(t.db, 's1');
     expect(rows).toHaveLength(997);
     expect(rows.find((r) => r.tool_call_id === 'c5')?.total_tokens).toBe(2000); // the last frame of c5 (i = 1999)
   });
 
-  it('R2-7: a failing later round rolls the earlier rounds back', async () => {
+  it('a failing row fails the whole batch statement: nothing of it lands', async () => {
     await seedSession(t.db);
-    // The second frame of b breaks NOT NULL (no valid frame can): it fails in round 2, after round 1.
+    // A row that breaks NOT NULL (no valid frame can), beside healthy ones of other keys.
     const broken = { ...write({ tool_call_id: 'b' }), task_id: null } as unknown as SubagentWrite;
-    const writes = [write({ tool_call_id: 'a' }), write({ tool_call_id: 'b' }), broken];
+    const writes = [write({ tool_call_id: 'a' }), write({ tool_call_id: 'a', subagent_task: { model: 'm1' } }), broken];
     await expect(writeBatch(t.db, writes)).rejects.toThrow();
     expect(await readSession(t.db, 's1')).toEqual([]);
   });
 
-  it("R2-7: a batch in rounds that fails reports the failing row's class, and its connection serves the next batch", async () => {
+  it("a batch that fails reports the failing row's class, and its connection serves the next batch", async () => {
     await seedSession(t.db);
-    // One connection: the next batch must find it out of the failed transaction.
+    // One connection: the next batch must find it usable.
     const db = t.connect({ max: 1 });
-    const rounds = [write({ tool_call_id: 'a' }), write({ tool_call_id: 'a', subagent_task: { model: 'm1' } })];
-    await expect(writeBatch(db, [...rounds, write({ task_session_id: 'missing' })])).rejects.toMatchObject({
+    const frames = [write({ tool_call_id: 'a' }), write({ tool_call_id: 'a', subagent_task: { model: 'm1' } })];
+    await expect(writeBatch(db, [...frames, write({ task_session_id: 'missing' })])).rejects.toMatchObject({
       kind: 'foreign_key',
     });
     expect(await readSession(db, 's1')).toEqual([]);
-    await writeBatch(db, rounds);
+    await writeBatch(db, frames);
     expect(await readSession(db, 's1')).toMatchObject([{ tool_call_id: 'a', model: 'm1' }]);
   });
 

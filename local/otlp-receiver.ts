@@ -8,7 +8,7 @@ import protobuf from 'protobufjs';
 /*
  * A real OTLP/HTTP trace receiver on 127.0.0.1 (docs/otlp.md#testing): it accepts
  * `POST /v1/traces` as http/json or http/protobuf (gzip or not), decodes protobuf with the official
- * OTLP definitions (test/support/otlp-proto, through protobufjs: not the exporter's serializer),
+ * OTLP definitions (local/otlp-proto, through protobufjs: not the exporter's serializer),
  * and answers with the statuses a test scripts (default 200). Spans of accepted requests only are
  * `spans`; every request is in `requests`.
  */
@@ -58,6 +58,8 @@ export interface OtlpReceiver {
   readonly requests: ReceivedRequest[];
   /** spans of the requests answered 2xx */
   readonly spans: ReceivedSpan[];
+  /** request bodies received, as sent (compressed) */
+  readonly bytes: number;
   /** the statuses of the next requests, in order (then 200) */
   respond(...statuses: number[]): void;
   close(): Promise<void>;
@@ -89,7 +91,7 @@ const hex = (id: string | undefined, encoding: 'hex' | 'base64') =>
       ? id.toLowerCase()
       : Buffer.from(id, 'base64').toString('hex');
 
-// Both decoders' plain-object output (any), normalized right here.
+// biome-ignore lint/suspicious/noExplicitAny: both decoders' plain-object output, normalized right here
 function normalize(request: any, encoding: 'hex' | 'base64'): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of request.resourceSpans ?? []) {
@@ -128,7 +130,13 @@ function decode(body: Buffer, contentType: string): ReceivedSpan[] {
   throw new Error(`unexpected content type ${contentType}`);
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/**
+ * `decode: false` (the benchmark): accept every request without decoding it, counting only
+ * requests and bytes, so the receiver's own work does not weigh on the exporter being measured.
+ */
+export async function startOtlpReceiver(options: { decode?: boolean } = {}): Promise<OtlpReceiver> {
+  const decodeBodies = options.decode ?? true;
+  let bytes = 0;
   const requests: ReceivedRequest[] = [];
   const spans: ReceivedSpan[] = [];
   const script: number[] = [];
@@ -143,6 +151,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
           return;
         }
         let body = Buffer.concat(chunks);
+        bytes += body.length;
+        if (!decodeBodies) {
+          res.writeHead(status).end();
+          return;
+        }
         const encoding = req.headers['content-encoding'];
         if (encoding === 'gzip') body = gunzipSync(body);
         const contentType = String(req.headers['content-type'] ?? '');
@@ -170,6 +183,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     origin: `http://127.0.0.1:${port}`,
     requests,
     spans,
+    get bytes() {
+      return bytes;
+    },
     respond: (...statuses) => script.push(...statuses),
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,237 @@
+import {
+  DURATION_BUCKET_UPPER_MS,
+  type Figures,
+  type Group,
+  type GroupBy,
+  type ReportDocument,
+  reportDocument,
+  type TreeNode,
+  type TurnTree,
+} from '../lib/report/document.js';
+
+/*
+ * Report documents made without a database, valid under the committed schema (lib/report/document.ts):
+ * small ones for the page's tests, a large one (many days, tasks and turns) for its size bound and
+ * `npm run bench`. Deterministic: the same options give the same document. The figures are
+ * plausible, not derived from rows; the page only renders them, so that is all it needs.
+ */
+
+export interface DocumentOptions {
+  /** subagents in the totals (spread over the groups) */
+  subagents?: number;
+  days?: number;
+  tasks?: number;
+  types?: number;
+  models?: number;
+  /** fan-out trees, newest first */
+  trees?: number;
+  /** put hostile text (script, </style>, quotes, U+2028) in every string that came from the database */
+  hostile?: boolean;
+  shortfall?: boolean;
+}
+
+export const HOSTILE = `<script>alert("x")</script></style><img src=x onerror=alert(1)>"'\u2028end`;
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1_664_525 + 1_013_904_223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace('Z', '000Z');
+}
+
+const DAY_MS = 86_400_000;
+const START = Date.parse('2026-10-01T00:00:00Z');
+
+export function figures(subagents: number, r: () => number, scoped: boolean): Figures {
+  const reportedTokens = Math.floor(subagents * 0.23);
+  const nested = Math.floor(subagents * 0.01);
+  const live = Math.floor(subagents * (0.4 + r() * 0.5));
+  const sessions = scoped ? Math.max(1, Math.floor(subagents / 7)) : null;
+  const contexts = sessions === null ? null : sessions + subagents;
+  const cost = scoped ? Math.floor(subagents * 1_300 * (0.5 + r())) : null;
+  const durationN = reportedTokens;
+  return {
+    subagents,
+    top_level: subagents - nested,
+    nested,
+    async: Math.floor(subagents * 0.75),
+    live,
+    backfill: subagents - live,
+    settled: Math.floor(subagents * 0.9),
+    failed: Math.floor(subagents * 0.02),
+    tokens: { sum: reportedTokens === 0 ? null : reportedTokens * 41_237, reported: reportedTokens },
+    tool_uses: { sum: reportedTokens === 0 ? null : reportedTokens * 17, reported: reportedTokens },
+    duration_ms: {
+      reported: durationN,
+      p50: durationN === 0 ? null : 48_211,
+      p95: durationN === 0 ? null : 301_776,
+      max: durationN === 0 ? null : 1_204_113,
+    },
+    models: {
+      counts: reportedTokens === 0 ? [] : [{ model: 'claude-sonnet-4', subagents: reportedTokens }],
+      unreported: subagents - reportedTokens,
+    },
+    fan_out:
+      subagents === 0
+        ? []
+        : [
+            { top_level: 1, turns: Math.ceil(subagents * 0.26) },
+            { top_level: 2, turns: Math.floor(subagents * 0.05) },
+            { top_level: 3, turns: Math.floor(subagents * 0.17) },
+          ].filter((b) => b.turns > 0),
+    executions: Math.max(1, Math.floor(subagents / 9)),
+    unknown_execution: Math.floor(subagents * 0.01),
+    turns: Math.ceil(subagents / 2),
+    sessions,
+    contexts,
+    cost_subcents: cost,
+    estimated_cost_subcents: cost === null ? null : Math.floor(cost / 10),
+    cost_per_context_subcents:
+      cost === null || contexts === null || contexts === 0 ? null : Math.round(cost / contexts),
+    first_observed_at: subagents === 0 ? null : iso(START),
+    last_observed_at: subagents === 0 ? null : iso(START + 29 * DAY_MS),
+  };
+}
+
+function groups(
+  by: GroupBy,
+  keys: readonly (string | null)[],
+  total: number,
+  r: () => number,
+  hostile: boolean,
+): Group[] {
+  const scoped = by === 'task' || by === 'session' || by === 'turn';
+  return keys.map((key, i) => {
+    const n = Math.max(1, Math.floor((total / keys.length) * (0.5 + r())));
+    return {
+      ...figures(n, r, scoped),
+      by,
+      key,
+      title:
+        by === 'task'
+          ? hostile
+            ? `${HOSTILE} task ${i}`
+            : `Task ${i}: make the thing ${i % 3 === 0 ? 'faster' : 'work'}`
+          : null,
+      lower_bound: by === 'task' && i % 5 === 4,
+      started_at: scoped ? iso(START + i * 3_600_000) : null,
+    };
+  });
+}
+
+function node(r: () => number, i: number, session: string, at: number, hostile: boolean, depth: number): TreeNode {
+  const completed = r() < 0.3;
+  const id = `toolu_${(i * 7919).toString(36).padStart(6, '0')}`;
+  return {
+    task_session_id: session,
+    tool_call_id: id,
+    agent_execution_id: `exec-${session}`,
+    parent_tool_call_id: null,
+    subagent_type: hostile ? HOSTILE : ['Explore', 'general-purpose', 'Plan'][i % 3]!,
+    description: hostile ? HOSTILE : `Look into part ${i} of the change`,
+    model: completed ? 'claude-sonnet-4' : null,
+    agent_status: completed ? 'completed' : 'async_launched',
+    tool_status: completed ? 'complete' : null,
+    is_async: !completed,
+    source: i % 4 === 0 ? 'backfill' : 'live',
+    total_tokens: completed ? Math.floor(10_000 + r() * 200_000) : null,
+    tool_use_count: completed ? Math.floor(r() * 40) : null,
+    duration_ms: completed ? Math.floor(5_000 + r() * 500_000) : null,
+    observed_at: iso(at),
+    settled_at: completed ? iso(at + 60_000) : null,
+    children:
+      depth === 0 && i % 5 === 0
+        ? [{ ...node(r, i + 1_000, session, at + 1_000, hostile, 1), parent_tool_call_id: id }]
+        : [],
+  };
+}
+
+function turnTrees(count: number, r: () => number, hostile: boolean): TurnTree[] {
+  const out: TurnTree[] = [];
+  for (let t = 0; t < count; t++) {
+    const at = START + 29 * DAY_MS - t * 3_600_000;
+    const session = `session-${t % 40}`;
+    const width = 1 + (t % 3);
+    out.push({
+      task_id: `task-${t % 25}`,
+      task_session_id: session,
+      turn_id: `turn-${t}`,
+      started_at: iso(at),
+      completed_at: iso(at + 600_000),
+      subagents: Array.from({ length: width }, (_, k) => node(r, t * 10 + k, session, at + k * 1000, hostile, 0)),
+    });
+  }
+  return out;
+}
+
+/** A report document for the page's tests and bench (see DocumentOptions). */
+export function makeReportDocument(options: DocumentOptions = {}): ReportDocument {
+  const r = rng(42);
+  const hostile = options.hostile ?? false;
+  const subagents = options.subagents ?? 253;
+  const dayCount = options.days ?? 14;
+  const taskCount = options.tasks ?? 8;
+  const typeCount = options.types ?? 4;
+  const modelCount = options.models ?? 3;
+  const days = Array.from({ length: dayCount }, (_, i) => new Date(START + i * DAY_MS).toISOString().slice(0, 10));
+  const types: (string | null)[] = [
+    ...Array.from({ length: typeCount }, (_, i) => (hostile ? `${HOSTILE}${i}` : `type-${i}`)),
+    null,
+  ];
+  const models = Array.from({ length: modelCount }, (_, i) => (hostile ? `${HOSTILE}m${i}` : `model-${i}`));
+  const tasks = Array.from({ length: taskCount }, (_, i) => `task-${i}`);
+  const totals = figures(subagents, r, true);
+  totals.models = {
+    counts: models.map((model, i) => ({ model, subagents: Math.max(1, Math.floor(totals.tokens.reported / (i + 2))) })),
+    unreported: totals.models.unreported,
+  };
+  const dayGroups = groups('day', days, subagents, r, hostile);
+  // A day nobody reported tokens on: the chart's gap (R3-6), not a 0.
+  if (dayGroups.length > 2) dayGroups[2]!.tokens = { sum: null, reported: 0 };
+  const durationBuckets = [0, ...DURATION_BUCKET_UPPER_MS].map((from, i) => ({
+    from_ms: from,
+    to_ms: DURATION_BUCKET_UPPER_MS[i] ?? null,
+    subagents: Math.floor(
+      totals.duration_ms.reported * [0.02, 0.08, 0.12, 0.15, 0.2, 0.18, 0.12, 0.07, 0.04, 0.02][i]!,
+    ),
+  }));
+  const doc: ReportDocument = {
+    version: 1,
+    generated_at: iso(START + 30 * DAY_MS),
+    filters: { since: null, until: null, task: null, session: null, by: 'task', sort: 'key', limit: null },
+    completeness: {
+      capture_since: iso(START + 3 * DAY_MS),
+      backfill_through: iso(START + 3 * DAY_MS - 1),
+      verified_through: iso(START + 29 * DAY_MS + 3_600_000),
+      shortfall: options.shortfall ? { open: true, count: 3, checked: true } : { open: false, count: 0, checked: true },
+      missing: options.shortfall
+        ? [1, 2, 3].map((i) => ({
+            task_session_id: hostile ? HOSTILE : `session-${i}`,
+            tool_call_id: hostile ? `${HOSTILE}${i}` : `toolu_missing_${i}`,
+          }))
+        : [],
+      lower_bound_sessions: 2,
+      notes: [hostile ? HOSTILE : 'Sessions with activity before capture_since have a fan-out that is a lower bound.'],
+    },
+    totals,
+    groups: groups('task', tasks, subagents, r, hostile),
+    trees: turnTrees(options.trees ?? 6, r, hostile),
+    series: {
+      day: dayGroups,
+      type: groups('type', types, subagents, r, hostile),
+      model: groups('model', models, subagents, r, hostile),
+    },
+    distributions: {
+      duration_ms: {
+        reported: durationBuckets.reduce((a, b) => a + b.subagents, 0),
+        buckets: durationBuckets,
+      },
+    },
+  };
+  return reportDocument.parse(doc);
+}
