@@ -69,7 +69,7 @@ describe('the CLI installed from the tarball with --omit=dev (issue 25)', () => 
   beforeAll(async () => {
     dir = await project('operator', ['dev']);
     store = join(dir, 'host.db');
-    const db = openDatabase(`sqlite:${store}`);
+    const db = openDatabase(`sqlite:${store}`, { create: true }); // the host made its store
     await createHostSchema(db);
     await db.close();
   }, 240_000);
