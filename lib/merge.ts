@@ -143,6 +143,8 @@ function asOneFrame(row: SubagentWrite, name: ReplaceColumn): ReplaceSummary {
  * with the stored value, or the batch's first value where the row has none.
  */
 export function foldFrames(frames: readonly SubagentWrite[]): KeyFold {
+  // One frame is its own fold (most keys of a FIFO batch of 10).
+  if (frames.length === 1) return { row: frames[0]!, replace: {} };
   let row = frames[0]!;
   let record = row.observed_at;
   const at: Partial<Record<ReplaceColumn, Micros>> = {};

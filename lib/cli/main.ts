@@ -56,6 +56,8 @@ Options:
                           PostgreSQL: the server ends any one statement after this long
                           (default ${STATEMENT_TIMEOUT_SECONDS.cli}); raise it for migrate or health --full on a
                           store whose backfill or audit takes longer
+  --rerun-backfill        migrate: when both keys exist, insert the history's rows again
+                          (backfilled rows lost: a re-created table, deleted rows); keys untouched
   --create                sqlite: make a new, empty store when the path does not exist
                           (without it such a path is refused: a mistyped path is not a store)
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
@@ -148,6 +150,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         'statement-timeout': { type: 'string' },
         rejected: { type: 'string' },
         create: { type: 'boolean', default: false },
+        'rerun-backfill': { type: 'boolean', default: false },
         by: { type: 'string' },
         otlp: { type: 'string' },
         header: { type: 'string', multiple: true },
@@ -212,7 +215,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         case 'migrate':
           expectArguments(rest, 0, command);
           db = await open();
-          return migrateCommand(db);
+          return migrateCommand(db, { rerunBackfill: values['rerun-backfill'] });
         case 'health': {
           expectArguments(rest, 0, command);
           const graceSeconds =

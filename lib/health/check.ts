@@ -22,6 +22,7 @@ import {
 } from './config.js';
 import {
   excessSql,
+  historyShortfallSql,
   lastObservedSql,
   rowFactsSql,
   shortfallSql,
@@ -35,6 +36,7 @@ import {
   type HealthReport,
   type HealthStatus,
   type HealthWindow,
+  type HistoryAudit,
   MISSING_SAMPLE_SIZE,
   type MissingKey,
 } from './report.js';
@@ -58,6 +60,11 @@ export interface HealthCheckOptions {
   maxWindowSeconds?: number;
   /** scheduled: no further slice starts after this long; default DEFAULT_CATCH_UP_SECONDS */
   catchUpSeconds?: number;
+  /**
+   * full: also compare the history before capture_since with rows (R3-4, default true); one more
+   * pass over the messages created before it
+   */
+  history?: boolean;
   /** the check's clock; defaults to the process clock */
   now?: Micros;
   /** pause between a non-zero shortfall and its re-evaluation (AC-28b); default DEFAULT_CONFIRM_DELAY_SECONDS */
@@ -130,6 +137,8 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
       captureSince: null,
       missing: [],
       checkpoint: null,
+      history: null,
+      unacknowledgedShortfall: null,
       checkedAt,
     };
   }
@@ -144,10 +153,17 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   let findings: Findings;
   let checkpoint: CheckpointReport | null = null;
   let recent: HealthWindow | null = null;
+  let history: HistoryAudit | null = null;
+  let unacknowledgedShortfall: number | null = null;
   if (kind === 'full') {
     from = captureSince;
     to = cutoff > from ? cutoff : from;
-    findings = await confirmed(() => evaluateFull(reader, from, to), confirm);
+    const since = captureSince;
+    [findings, history] = await Promise.all([
+      confirmed(() => evaluateFull(reader, since, to), confirm),
+      options.history === false ? null : auditHistory(reader, since),
+    ]);
+    unacknowledgedShortfall = await unacknowledged(reader, since, to, findings.shortfall);
   } else {
     const before = await readCheckpoint(db);
     from = windowStart(captureSince, before, seconds(overlapSeconds));
@@ -191,8 +207,8 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     }
   }
 
-  const status: HealthStatus =
-    findings.shortfall > 0 ? 'shortfall' : findings.lastObserved === undefined ? 'silent' : 'healthy';
+  const lost = findings.shortfall > 0 || (history?.shortfall ?? 0) > 0;
+  const status: HealthStatus = lost ? 'shortfall' : findings.lastObserved === undefined ? 'silent' : 'healthy';
   return {
     status,
     kind,
@@ -205,7 +221,42 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     captureSince: formatRfc3339(captureSince),
     missing: findings.missing,
     checkpoint,
+    history,
+    unacknowledgedShortfall,
     checkedAt,
+  };
+}
+
+/**
+ * The audit's shortfall less what an operator acknowledged (messages created before
+ * subagent_context_health_acknowledged_through): one more statement, only when there is an
+ * acknowledgment and a shortfall, so an accepted loss does not hold the audit's alarm forever.
+ */
+async function unacknowledged(db: Queryable, since: Micros, cutoff: Micros, shortfall: number): Promise<number> {
+  if (shortfall === 0) return 0;
+  const acknowledged = (await readCheckpoint(db)).acknowledgedThrough;
+  if (acknowledged === undefined || acknowledged <= since) return shortfall;
+  const rows = await db.query<{ total: number | string }>(shortfallSql(db.dialect, { messagesFrom: 3 }), [
+    formatCanonical(since),
+    formatCanonical(cutoff),
+    formatCanonical(acknowledged),
+  ]);
+  return Number(rows[0]?.total ?? 0);
+}
+
+/**
+ * R3-4: the messages the backfill qualifies (created before capture_since) with no row. Nothing
+ * in flight can change it (frames are for new messages), so it needs no confirmation.
+ */
+export async function auditHistory(db: Queryable, captureSince: Micros): Promise<HistoryAudit> {
+  const rows = await db.query<{ task_session_id: string; tool_call_id: string; total: number | string }>(
+    historyShortfallSql(db.dialect),
+    [formatCanonical(captureSince)],
+  );
+  return {
+    before: formatRfc3339(captureSince),
+    shortfall: Number(rows[0]?.total ?? 0),
+    missing: rows.map(({ task_session_id, tool_call_id }) => ({ task_session_id, tool_call_id })),
   };
 }
 

@@ -19,6 +19,11 @@ export function recordHealthMetrics(metrics: Metrics, report: HealthReport): voi
   metrics.addMetric(`${prefix}shortfall`, MetricUnit.Count, report.shortfall ?? 0);
   metrics.addMetric(`${prefix}excess`, MetricUnit.Count, report.excess ?? 0);
   metrics.addMetric(`${prefix}collisions`, MetricUnit.Count, report.collisions ?? 0);
+  // R3-4: a lost backfill; its own metric, so the audit alarm says which part is missing.
+  if (report.history !== null) metrics.addMetric('audit_history_shortfall', MetricUnit.Count, report.history.shortfall);
+  // What the daily audit's alarm watches: losses nobody accepted (docs/health.md#two-kinds).
+  if (report.unacknowledgedShortfall !== null)
+    metrics.addMetric('audit_unacknowledged_shortfall', MetricUnit.Count, report.unacknowledgedShortfall);
   metrics.addMetric('seconds_since_last_observed', MetricUnit.Seconds, secondsSinceLastObserved(report));
   const lag = checkpointLagSeconds(report);
   if (lag !== undefined) metrics.addMetric('checkpoint_lag_seconds', MetricUnit.Seconds, lag);
@@ -43,6 +48,18 @@ export function logHealthReport(logger: Pick<Logger, 'info' | 'error'>, report: 
       logger.info('subagent capture healthy', facts);
       return;
     case 'shortfall':
+      if ((report.history?.shortfall ?? 0) > 0) {
+        logger.error(
+          `subagent backfill lost: ${report.history!.shortfall} subagent invocations before activation have no row`,
+          {
+            ...facts,
+            action:
+              'the backfilled rows are gone (the table dropped and re-created, rows deleted): run ' +
+              '`subagent-context migrate --rerun-backfill` (or invoke migrate with {"rerunBackfill": true}); it inserts them again and leaves the keys',
+          },
+        );
+        if (report.shortfall === 0) return;
+      }
       logger.error(
         `subagent capture shortfall: ${report.shortfall} subagent invocations ${report.kind === 'full' ? 'since activation' : 'in the checked window'} have no row`,
         {

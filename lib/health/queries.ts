@@ -41,17 +41,39 @@ export function indexedRange(dialect: Dialect, column: string, lo: number, hi: n
  * Qualifying message keys created in [$1 capture_since, $2 cutoff) with no row observed at or
  * after $1 (any execution). Returns up to MISSING_SAMPLE_SIZE keys, each carrying the total count.
  */
-export function shortfallSql(dialect: Dialect): string {
+export function shortfallSql(dialect: Dialect, options: { messagesFrom?: number } = {}): string {
   const since = dialect.timestampParam(1);
   const cutoff = dialect.timestampParam(2);
+  // `messagesFrom`: messages created from that `$n` on only (an acknowledgment); rows still from $1.
+  const from = options.messagesFrom === undefined ? since : dialect.timestampParam(options.messagesFrom);
   const created = dialect.comparable('msg.created_at');
   // The audit reads most messages: each document parsed once; the creation range inside (its index).
-  const read = { fenced: true, where: `${created} >= ${since} AND ${created} < ${cutoff}` };
+  const read = { fenced: true, where: `${created} >= ${from} AND ${created} < ${cutoff}` };
   return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
   SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id FROM ${subagentMessages(dialect, read)}
   WHERE ${QUALIFYING}
   EXCEPT
   SELECT task_session_id, tool_call_id FROM ${TABLE} WHERE ${dialect.comparable('observed_at')} >= ${since}
+) missing
+ORDER BY task_session_id, tool_call_id
+LIMIT ${MISSING_SAMPLE_SIZE}`;
+}
+
+/**
+ * R3-4, the history: qualifying message keys created before $1 capture_since (what the backfill
+ * qualifies) with no row at all (any execution, any observed_at: a backfilled row is observed at
+ * its message's created_at, and a live row may have come first). A lost backfill — the table
+ * dropped and re-created, rows deleted — shows here and nowhere else. Up to MISSING_SAMPLE_SIZE
+ * keys, each carrying the total count.
+ */
+export function historyShortfallSql(dialect: Dialect): string {
+  const created = dialect.comparable('msg.created_at');
+  const read = { fenced: true, where: `${created} < ${dialect.timestampParam(1)}` };
+  return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id FROM ${subagentMessages(dialect, read)}
+  WHERE ${QUALIFYING}
+  EXCEPT
+  SELECT task_session_id, tool_call_id FROM ${TABLE}
 ) missing
 ORDER BY task_session_id, tool_call_id
 LIMIT ${MISSING_SAMPLE_SIZE}`;
@@ -85,6 +107,13 @@ export function lastObservedSql(dialect: Dialect): string {
 
 // ---------------------------------------------------------------------------------------------
 // Scheduled window: $1 capture_since, $2 lo, $3 hi (lo >= capture_since)
+//
+// Every correlated EXISTS / NOT EXISTS ends in the dialect's fence. PostgreSQL turns a plain one
+// into a (hash) semi- or anti-join whenever the statistics say that is cheaper — and once ANALYZE
+// knows the recent traffic it does, reading every row or message since capture_since (at 2M
+// messages a 200k-row sequential scan spilling to temp). A subquery with OFFSET is never turned
+// into a join, so each stays a per-row probe through the key's index: the window's cost, whatever
+// the statistics say. SQLite always probes; its fence changes nothing there.
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -104,7 +133,7 @@ export function windowShortfallSql(dialect: Dialect): string {
   FROM ${subagentMessages(dialect, read)}
   WHERE ${QUALIFYING}
     AND NOT EXISTS (SELECT 1 FROM ${TABLE} r WHERE r.task_session_id = sm_all.task_session_id
-      AND r.tool_call_id = sm_all.meta_tool_call_id AND ${dialect.comparable('r.observed_at')} >= ${dialect.timestampParam(1)})
+      AND r.tool_call_id = sm_all.meta_tool_call_id AND ${dialect.comparable('r.observed_at')} >= ${dialect.timestampParam(1)} ${dialect.fence})
   GROUP BY sm_all.task_session_id, sm_all.meta_tool_call_id
 ) missing
 ORDER BY task_session_id, tool_call_id
@@ -129,7 +158,7 @@ export function windowExcessSql(dialect: Dialect, hostToolCallIndex: boolean): s
   const earlier = dialect.comparable('o.observed_at');
   const keys = `SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE} r WHERE ${windowRows(dialect, 'r')}
     AND NOT EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
-      AND ${earlier} >= ${dialect.timestampParam(1)} AND ${earlier} < ${dialect.timestampParam(2)})`;
+      AND ${earlier} >= ${dialect.timestampParam(1)} AND ${earlier} < ${dialect.timestampParam(2)} ${dialect.fence})`;
   if (!hostToolCallIndex) {
     return `SELECT COUNT(*) AS excess FROM (
   ${keys}
@@ -141,7 +170,7 @@ export function windowExcessSql(dialect: Dialect, hostToolCallIndex: boolean): s
   return `SELECT COUNT(*) AS excess FROM (${keys}) k
 WHERE NOT EXISTS (SELECT 1 FROM ${subagentMessages(dialect)}
   WHERE sm_all.task_session_id = k.task_session_id AND ${hostToolCallProbe(dialect, 'sm_all', 'k.tool_call_id')}
-    AND sm_all.kind = 'subagent_task' AND sm_all.meta_tool_call_id = k.tool_call_id)`;
+    AND sm_all.kind = 'subagent_task' AND sm_all.meta_tool_call_id = k.tool_call_id ${dialect.fence})`;
 }
 
 /**
@@ -164,5 +193,5 @@ export function windowCollisionsSql(dialect: Dialect): string {
   return `SELECT COUNT(*) AS collisions FROM ${TABLE} r
 WHERE ${windowRows(dialect, 'r')}
   AND EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
-    AND ${other} >= ${dialect.timestampParam(1)} AND (${other} < ${mine} OR (${other} = ${mine} AND o.id < r.id)))`;
+    AND ${other} >= ${dialect.timestampParam(1)} AND (${other} < ${mine} OR (${other} = ${mine} AND o.id < r.id)) ${dialect.fence})`;
 }

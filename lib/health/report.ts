@@ -33,6 +33,19 @@ export interface CheckpointReport {
   acknowledged: boolean;
 }
 
+/**
+ * R3-4: the full audit's comparison of the history before capture_since (the messages the
+ * backfill qualifies) with rows: a lost backfill (a re-created table, deleted rows) shows here.
+ */
+export interface HistoryAudit {
+  /** the messages compared: created before this instant (capture_since) */
+  before: string;
+  /** distinct qualifying message keys created before capture_since with no row at all */
+  shortfall: number;
+  /** up to MISSING_SAMPLE_SIZE of them, in key order */
+  missing: MissingKey[];
+}
+
 export interface HealthReport {
   status: HealthStatus;
   kind: HealthKind;
@@ -61,6 +74,17 @@ export interface HealthReport {
   missing: MissingKey[];
   /** scheduled kind only */
   checkpoint: CheckpointReport | null;
+  /**
+   * full kind: the history before capture_since compared with rows (R3-4); null for the scheduled
+   * kind, when not activated, or when the audit was asked to leave it out
+   */
+  history: HistoryAudit | null;
+  /**
+   * full kind: the part of `shortfall` an operator has not acknowledged (messages created at or
+   * after subagent_context_health_acknowledged_through; all of it when nothing was acknowledged):
+   * what the daily audit's alarm watches, with `history.shortfall`. null for the scheduled kind
+   */
+  unacknowledgedShortfall: number | null;
   checkedAt: string;
 }
 

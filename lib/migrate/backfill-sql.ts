@@ -90,15 +90,23 @@ FROM ${subagentMessages(dialect, EVERY_MESSAGE)} WHERE ${QUALIFYING}`;
  * A live row already there wins: its key conflicts and nothing is written. No conflict target:
  * a row the host's own backfill wrote (same id) is skipped too, whichever constraint meets it.
  */
-export function backfillInsertSql(dialect: Dialect): string {
+export function backfillInsertSql(dialect: Dialect, read: { createdBefore?: number } = {}): string {
   const newestFirst = `${dialect.comparable('sm_all.created_at')} DESC, sm_all.id DESC`;
+  // R3-4's rerun: only the history, messages created before the `$n` instant (capture_since).
+  const messages =
+    read.createdBefore === undefined
+      ? EVERY_MESSAGE
+      : {
+          fenced: true,
+          where: `${dialect.comparable('msg.created_at')} < ${dialect.timestampParam(read.createdBefore)}`,
+        };
   return `INSERT INTO ${TABLE} (${COLUMN_NAMES.join(', ')})
 SELECT ${COLUMN_NAMES.map((name) => source(dialect, name)).join(',\n  ')}
 FROM (
   SELECT sm_all.id, sm_all.task_session_id, sm_all.task_id, sm_all.turn_id, sm_all.meta_tool_call_id, sm_all.doc,
     sm_all.created_at, sm_all.updated_at,
     ROW_NUMBER() OVER (PARTITION BY sm_all.task_session_id, sm_all.meta_tool_call_id ORDER BY ${newestFirst}) AS newest
-  FROM ${subagentMessages(dialect, EVERY_MESSAGE)}
+  FROM ${subagentMessages(dialect, messages)}
   WHERE ${QUALIFYING}
 ) q
 WHERE q.newest = 1

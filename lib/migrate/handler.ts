@@ -23,10 +23,21 @@ export type MigrateHandler = (event?: unknown, context?: RemainingTime) => Promi
 export function createMigrateHandler(deps: MigrateHandlerDeps): MigrateHandler {
   const logger = deps.logger ?? defaultLogger;
   // R2-6: what the function returns and throws leaves through the redaction step (lib/edge.ts)
-  return atTheEdge(async (_event, context) => {
+  return atTheEdge(async (event, context) => {
+    const rerunBackfill = rerunRequested(event);
     await deps.loadConfig?.();
     // a rejected password or database name forgets the cached URL, so the next run reads SSM again (R2-4);
     // every statement ends before the invocation does, and the error names the step (R2-5)
-    return refreshingCredentials(() => withinInvocation(deps.db(), context, (db) => runMigration(db, { logger })));
+    return refreshingCredentials(() =>
+      withinInvocation(deps.db(), context, (db) => runMigration(db, { logger, rerunBackfill })),
+    );
   });
+}
+
+/**
+ * `{ "rerunBackfill": true }` runs the backfill's insert again over the history (R3-4,
+ * docs/migrate.md#the-backfill-again); any other input (none, the console's `{}`) is a plain migrate.
+ */
+function rerunRequested(event: unknown): boolean {
+  return event !== null && typeof event === 'object' && (event as { rerunBackfill?: unknown }).rerunBackfill === true;
 }

@@ -2,10 +2,11 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Database, Queryable } from '../db/database.js';
 import { DatabaseError, type FailureKind, failureFields } from '../db/errors.js';
 import { SubagentContextError } from '../errors.js';
+import { auditHistory } from '../health/check.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { HOST_TABLES } from '../store/probe.js';
 import { ensureSubagentTable } from '../store/schema.js';
-import { formatKey, nowMicros, parseStoredTimestamp } from '../time.js';
+import { formatCanonical, formatKey, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
 import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
 import { CREATE_META_TABLE, writeKeyOnce } from './keys.js';
 
@@ -23,7 +24,11 @@ export type MigrationStep =
   | 'commit';
 
 export interface MigrationReport {
-  backfill: 'completed' | 'skipped';
+  /**
+   * `completed`: the one backfill ran and wrote the keys; `skipped`: both keys were there;
+   * `rerun`: both keys were there and `rerunBackfill` inserted the history again (keys untouched)
+   */
+  backfill: 'completed' | 'skipped' | 'rerun';
   /** rows the backfill inserted (0 when skipped) */
   inserted: number;
   /** qualifying messages it read, before keeping the newest per key (0 when skipped) */
@@ -31,6 +36,12 @@ export interface MigrationReport {
   /** the key values now in kandev_meta, byte-identical, or null when absent */
   captureSince: string | null;
   backfillThrough: string | null;
+  /**
+   * R3-4, when both keys were there: qualifying messages created before capture_since whose key
+   * has no row (a lost backfill: a re-created table, deleted rows), after a rerun the ones still
+   * without a row; null when the backfill just ran (it covered them) or capture_since is not an instant
+   */
+  historyMissing: number | null;
   durationMs: number;
 }
 
@@ -40,6 +51,12 @@ export interface MigrationOptions {
    * real (the transaction rolls back). Tests force failures and observe timing with it.
    */
   beforeStep?: (step: MigrationStep) => void | Promise<void>;
+  /**
+   * R3-4: when both keys exist, run the backfill's insert again over the messages created before
+   * capture_since (`ON CONFLICT DO NOTHING`: rows already there, live or backfilled, are kept;
+   * the keys are never touched). For a store whose backfilled rows are gone.
+   */
+  rerunBackfill?: boolean;
   /** where the outcome is logged (INFO skipped/completed, WARN failed); none when absent */
   logger?: Pick<Logger, 'info' | 'warn'>;
 }
@@ -91,15 +108,40 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
     step = 'guard';
     const present = await readMetaKeys(db);
     if (present.captureSince !== undefined && present.backfillThrough !== undefined) {
+      const captureSince = parseStoredTimestamp(present.captureSince);
+      let inserted = 0;
+      if (options.rerunBackfill && captureSince !== undefined) {
+        step = 'insert';
+        inserted = await db.transaction((tx) => insertHistory(tx, captureSince));
+      }
+      step = 'guard';
+      const historyMissing = captureSince === undefined ? null : (await auditHistory(db, captureSince)).shortfall;
       const report: MigrationReport = {
-        backfill: 'skipped',
-        inserted: 0,
+        backfill: options.rerunBackfill && captureSince !== undefined ? 'rerun' : 'skipped',
+        inserted,
         matched: 0,
         captureSince: present.captureSince,
         backfillThrough: present.backfillThrough,
+        historyMissing,
         durationMs: duration(),
       };
-      logger.info('subagent backfill skipped: both kandev_meta keys present', { migration: MIGRATION_NAME, ...report });
+      if (report.backfill === 'rerun') {
+        logger.info('subagent backfill run again over the history before capture_since; keys untouched', {
+          migration: MIGRATION_NAME,
+          ...report,
+        });
+      } else if ((historyMissing ?? 0) > 0) {
+        logger.warn(
+          `subagent backfill skipped, but ${historyMissing} backfilled subagent invocations have no row ` +
+            '(a re-created table, deleted rows): run migrate with --rerun-backfill (function input {"rerunBackfill": true}) to insert them again',
+          { migration: MIGRATION_NAME, ...report },
+        );
+      } else {
+        logger.info('subagent backfill skipped: both kandev_meta keys present', {
+          migration: MIGRATION_NAME,
+          ...report,
+        });
+      }
       return report;
     }
     const result = await db.transaction(async (tx) => {
@@ -109,7 +151,7 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
       };
       return backfill(tx, enter);
     });
-    const report: MigrationReport = { backfill: 'completed', ...result, durationMs: duration() };
+    const report: MigrationReport = { backfill: 'completed', ...result, historyMissing: null, durationMs: duration() };
     logger.info('subagent backfill completed', { migration: MIGRATION_NAME, ...report });
     return report;
   } catch (err) {
@@ -148,10 +190,20 @@ async function requireHostTables(tx: Queryable): Promise<void> {
   }
 }
 
+/** The backfill's insert over the messages created before capture_since; the number of rows it added. */
+async function insertHistory(tx: Queryable, captureSince: Micros): Promise<number> {
+  let inserted = 0;
+  for (const statement of tx.dialect.countInserted(backfillInsertSql(tx.dialect, { createdBefore: 1 }))) {
+    const rows = await tx.query<{ inserted: number | string }>(statement, [formatCanonical(captureSince)]);
+    if (rows[0]) inserted = Number(rows[0].inserted);
+  }
+  return inserted;
+}
+
 async function backfill(
   tx: Queryable,
   enter: (step: MigrationStep) => Promise<void>,
-): Promise<Omit<MigrationReport, 'backfill' | 'durationMs'>> {
+): Promise<Omit<MigrationReport, 'backfill' | 'durationMs' | 'historyMissing'>> {
   const { dialect } = tx;
   await enter('high_water');
   const [mark] = await tx.query<{ newest: string | null; matched: number | string }>(highWaterSql(dialect));

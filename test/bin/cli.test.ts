@@ -12,7 +12,7 @@ import { runMigration } from '../../lib/migrate/run-migration.js';
 import { formatRfc3339, nowMicros } from '../../lib/time.js';
 import { createHostSchema } from '../../local/host-schema.js';
 import { startLocalPipeline } from '../../local/pipeline.js';
-import { seedMessage } from '../lib/health/seed.js';
+import { at, seedMessage } from '../lib/health/seed.js';
 import { frame, seedSession } from '../support/frames.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
@@ -67,6 +67,18 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
     expect(run.code).toBe(EXIT.ok);
     expect(run.json).toMatchObject({ backfill: 'completed', inserted: 0, matched: 0, backfillThrough: '' });
     expect((await cli('migrate', '--database-url', t.url, '--json')).json).toMatchObject({ backfill: 'skipped' });
+  });
+
+  it('R3-4: migrate on a store whose backfilled rows are gone says so (exit 3); --rerun-backfill inserts them again', async () => {
+    await seedMessage(t.db, { toolCallId: 'c1', createdAt: at('2026-08-12T12:00:00Z') });
+    expect((await cli('migrate', '--database-url', t.url, '--json')).json).toMatchObject({ inserted: 1 });
+    await t.db.query('DELETE FROM task_session_subagents');
+    const lost = await cli('migrate', '--database-url', t.url);
+    expect(lost.code).toBe(EXIT.attention);
+    expect(lost.stdout).toMatch(/1 subagent invocations before capture_since have no row.*--rerun-backfill/s);
+    const rerun = await cli('migrate', '--rerun-backfill', '--database-url', t.url, '--json');
+    expect(rerun.code).toBe(EXIT.ok);
+    expect(rerun.json).toMatchObject({ backfill: 'rerun', inserted: 1, historyMissing: 0 });
   });
 
   it('migrate prints a human table by default', async () => {

@@ -46,6 +46,15 @@ describe.each(TARGET_FIXTURES)('migrate function on %s, %s host schema', (name, 
     expect(await readAll(t.db)).toHaveLength(1);
   });
 
+  it('R3-4: the input {"rerunBackfill": true} inserts lost backfilled rows again; any other input only reports them', async () => {
+    await insertHostMessage(t.db, { id: 'm1', metadata: subagentDoc(), createdAt: '2026-08-12T13:24:58.123456Z' });
+    await handler({});
+    await t.db.query('DELETE FROM task_session_subagents');
+    expect(await handler({ rerunBackfill: 'yes' })).toMatchObject({ backfill: 'skipped', historyMissing: 1 });
+    expect(await handler({ rerunBackfill: true })).toMatchObject({ backfill: 'rerun', inserted: 1, historyMissing: 0 });
+    expect(await readAll(t.db)).toHaveLength(1);
+  });
+
   it('AC-20: rejects with a message naming the migration and the failed step, and writes no key', async () => {
     await t.db.query('DROP TABLE kandev_meta');
     await t.db.query(

@@ -107,8 +107,8 @@ describe('the packaged CloudFormation template', () => {
     ) as [any, any];
     expect(JSON.stringify(check.Targets)).toContain('HealthLambdaFunction');
     expect(check.State).not.toBe('DISABLED');
-    // The full audit: daily, off unless healthAuditEnabled, and it tells the handler which kind it is.
-    expect(audit.State).toBe('DISABLED');
+    // The full audit: daily, on by default (every message audited at least once), and it tells the handler which kind it is.
+    expect(audit.State).not.toBe('DISABLED');
     expect(JSON.parse(audit.Targets[0].Input)).toEqual({ kind: 'full' });
     expect(resource('MigrateLambdaFunction').Properties.Timeout).toBe(900);
     expect(templateText).not.toMatch(/Migrate[A-Za-z]*(EventSourceMapping|EventsRule|Permission)/);
@@ -118,6 +118,7 @@ describe('the packaged CloudFormation template', () => {
     ['HealthShortfallAlarm', 'shortfall', 'notBreaching'],
     ['HealthNotActivatedAlarm', 'not_activated', 'notBreaching'],
     ['HealthCheckMissingAlarm', 'health_check_ok', 'breaching'],
+    ['AuditMissingAlarm', 'audit_health_check_ok', 'breaching'],
     ['HealthCheckpointLagAlarm', 'checkpoint_lag_seconds', 'notBreaching'],
     ['DeadLetterQueueNotEmptyAlarm', 'ApproximateNumberOfMessagesVisible', 'notBreaching'],
     ['OldestMessageAgeAlarm', 'ApproximateAgeOfOldestMessage', 'notBreaching'],
@@ -128,6 +129,20 @@ describe('the packaged CloudFormation template', () => {
     expect(alarm.TreatMissingData).toBe(missing);
     expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
     expect(resource('AlarmTopic').Type).toBe('AWS::SNS::Topic');
+  });
+
+  it('issue 26: the daily audit alarms on unacknowledged and history shortfalls together, over a day', () => {
+    const alarm = resource('AuditShortfallAlarm').Properties;
+    const stat = (name: string) => alarm.Metrics.find((m: any) => m.MetricStat?.Metric.MetricName === name)?.MetricStat;
+    expect(stat('audit_unacknowledged_shortfall')).toMatchObject({ Period: 86400, Stat: 'Maximum' });
+    expect(stat('audit_history_shortfall')).toMatchObject({ Period: 86400, Stat: 'Maximum' });
+    expect(alarm.Metrics.find((m: any) => m.ReturnData).Expression).toBe('FILL(live, 0) + FILL(history, 0)');
+    expect(alarm).toMatchObject({
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarm.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
   });
 
   it('alarms deliver: the topic is encrypted with a rotated customer managed key that CloudWatch (this account, these alarms) may use', () => {

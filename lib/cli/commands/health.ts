@@ -32,6 +32,14 @@ export function renderHealth(report: HealthReport): string {
           ['recent traffic', `${report.recent.from} … ${report.recent.to} (also compared; the checkpoint is behind)`],
         ] as const)),
     ['shortfall', report.shortfall],
+    ...(report.history === null
+      ? []
+      : ([
+          [
+            'history shortfall',
+            `${report.history.shortfall} (messages before ${report.history.before} the backfill qualifies, with no row)`,
+          ],
+        ] as const)),
     [
       'excess',
       explained(report.excess, 'row keys since capture_since with no subagent message; reported, never alarms'),
@@ -43,12 +51,18 @@ export function renderHealth(report: HealthReport): string {
     ['checked at', report.checkedAt],
   ]);
   const next = report.status === 'not_activated' ? `\n\nnext: ${hint('not_migrated', 'cli')}` : '';
-  if (report.missing.length === 0) return `${facts}${next}`;
-  const missing = renderTable(
-    ['task_session_id', 'tool_call_id'],
-    report.missing.map((m) => [m.task_session_id, m.tool_call_id]),
-  );
-  return `${facts}\n\nmissing (sample):\n${missing}${next}`;
+  const sample = (title: string, keys: HealthReport['missing']) =>
+    keys.length === 0
+      ? ''
+      : `\n\n${title}:\n${renderTable(
+          ['task_session_id', 'tool_call_id'],
+          keys.map((m) => [m.task_session_id, m.tool_call_id]),
+        )}`;
+  const lost =
+    (report.history?.shortfall ?? 0) > 0
+      ? '\n\nbackfilled rows are missing (a re-created table, deleted rows): `subagent-context migrate --rerun-backfill` inserts them again'
+      : '';
+  return `${facts}${sample('missing (sample)', report.missing)}${sample('missing from the history before capture_since (sample)', report.history?.missing ?? [])}${lost}${next}`;
 }
 
 function checkpointText(report: HealthReport): string | null {

@@ -13,6 +13,7 @@ export function renderMigration(report: MigrationReport): string {
     ['messages matched', report.matched],
     ['capture_since', report.captureSince],
     ['backfill_through', report.backfillThrough === '' ? "'' (no qualifying message)" : report.backfillThrough],
+    ['history without rows', report.historyMissing],
     ['duration', `${report.durationMs} ms`],
   ]);
 }
@@ -21,8 +22,17 @@ export function renderMigration(report: MigrationReport): string {
  * `subagent-context migrate`: schema + the one backfill (docs/migrate.md); a failure throws (exit 1).
  * Logs through the CLI's logger (ERROR only, or WARN with --verbose).
  */
-export async function migrateCommand(db: Database): Promise<CommandResult<MigrationReport>> {
+export async function migrateCommand(
+  db: Database,
+  options: { rerunBackfill?: boolean } = {},
+): Promise<CommandResult<MigrationReport>> {
   await requireHostStore(db);
-  const report = await runMigration(db, { logger });
-  return { exitCode: EXIT.ok, result: report, text: renderMigration(report) };
+  const report = await runMigration(db, { logger, rerunBackfill: options.rerunBackfill });
+  // R3-4: a lost backfill needs attention (exit 3) until it is run again.
+  const lost = report.backfill === 'skipped' && (report.historyMissing ?? 0) > 0;
+  const text = lost
+    ? `${renderMigration(report)}\n\n${report.historyMissing} subagent invocations before capture_since have no row: ` +
+      'the backfilled rows are gone (a re-created table, deleted rows). `subagent-context migrate --rerun-backfill` inserts them again (keys untouched).'
+    : renderMigration(report);
+  return { exitCode: lost ? EXIT.attention : EXIT.ok, result: report, text };
 }

@@ -57,6 +57,9 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
         lastObservedAt: formatRfc3339(LIVE + SECOND),
         captureSince: formatRfc3339(SINCE),
         missing: [],
+        // the full audit also compares the history before capture_since (R3-4), none here
+        history: kind === 'full' ? { before: formatRfc3339(SINCE), shortfall: 0, missing: [] } : null,
+        unacknowledgedShortfall: kind === 'full' ? 0 : null,
         checkedAt: formatRfc3339(NOW),
       });
     });
@@ -141,6 +144,8 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
         lastObservedAt: null,
         captureSince: null,
         missing: [],
+        history: null,
+        unacknowledgedShortfall: null,
         checkedAt: formatRfc3339(NOW),
       });
     });

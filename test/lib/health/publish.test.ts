@@ -20,6 +20,8 @@ const BASE: HealthReport = {
   lastObservedAt: '2026-08-12T13:00:00.000000Z',
   captureSince: '2026-08-12T12:00:00.000000Z',
   missing: [],
+  history: null,
+  unacknowledgedShortfall: null,
   checkedAt: '2026-08-12T13:10:00.500000Z',
 };
 

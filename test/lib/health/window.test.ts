@@ -499,7 +499,8 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
     expect(excess).toMatch(/idx_subagents_observed_at/);
     expect(excess).toMatch(
       postgres
-        ? /idx_messages_metadata_tool_call_id[\s\S]*tool_call_id'::text\) = r\.tool_call_id/
+        ? // the probe is a SubPlan behind the fence (issue 26), correlated with the window's keys (k)
+          /idx_messages_metadata_tool_call_id[\s\S]*tool_call_id'::text\) = [kr]\.tool_call_id/
         : /idx_messages_metadata_tool_call_id \(task_session_id=\? AND <expr>=\?\)/,
     );
     expect(await plan(windowCollisionsSql(db.dialect), params)).toMatch(/idx_subagents_observed_at/);
