@@ -1,13 +1,48 @@
+import { readFileSync } from 'node:fs';
+import type { StartIngestPipeline } from '../lib/cli/commands/ingest.js';
+import { CliFailure } from '../lib/cli/failure.js';
 import { runCli } from '../lib/cli/main.js';
-import { startLocalPipeline } from '../local/pipeline.js';
 
 // EMF metric documents are for CloudWatch; on a terminal they would bury the result.
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 // Local tooling: the SDK's Node 20 end-of-support notice is for the deployed functions (nodejs22.x).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+/**
+ * `ingest` alone needs the local SQS emulator (fauxqs, an optional dependency): loaded when it
+ * runs, so migrate, health and report work in an install without it.
+ */
+const startPipeline: StartIngestPipeline = async (options) => {
+  let pipeline: typeof import('../local/pipeline.js');
+  try {
+    pipeline = await import('../local/pipeline.js');
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new CliFailure(
+      `ingest runs the frames through a local SQS emulator, and it is not installed (${(err as Error).message}): install the optional dependency with \`npm install fauxqs\``,
+    );
+  }
+  return pipeline.startLocalPipeline(options);
+};
+
+/** The package's version: package.json is one folder up from bin/cli.ts, two from dist/bin/cli.js. */
+function packageVersion(): string | undefined {
+  for (const path of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'subagent-context') return pkg.version;
+    } catch {
+      // not here; the next candidate
+    }
+  }
+  return undefined;
+}
+
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
-const code = await runCli(process.argv.slice(2), io, { startPipeline: startLocalPipeline });
+const code = await runCli(process.argv.slice(2), io, { startPipeline, version: packageVersion() });
 process.exitCode = code;
 // Idle keep-alive sockets (SQS, the database pool) would hold the process for seconds after the
 // answer; once stdout has drained there is nothing left to wait for.

@@ -1,4 +1,6 @@
+import { existsSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { describeFailure } from '../lib/cli/failure.js';
 import { logger } from '../lib/observability.js';
 import { redactText } from '../lib/redact.js';
 import { runLocalStack } from '../local/stack.js';
@@ -23,6 +25,13 @@ Options:
   --json                print the result as JSON instead of tables
 Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise.`;
 
+/** A flag's value is the problem: exit 2, as the CLI's usage errors. */
+class FlagError extends Error {}
+
+const WHY_AT_LEAST: Record<string, string> = {
+  messages: 'the live stream attaches its new invocations to the turns of the generated host store, so it needs one',
+};
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -46,15 +55,24 @@ async function main(): Promise<number> {
   // Local tooling: the SDK's Node 20 end-of-support notice is for the deployed functions (nodejs22.x).
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   logger.setLogLevel('ERROR');
-  const number = (name: string, value: string | undefined) => {
+  const number = (name: string, value: string | undefined, least = 0) => {
     if (value === undefined) return undefined;
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer (got ${value})`);
+    if (!Number.isInteger(n) || n < least)
+      throw new FlagError(
+        least === 0
+          ? `--${name} must be a non-negative integer (got ${value})`
+          : `--${name} must be an integer of at least ${least} (got ${value}): ${WHY_AT_LEAST[name] ?? ''}`,
+      );
     return n;
   };
+  if (values.sqlite !== undefined && existsSync(values.sqlite) && statSync(values.sqlite).size > 0)
+    throw new FlagError(
+      `--sqlite ${values.sqlite} already exists: the demo creates a new host store there, so pass a path that does not exist yet (or delete this file); to read the store it made, run \`npm run --silent cli -- health --database-url sqlite:${values.sqlite}\``,
+    );
   const result = await runLocalStack({
     databaseUrl: values['database-url'] ?? (values.sqlite ? `sqlite:${values.sqlite}` : undefined),
-    messages: number('messages', values.messages),
+    messages: number('messages', values.messages, 1),
     live: number('live', values.live),
     seed: number('seed', values.seed),
     page: values.page,
@@ -73,7 +91,14 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     // R2-6: this line is printed by npm start itself, so it passes through the redaction step too
-    process.stderr.write(redactText(`local stack failed: ${err instanceof Error ? err.message : String(err)}\n`));
-    process.exit(1);
+    if (err instanceof FlagError) {
+      process.stderr.write(`${err.message}\n(npm start -- --help lists the options)\n`);
+      process.exit(2);
+    }
+    // the CLI's words for a database failure (create the database, start the server), not a function's
+    void describeFailure(err).then(({ message }) => {
+      process.stderr.write(redactText(`local stack failed: ${message}\n`));
+      process.exit(1);
+    });
   },
 );

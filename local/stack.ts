@@ -236,13 +236,21 @@ async function streamLive(db: Database, plan: LivePlan, logger: Logger, say: (li
       `  sent ${producer.stats.sent}/${plan.frames.length}  ingested ${c.persisted} persisted, ${c.skipped_no_identity} skipped, ${c.invalid} invalid`,
     );
   };
+  // A producer that does not follow the contract, midway through the stream: after its second chunk,
+  // or after the last one when the stream is shorter (--live 0, 1, 5, 10 send them too).
+  let invalidSent = false;
+  const sendInvalid = async () => {
+    if (invalidSent) return;
+    invalidSent = true;
+    await pipeline.send(plan.invalidBodies);
+  };
   for (let i = 0; i < plan.frames.length; i += STREAM_CHUNK) {
     for (const frame of plan.frames.slice(i, i + STREAM_CHUNK)) producer.record(frame);
-    // A producer that does not follow the contract, midway through the stream.
-    if (i === STREAM_CHUNK) await pipeline.send(plan.invalidBodies);
+    if (i === STREAM_CHUNK || i + STREAM_CHUNK >= plan.frames.length) await sendInvalid();
     await producer.flush();
     show();
   }
+  await sendInvalid();
   await producer.close();
   await pipeline.poller.stop();
   await pipeline.poller.drain({ timeoutMs: 120_000 });
@@ -387,7 +395,8 @@ export function buildChecks(input: CheckInputs): Check[] {
     parked.filter((g) => g.failure !== 'invalid_frame').reduce((s, g) => s + g.count, 0),
   );
 
-  check('health status', 'healthy', health.status);
+  // 'silent': nothing observed since activation, which is what a stream of no frames (--live 0) leaves.
+  check('health status', want.newRows > 0 ? 'healthy' : 'silent', health.status);
   check('health shortfall', 0, health.shortfall ?? -1);
   check('health excess', 0, health.excess ?? -1);
   check('health collisions', want.collisions, health.collisions ?? -1);

@@ -35,7 +35,10 @@ function devOnlyRuntimeImports(graph: ImportGraph, dependencies: readonly string
 
 describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
   const graph = readImportGraph(ROOT);
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
 
   it('reads the whole tree (lib, functions, local, test, …)', () => {
     for (const folder of ['lib', 'functions', 'bin', 'local', 'bench', 'test']) {
@@ -83,8 +86,29 @@ describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
     }
   });
 
-  it('deployed code imports no devDependency at runtime', () => {
-    expect(devOnlyRuntimeImports(graph, Object.keys(pkg.dependencies))).toEqual([]);
+  it('deployed code imports no devDependency at runtime (optional ones, the SQLite driver, are installed by default)', () => {
+    const runtime = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies ?? {})];
+    expect(devOnlyRuntimeImports(graph, runtime)).toEqual([]);
+  });
+
+  it('the producer a host installs (subagent-context/producer) loads only `dependencies`: no SQLite, PGlite or fauxqs (issue 25)', () => {
+    const reached = new Set<string>(['lib/producer/producer.ts']);
+    const packages = new Set<string>();
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const e of graph.edges) {
+        if (!reached.has(e.from) || e.typeOnly) continue;
+        if (e.to === undefined) {
+          const name = packageName(e.specifier);
+          if (name !== undefined) packages.add(name);
+        } else if (!reached.has(e.to)) {
+          reached.add(e.to);
+          grew = true;
+        }
+      }
+    }
+    expect([...packages].filter((name) => !(name in pkg.dependencies))).toEqual([]);
+    expect([...reached].filter((file) => file.startsWith('lib/db/'))).toEqual([]);
   });
 });
 

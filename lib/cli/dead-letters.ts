@@ -2,6 +2,8 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from
 
 /** One message taken off the dead-letter queue, with why it is there. */
 export interface DeadLetter {
+  /** the line of the input file (the CLI's ingest); absent for a letter of unknown origin */
+  line?: number;
   /** `invalid_frame`, `permanent_write_error` (parked by ingest) or `retries_exhausted` (moved by SQS redrive) */
   failure: string;
   reason: string;
@@ -49,14 +51,21 @@ export async function drainDeadLetters(sqs: SQSClient, dlqUrl: string): Promise<
 }
 
 /** Dead letters grouped by (failure, reason), most frequent first. */
-export function groupDeadLetters(
-  letters: readonly DeadLetter[],
-): Array<{ failure: string; reason: string; count: number }> {
-  const groups = new Map<string, { failure: string; reason: string; count: number }>();
-  for (const { failure, reason } of letters) {
+export interface DeadLetterGroup {
+  failure: string;
+  reason: string;
+  count: number;
+  /** the input file's lines of these letters, when known (the CLI's ingest) */
+  lines?: number[];
+}
+
+export function groupDeadLetters(letters: readonly DeadLetter[]): DeadLetterGroup[] {
+  const groups = new Map<string, DeadLetterGroup>();
+  for (const { failure, reason, line } of letters) {
     const key = `${failure}\u0000${reason}`;
     const group = groups.get(key) ?? { failure, reason, count: 0 };
     group.count += 1;
+    if (line !== undefined) group.lines = [...(group.lines ?? []), line];
     groups.set(key, group);
   }
   return [...groups.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));

@@ -91,11 +91,23 @@ Options:
   --restart               export: from the first turn again (same ids), then move the position
   --no-position           export: neither read nor move the position
   --verbose               structured logs (WARN and above) on stderr
+  -q, --quiet             no progress bar: the result (and any error or note) only
+  --no-color              no colour (also NO_COLOR=1; colour is only ever used on a terminal)
   -V, --version           the installed version
   -h, --help              this text
 
 Exit codes: 0 ok/healthy; 1 failure; 2 usage error; 3 needs attention (health not healthy,
-frames on the dead-letter queue).`;
+frames on the dead-letter queue).
+
+Reading the output (each field: README "Reading the output"):
+  health   status healthy | shortfall (messages without a row) | silent (no row observed since
+           activation) | not_activated (run migrate); excess: row keys with no message (never
+           alarms); collisions: rows beyond the first per (task_session_id, tool_call_id);
+           checkpoint (not moved): nothing new verified (a shortfall holds it)
+  ingest   attempted = skipped_no_identity + persisted + failed; invalid: parked on the dead-letter
+           queue; orphaned: its session was deleted (acknowledged); system_error: the database
+           failed (the frame stays on the queue)
+  --json   stdout holds the JSON alone (through npm: npm run --silent cli -- … --json)`;
 
 /**
  * `--statement-timeout`: a positive number of seconds, in milliseconds as the server takes it (a
@@ -166,6 +178,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         restart: { type: 'boolean', default: false },
         'no-position': { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
+        quiet: { type: 'boolean', short: 'q', default: false },
+        'no-color': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -246,7 +260,10 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
               : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
           // R3-8: a report writes nothing, so a SQLite store opens read-only.
           db = await open('reading');
-          return reportCommand(db, request, { color: wantsColor(io.stdout, io.env), graceSeconds });
+          return reportCommand(db, request, {
+            color: !values['no-color'] && wantsColor(io.stdout, io.env),
+            graceSeconds,
+          });
         }
         case 'export': {
           expectArguments(rest, 0, command);
@@ -287,7 +304,13 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         case 'ingest':
           expectArguments(rest, 1, command);
           db = await open();
-          return ingestCommand(db, { file: rest[0]!, rejectedFile: values.rejected }, io, deps.startPipeline);
+          return ingestCommand(
+            db,
+            { file: rest[0]!, rejectedFile: values.rejected },
+            // --quiet: the progress bar goes nowhere; errors and notes still reach stderr
+            values.quiet ? { ...io, stderr: { isTTY: false, write: () => true } } : io,
+            deps.startPipeline,
+          );
         case undefined:
           throw new UsageError('no command given');
         default:

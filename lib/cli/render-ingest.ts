@@ -1,14 +1,29 @@
 import { COUNTERS } from '../ingest/report.js';
-import { type DeadLetter, groupDeadLetters } from './dead-letters.js';
+import { type DeadLetter, type DeadLetterGroup, groupDeadLetters } from './dead-letters.js';
 import type { IngestTotals, LagPercentiles } from './ingest-totals.js';
 import { renderFacts, renderTable } from './table.js';
+
+/** What a non-zero counter means for the person reading it (README "Reading the output"). */
+const MEANING: Partial<Record<(typeof COUNTERS)[number], string>> = {
+  skipped_no_identity: 'no session, task or tool call id: nothing to key a row on; acknowledged, not an error',
+  orphaned: 'no such session in the host store (deleted, or never there): acknowledged, no row to attach it to',
+  invalid: 'not a frame: parked on the dead-letter queue, see below',
+  system_error: 'the database failed: the frames stay on the queue and are retried',
+  anomalous_value: 'a metric stored as NULL (negative, fractional, a string or above 2,147,483,647)',
+  unknown_execution: "no execution_id: stored as 'unknown'",
+};
+
+function explained(name: (typeof COUNTERS)[number], value: number): number | string {
+  const meaning = MEANING[name];
+  return value === 0 || meaning === undefined ? value : `${value.toLocaleString('en-US')} (${meaning})`;
+}
 
 /** The ingest counters (docs/ingest.md) summed over a run, plus the lag percentiles. */
 export function renderCounters(totals: IngestTotals): string {
   const lag = totals.lag();
   const ms = (value: number | null) => (value === null ? null : `${Math.round(value)} ms`);
   return renderFacts([
-    ...COUNTERS.map((name) => [name, totals.counts[name]] as const),
+    ...COUNTERS.map((name) => [name, explained(name, totals.counts[name])] as const),
     ['batches', totals.batches],
     ['database round trips', totals.roundTrips],
     [
@@ -23,12 +38,22 @@ export function renderCounters(totals: IngestTotals): string {
 
 export function renderDeadLetters(letters: readonly DeadLetter[]): string {
   if (letters.length === 0) return 'dead-letter queue: empty';
-  const rows = groupDeadLetters(letters).map((g) => [
+  const groups = groupDeadLetters(letters);
+  const withLines = groups.some((g) => g.lines !== undefined);
+  const rows = groups.map((g) => [
     g.count,
     g.failure,
+    ...(withLines ? [lineList(g.lines)] : []),
     g.reason.length > 100 ? `${g.reason.slice(0, 97)}...` : g.reason,
   ]);
-  return `dead-letter queue: ${letters.length}\n${renderTable(['count', 'failure', 'reason'], rows)}`;
+  const headers = ['count', 'failure', ...(withLines ? ['lines'] : []), 'reason'];
+  return `dead-letter queue: ${letters.length}\n${renderTable(headers, rows)}`;
+}
+
+/** `3, 7, 12` (at most 5, then `…`) */
+function lineList(lines: readonly number[] | undefined): string {
+  if (lines === undefined) return '-';
+  return lines.length > 5 ? `${lines.slice(0, 5).join(', ')}, … (+${lines.length - 5})` : lines.join(', ');
 }
 
 export interface IngestSummary {
@@ -37,7 +62,7 @@ export interface IngestSummary {
   batches: number;
   roundTrips: number;
   lag: LagPercentiles;
-  deadLetters: Array<{ failure: string; reason: string; count: number }>;
+  deadLetters: DeadLetterGroup[];
 }
 
 export function ingestSummary(frames: number, totals: IngestTotals, letters: readonly DeadLetter[]): IngestSummary {

@@ -3,6 +3,8 @@ export type Cell = string | number | bigint | boolean | null | undefined;
 
 function show(cell: Cell): string {
   if (cell === null || cell === undefined) return '-';
+  // 12,345 for people (issue 25); --json keeps plain numbers
+  if (typeof cell === 'number' || typeof cell === 'bigint') return cell.toLocaleString('en-US');
   return String(cell);
 }
 

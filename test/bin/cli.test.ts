@@ -169,13 +169,13 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
       failed: 0,
     });
     expect(run.json.deadLetters).toEqual([
-      { failure: 'invalid_frame', reason: expect.stringMatching(/not JSON/), count: 1 },
+      { failure: 'invalid_frame', reason: expect.stringMatching(/not JSON/), count: 1, lines: [5] },
     ]);
     const parked = readFileSync(rejected, 'utf8')
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(parked).toMatchObject([{ failure: 'invalid_frame', body: 'not a frame' }]);
+    expect(parked).toMatchObject([{ line: 5, failure: 'invalid_frame', body: 'not a frame' }]);
     const [rows] = await t.db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_subagents');
     expect(Number(rows!.n)).toBe(2);
   });

@@ -67,3 +67,17 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     180_000,
   );
 });
+
+describe('the local stack with a short live stream (issue 25)', () => {
+  const t = useTestDatabase('sqlite', { subagentTable: false });
+  it.each([0, 1, 5, 10])(
+    '--live %i passes every check: the invalid bodies are sent however short the stream (AC-2)',
+    async (live) => {
+      const result = await runLocalStack({ messages: 200, live, seed: 3, databaseUrl: t.url, progress });
+      expect(result.checks.filter((c) => !c.ok)).toEqual([]);
+      expect(result.deadLetters).toHaveLength(result.plan.expected.invalid);
+      expect(result.health.status).toBe(live === 0 ? 'silent' : 'healthy');
+    },
+    120_000,
+  );
+});

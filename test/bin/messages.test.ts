@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,5 +202,48 @@ describe.each(TARGETS)('issue 25: messages on %s', (name) => {
       /^--acknowledge-through 0001-01-01T00:00:00Z: nothing to acknowledge: 0001-01-01T00:00:00\.000000Z is at or before the window's start \S+ \(capture_since \S+\); the checkpoint was not moved$/,
     );
     expect(run.code).toBe(EXIT.usage);
+  });
+});
+
+describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
+  const t = useTestDatabase(name, { subagentTable: false });
+  beforeEach(() => {
+    if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
+    else delete process.env.DATABASE_WS_PROXY;
+  });
+
+  it('examples/frames.jsonl (README): stored, skipped and parked frames, each explained, the parked one by its line', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedSession(t.db, 'example-session', 'example-task');
+    const rejected = join(dir, `example-${name}.jsonl`);
+    const run = await cli('ingest', 'examples/frames.jsonl', '--database-url', t.url, '--rejected', rejected);
+    expect(run.code).toBe(EXIT.attention);
+    expect(run.stdout).toMatch(/^frames read\s+5$|^frames read: 5$/m);
+    expect(run.stdout).toMatch(/^skipped_no_identity\s+1 \(no session, task or tool call id/m);
+    expect(run.stdout).toMatch(/^count\s+failure\s+lines\s+reason$/m);
+    expect(run.stdout).toMatch(/^\s+1\s+invalid_frame\s+5\s+body is not JSON/m);
+    expect(JSON.parse(readFileSync(rejected, 'utf8').trim())).toMatchObject({ line: 5, failure: 'invalid_frame' });
+  });
+
+  it('a BOM at the start of the file is not part of the first frame', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedSession(t.db, 's1', 't1');
+    const file = join(dir, `bom-${name}.jsonl`);
+    writeFileSync(file, `\uFEFF${JSON.stringify(frame())}\n`);
+    const run = await cli('ingest', file, '--database-url', t.url);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.stdout).toMatch(/^persisted\s+1$/m);
+  });
+
+  it('a line over 256 KiB is reported as that line; the other frames are still stored (exit 3)', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedSession(t.db, 's1', 't1');
+    const big = JSON.stringify(frame({ tool_call_id: 'big', subagent_task: { description: 'x'.repeat(300 * 1024) } }));
+    const file = join(dir, `big-${name}.jsonl`);
+    writeFileSync(file, `${JSON.stringify(frame())}\n${big}\n`);
+    const run = await cli('ingest', file, '--database-url', t.url);
+    expect(run.code).toBe(EXIT.attention);
+    expect(run.stdout).toMatch(/^persisted\s+1$/m);
+    expect(run.stdout).toMatch(/^\s+1\s+too_large\s+2\s+301 KiB, over the 256 KiB an SQS message may hold/m);
   });
 });

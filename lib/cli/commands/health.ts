@@ -10,9 +10,20 @@ import type { CommandResult } from '../io.js';
 import { requireHostStore } from '../preflight.js';
 import { renderFacts, renderTable } from '../table.js';
 
+/** What a status other than healthy means, beside it (README "Reading the output"). */
+const STATUS_MEANING: Partial<Record<HealthReport['status'], string>> = {
+  silent: 'no row observed since activation: is the producer sending?',
+  shortfall: 'subagent messages without a row; see missing below',
+};
+
+/** A non-zero figure with its meaning beside it; 0 and null (not compared) stand alone. */
+function explained(value: number | null, meaning: string): string | number | null {
+  return value === null || value === 0 ? value : `${value.toLocaleString('en-US')} (${meaning})`;
+}
+
 export function renderHealth(report: HealthReport): string {
   const facts = renderFacts([
-    ['status', report.status],
+    ['status', STATUS_MEANING[report.status] ? `${report.status} (${STATUS_MEANING[report.status]})` : report.status],
     ['kind', report.kind === 'full' ? 'full audit since capture_since' : 'scheduled window'],
     ['window', report.window === null ? null : `${report.window.from} … ${report.window.to}`],
     ...(report.recent === null
@@ -29,8 +40,11 @@ export function renderHealth(report: HealthReport): string {
             `${report.history.shortfall} (messages before ${report.history.before} the backfill qualifies, with no row)`,
           ],
         ] as const)),
-    ['excess', report.excess],
-    ['collisions', report.collisions],
+    [
+      'excess',
+      explained(report.excess, 'row keys since capture_since with no subagent message; reported, never alarms'),
+    ],
+    ['collisions', explained(report.collisions, 'rows beyond the first for one (task_session_id, tool_call_id) key')],
     ['last observed', report.lastObservedAt],
     ['capture_since', report.captureSince],
     ['checkpoint', checkpointText(report)],
@@ -54,7 +68,8 @@ export function renderHealth(report: HealthReport): string {
 function checkpointText(report: HealthReport): string | null {
   const c = report.checkpoint;
   if (c === null) return null;
-  if (!c.moved) return `${c.after ?? '(none yet)'} (not moved)`;
+  if (!c.moved)
+    return `${c.after ?? '(none yet)'} (not moved: nothing new verified: a shortfall holds it, or another run moved it first)`;
   return `${c.before ?? '(none)'} → ${c.after}${c.acknowledged ? ' (acknowledged: the shortfall above is accepted)' : ''}`;
 }
 

@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Database } from '../../db/database.js';
 import type { BatchReport } from '../../ingest/report.js';
+import { messageSize, SQS_MAX_BATCH_BYTES } from '../../queue/pack.js';
 import type { DeadLetter } from '../dead-letters.js';
 import { EXIT } from '../exit-codes.js';
 import type { IngestTotals } from '../ingest-totals.js';
@@ -49,7 +50,24 @@ export async function ingestCommand(
   io: CliIo,
   startPipeline: StartIngestPipeline,
 ): Promise<CommandResult<IngestSummary>> {
-  const bodies = (await readFramesFile(options.file)).split('\n').filter((line) => line.trim() !== '');
+  // A BOM at the start of the file is the editor's, not part of the first frame.
+  const lines = (await readFramesFile(options.file))
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .map((body, i) => ({ line: i + 1, body }))
+    .filter(({ body }) => body.trim() !== '');
+  // SQS takes at most 256 KiB per message: such a line is reported as itself, the others still run.
+  const tooLarge: DeadLetter[] = lines
+    .filter(({ body }) => messageSize(body) > SQS_MAX_BATCH_BYTES)
+    .map(({ line, body }) => ({
+      line,
+      failure: 'too_large',
+      reason: `${Math.ceil(messageSize(body) / 1024).toLocaleString('en-US')} KiB, over the 256 KiB an SQS message may hold: no producer can send it`,
+      messageGroupId: undefined,
+      body,
+    }));
+  const sendable = lines.filter(({ body }) => messageSize(body) <= SQS_MAX_BATCH_BYTES);
+  const bodies = sendable.map(({ body }) => body);
   // Before any frame is sent: a --rejected path that cannot be written fails now, not after the run.
   if (options.rejectedFile)
     await writeFile(options.rejectedFile, '').catch(fileProblem('--rejected', options.rejectedFile));
@@ -67,17 +85,29 @@ export async function ingestCommand(
     await pipeline.send(bodies);
     await pipeline.poller.drain({ timeoutMs: 30 * 60_000 });
     progress.done();
-    const letters = await pipeline.deadLetters();
+    const letters = [...tooLarge, ...withLineNumbers(await pipeline.deadLetters(), sendable)].sort(
+      (x, y) => (x.line ?? 0) - (y.line ?? 0),
+    );
     if (options.rejectedFile)
       await writeFile(options.rejectedFile, letters.map((l) => `${JSON.stringify(l)}\n`).join(''));
-    const summary = ingestSummary(bodies.length, pipeline.totals, letters);
-    const text = [`frames read: ${bodies.length}`, renderCounters(pipeline.totals), renderDeadLetters(letters)].join(
+    const summary = ingestSummary(lines.length, pipeline.totals, letters);
+    const text = [`frames read: ${lines.length}`, renderCounters(pipeline.totals), renderDeadLetters(letters)].join(
       '\n\n',
     );
     return { exitCode: letters.length > 0 ? EXIT.attention : EXIT.ok, result: summary, text };
   } finally {
     await pipeline.stop();
   }
+}
+
+/** Each dead letter with the line of the file it came from (the same body twice: the lines in order). */
+function withLineNumbers(
+  letters: readonly DeadLetter[],
+  sent: ReadonlyArray<{ line: number; body: string }>,
+): DeadLetter[] {
+  const linesOf = new Map<string, number[]>();
+  for (const { line, body } of sent) linesOf.set(body, [...(linesOf.get(body) ?? []), line]);
+  return letters.map((letter) => ({ line: linesOf.get(letter.body)?.shift(), ...letter }));
 }
 
 async function readFramesFile(file: string): Promise<string> {
