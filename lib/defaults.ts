@@ -45,8 +45,14 @@ export const HEALTH_MIN_CATCH_UP_SECONDS = 1;
 /** Alarms: the scheduled health check's checkpoint older than this (a shortfall holds it) alarms. */
 export const HEALTH_CHECKPOINT_LAG_ALARM_SECONDS = 21_600;
 
-/** Health: when the optional full audit runs (healthAuditEnabled, off by default; docs/health.md). */
+/** Health: when the daily full audit runs (docs/health.md). */
 export const HEALTH_AUDIT_SCHEDULE = 'cron(30 3 * * ? *)';
+
+/**
+ * Health: the daily full audit is on by default (issue 26): it is what checks every message at
+ * least once (late commits, later metadata changes, the history before capture_since).
+ */
+export const HEALTH_AUDIT_ENABLED = true;
 
 /** Records per ingest invocation (the SQS event source's batchSize; also the local poller's). */
 export const INGEST_BATCH_SIZE = 10;

@@ -41,7 +41,7 @@ describe('lib/defaults.ts is the one place for defaults', () => {
     ['params.default.healthSchedule', D.HEALTH_SCHEDULE],
     ['params.default.healthOverlapSeconds', D.HEALTH_OVERLAP_SECONDS],
     ['params.default.healthAuditSchedule', D.HEALTH_AUDIT_SCHEDULE],
-    ['params.default.healthAuditEnabled', false],
+    ['params.default.healthAuditEnabled', D.HEALTH_AUDIT_ENABLED],
     ['params.default.healthCheckpointLagAlarmSeconds', D.HEALTH_CHECKPOINT_LAG_ALARM_SECONDS],
     ['params.default.ingestMaxConcurrency', D.INGEST_MAX_CONCURRENCY],
     ['params.default.maxReceiveCount', D.MAX_RECEIVE_COUNT],
