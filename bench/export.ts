@@ -1,4 +1,4 @@
-import { TABLE } from '../lib/columns.js';
+import { COLUMNS as TABLE_COLUMNS, type ColumnName, TABLE } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
 import { EXPORT_DEFAULTS } from '../lib/defaults.js';
 import { type OtlpProtocol, resolveOtlpTarget } from '../lib/export/otlp/config.js';
@@ -54,17 +54,7 @@ const COLUMNS = [
   'settled_at',
   'updated_at',
   'last_observed_at',
-] as const;
-const TYPES = {
-  is_async: 'integer',
-  total_tokens: 'integer',
-  tool_use_count: 'integer',
-  duration_ms: 'integer',
-  observed_at: 'timestamp',
-  settled_at: 'timestamp',
-  updated_at: 'timestamp',
-  last_observed_at: 'timestamp',
-} as const;
+] as const satisfies readonly ColumnName[];
 
 /**
  * A store of `rows` settled subagent rows in turns of the real fan-out: 75% async_launched with no
@@ -80,9 +70,8 @@ export async function seed(db: Database, rows: number): Promise<number> {
     `INSERT INTO task_sessions (id, task_id) ${d.selectRows([{ type: 'text' }, { type: 'text' }])}`,
     d.bindRows([{ type: 'text' }, { type: 'text' }], sessions),
   );
-  const typed = COLUMNS.map((c) => ({
-    type: (TYPES as Record<string, 'integer' | 'timestamp'>)[c] ?? ('text' as const),
-  }));
+  // Each column's storage type from the one column list (lib/columns.ts).
+  const typed = COLUMNS.map((name) => TABLE_COLUMNS.find((c) => c.name === name)!);
   let batch: unknown[][] = [];
   let turns = 0;
   const turnRows: unknown[][] = [];
