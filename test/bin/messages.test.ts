@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
-import { runCli } from '../../lib/cli/main.js';
-import { startLocalPipeline } from '../../local/pipeline.js';
+import { runCliCaptured } from '../support/cli-run.js';
 import { frame, seedSession } from '../support/frames.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
@@ -19,21 +18,12 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 const dir = mkdtempSync(join(tmpdir(), 'subagent-context-messages-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The real CLI in-process (test/support/cli-run.ts), with the first line a person reads. */
 async function cli(...argv: string[]): Promise<{ code: number; first: string; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    argv,
-    {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text), isTTY: false },
-      env: {
-        HEALTH_CONFIRM_DELAY_SECONDS: '0',
-        ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}),
-      },
-    },
-    { startPipeline: startLocalPipeline },
-  );
+  const { code, stdout, stderr } = await runCliCaptured(argv, {
+    HEALTH_CONFIRM_DELAY_SECONDS: '0',
+    ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}),
+  });
   const first = (stderr || stdout).split('\n')[0] ?? '';
   return { code, first, stdout, stderr };
 }
