@@ -1,4 +1,4 @@
-import { COLUMNS as TABLE_COLUMNS, type ColumnName, TABLE } from '../lib/columns.js';
+import { type ColumnName, TABLE, COLUMNS as TABLE_COLUMNS } from '../lib/columns.js';
 import type { Database } from '../lib/db/database.js';
 import { EXPORT_DEFAULTS } from '../lib/defaults.js';
 import { type OtlpProtocol, resolveOtlpTarget } from '../lib/export/otlp/config.js';
