@@ -75,7 +75,7 @@ function summarySelect(d: Dialect): string {
   return `SELECT ${columns.join(', ')} FROM (${side}) AS side ${d.fence}`;
 }
 
-function conflictClause(dialect: Dialect, sideParam: number): string {
+function conflictClause(dialect: Dialect): string {
   const newest = newestSql(dialect);
   const merged = COLUMNS.filter((c) => c.merge !== 'keep');
   const values = merged.map((c) => ruleSql(c.merge as Exclude<MergeRule, 'keep'>, c.name, dialect, newest));
@@ -91,7 +91,7 @@ function conflictClause(dialect: Dialect, sideParam: number): string {
  * a prepared statement's generic plan parses it once too), never a read-then-write.
  */
 export function upsertSqlFrom(dialect: Dialect, source: string, sideParam: number): string {
-  return `WITH side_doc AS MATERIALIZED (SELECT ${dialect.jsonParam(sideParam)} AS doc)\nINSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})\n${source}\n${conflictClause(dialect, sideParam)}`;
+  return `WITH side_doc AS MATERIALIZED (SELECT ${dialect.jsonParam(sideParam)} AS doc)\nINSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})\n${source}\n${conflictClause(dialect)}`;
 }
 
 /** The parameter number of the side document in `upsertSql`: right after the rows' own. */
