@@ -167,10 +167,16 @@ export function windowExcessSql(dialect: Dialect, hostToolCallIndex: boolean): s
   WHERE sm_all.kind = 'subagent_task'
 ) unexplained`;
   }
-  return `SELECT COUNT(*) AS excess FROM (${keys}) k
-WHERE NOT EXISTS (SELECT 1 FROM ${subagentMessages(dialect)}
-  WHERE sm_all.task_session_id = k.task_session_id AND ${hostToolCallProbe(dialect, 'sm_all', 'k.tool_call_id')}
+  const explained = (probe: string) => `NOT EXISTS (SELECT 1 FROM ${subagentMessages(dialect)}
+  WHERE sm_all.task_session_id = k.task_session_id${probe}
     AND sm_all.kind = 'subagent_task' AND sm_all.meta_tool_call_id = k.tool_call_id ${dialect.fence})`;
+  const probed = explained(` AND ${hostToolCallProbe(dialect, 'sm_all', 'k.tool_call_id')}`);
+  // SQLite's index holds a repeated tool_call_id's first value, the guarded reading its last (R2-1,
+  // docs/dialects.md#json-documents): a key the probe finds no message for is looked for among its
+  // session's messages too. Only a key without a message pays for that (none, normally).
+  const rechecked = dialect.name === 'sqlite' ? `\n  AND ${explained('')}` : '';
+  return `SELECT COUNT(*) AS excess FROM (${keys}) k
+WHERE ${probed}${rechecked}`;
 }
 
 /**
