@@ -2,16 +2,13 @@ import type { Dialect } from '../db/dialect/dialect.js';
 import { cleanJsonText, identityOkSql, position } from '../text.js';
 
 /**
- * The objects of a message's metadata whose members the backfill and the health check read
- * (lib/migrate/backfill-sql.ts, `metadataColumns`): a key repeated in one of them reads as its
- * last value on both dialects (R2-1 parity; JSON.parse, the ingest path's reading, does the same).
- */
-const READ_OBJECTS = ['$', '$.normalized', '$.normalized.subagent_task'] as const;
-
-/**
  * The text without which no value read matters: a subagent message's kind spells `subagent_task`,
  * unless one of its letters is escaped (`\u00…`, never written by the Go host). Elsewhere a
  * repeated key changes nothing read, so it is not looked for (SQLite's test costs).
+ */
+/**
+ * (R2-1 parity: a repeated key reads as its last value on both dialects, as JSON.parse, the ingest
+ * path's reading, reads it.)
  */
 const mayBeSubagent = (d: Dialect, text: string) =>
   `(${position(d, text, "'subagent_task'")} > 0 OR ${position(d, text, "'\\u00'")} > 0)`;
@@ -24,8 +21,7 @@ const mayBeSubagent = (d: Dialect, text: string) =>
 export function messagesWithMetadata(dialect: Dialect, read: MessageRead = {}): string {
   // R2-1: `\u0000` and unpaired surrogate escapes cleaned first, so PostgreSQL's jsonb does not
   // reject (and drop) the message, and SQLite reads no text that is not UTF-8.
-  const document = (text: string) =>
-    dialect.jsonDocument(text, { objects: READ_OBJECTS, relevant: mayBeSubagent(dialect, text) });
+  const document = (text: string) => dialect.jsonDocument(text, { relevant: mayBeSubagent(dialect, text) });
   const cleaned = cleanJsonText(dialect, 'msg.metadata');
   if (!read.fenced) {
     return `(SELECT msg.*, ${document(cleaned)} AS doc FROM task_session_messages msg) parsed`;

@@ -11,10 +11,8 @@ export interface TypedColumn {
 /** Containers nested deeper than this make a JSON document unreadable on both dialects (SQLite's JSON_MAX_DEPTH). */
 export const MAX_JSON_DEPTH = 1000;
 
-/** Where a repeated key matters to `jsonDocument`, and where it cannot. */
+/** Where a repeated key can matter to `jsonDocument`. */
 export interface LastWins {
-  /** paths (`'$'`, `'$.a.b'`) of the objects whose members are read */
-  readonly objects: readonly string[];
   /** a condition on the text without which no value read matters (only there are repeats looked for) */
   readonly relevant: string;
 }
@@ -76,8 +74,8 @@ export interface Dialect {
    * A parsed JSON document from a TEXT column that may hold anything (NULL, '', 'null', invalid
    * JSON): NULL instead of an error. Select it once (`AS doc`) and read it with `jsonText`. Both
    * dialects read the same document (R2-1 parity, docs/dialects.md#json-documents): a document
-   * nested deeper than MAX_JSON_DEPTH is NULL (SQLite's own limit), and a key repeated in one of
-   * `lastWins.objects` reads as its last value (as jsonb and JSON.parse read it). The column is
+   * nested deeper than MAX_JSON_DEPTH is NULL (SQLite's own limit), and with `lastWins` a repeated
+   * key reads as its last value (as jsonb and JSON.parse read it). The column is
    * referenced several times: give a column, not an expression that costs.
    */
   jsonDocument(textColumn: string, lastWins?: LastWins): string;

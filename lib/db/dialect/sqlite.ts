@@ -47,18 +47,21 @@ function jsonLastWins(text: unknown): unknown {
   }
 }
 
-/** A condition: the object at `path` of the valid JSON text `column` repeats a key. */
-const repeatsKey = (column: string, path: string) =>
-  `(SELECT COUNT(key) - COUNT(DISTINCT key) FROM json_each(${column}, ${sqlLiteral(path)})) > 0`;
+/**
+ * A condition: an object of the valid JSON text `column` repeats a key (json_tree: one walk of the
+ * document, not one parse per object as json_each would need). Any object, not only the ones read:
+ * the re-read then keeps every last value, as jsonb does.
+ */
+const repeatsKey = (column: string) =>
+  `EXISTS (SELECT 1 FROM json_tree(${column}) WHERE key IS NOT NULL GROUP BY parent, key HAVING COUNT(*) > 1)`;
 
 /**
  * The text `column` when it is JSON, else NULL; read last-wins where a key repeats (see Dialect).
  * json_valid is 0 for a document nested deeper than 1,000 levels (MAX_JSON_DEPTH) already.
  */
 function jsonDocument(column: string, lastWins?: LastWins): string {
-  if (lastWins === undefined || lastWins.objects.length === 0)
-    return `(CASE WHEN json_valid(${column}) THEN ${column} END)`;
-  const repeats = lastWins.objects.map((path) => repeatsKey(column, path)).join(' OR ');
+  if (lastWins === undefined) return `(CASE WHEN json_valid(${column}) THEN ${column} END)`;
+  const repeats = repeatsKey(column);
   return `(CASE WHEN NOT json_valid(${column}) THEN NULL WHEN NOT (${lastWins.relevant}) THEN ${column} WHEN ${repeats} THEN subagent_context_json_last_wins(${column}) ELSE ${column} END)`;
 }
 
