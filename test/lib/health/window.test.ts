@@ -169,7 +169,8 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
   }
 
   // The real host has the tool_call_id index (the window's excess probes through it) and only
-  // documents that parse; the minimal schema has neither, so there the window falls back to a scan.
+  // documents that parse; the minimal schema has neither, so there the window leaves excess to the
+  // full audit (issue 26) and the property holds for the rest.
   const variants: [string, boolean][] =
     fixture === 'host'
       ? [["with the host's tool_call_id index", true]]
