@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
@@ -287,21 +288,21 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 
 function ignore(): void {}
 
-const connectionSerials = new WeakMap<PoolClient, number>();
-let lastSerial = 0;
+const connectionTags = new WeakMap<PoolClient, string>();
 
 /**
  * `name` made unique per connection: the driver remembers which names it prepared on each
  * connection, but PGlite's socket server runs every connection in one session, where a name
- * another connection prepared already exists (42P05).
+ * another connection prepared already exists (42P05) — another module instance's too (a bundled
+ * function beside the CLI in one process), so the tag is random, not a counter.
  */
 function statementName(client: PoolClient, name: string): string {
-  let serial = connectionSerials.get(client);
-  if (serial === undefined) {
-    serial = ++lastSerial;
-    connectionSerials.set(client, serial);
+  let tag = connectionTags.get(client);
+  if (tag === undefined) {
+    tag = randomBytes(6).toString('hex');
+    connectionTags.set(client, tag);
   }
-  return `${name}_${serial}`;
+  return `${name}_${tag}`;
 }
 
 export function toDatabaseError(err: unknown): DatabaseError {
