@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
+import { createIngestHandler } from '../../lib/ingest/handler.js';
+import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
+import { sqsEvent, sqsRecord } from '../lib/ingest/support.js';
 import { runCliCaptured } from '../support/cli-run.js';
-import { frame, seedSession } from '../support/frames.js';
+import { type FrameInput, frame, seedSession } from '../support/frames.js';
+import { takeAll, useSqs } from '../support/sqs.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 /*
@@ -195,8 +199,18 @@ describe.each(TARGETS)('issue 25: messages on %s', (name) => {
   });
 });
 
+/** Levels of the extra field below: far deeper than any recursion (JSON.stringify gives up near 4,000). */
+const DEPTH = 30_000;
+
+/** A frame with an extra field nested DEPTH levels deep, which the frame schema ignores: ~180 KB. */
+function deepFrame(overrides: FrameInput): string {
+  const flat = JSON.stringify(frame(overrides));
+  return `${flat.slice(0, -1)},"extra":${'{"a":'.repeat(DEPTH)}0${'}'.repeat(DEPTH)}}`;
+}
+
 describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
   const t = useTestDatabase(name, { subagentTable: false });
+  const q = useSqs();
   beforeEach(() => {
     if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
     else delete process.env.DATABASE_WS_PROXY;
@@ -236,4 +250,47 @@ describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
     expect(run.stdout).toMatch(/^persisted\s+1$/m);
     expect(run.stdout).toMatch(/^\s+1\s+too_large\s+2\s+301 KiB, over the 256 KiB an SQS message may hold/m);
   });
+
+  it('a ~180 KB frame nested 30,000 levels deep is stored, and an invalid one parked, as the ingest handler does (exit 3)', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedSession(t.db, 's1', 't1');
+    const bodies = [
+      deepFrame({ tool_call_id: 'deep' }),
+      deepFrame({ tool_call_id: 'deep-invalid', observed_at: 'yesterday' }),
+    ];
+    expect(bodies[0]!.length).toBeGreaterThan(175_000);
+    const rows = () =>
+      t.db.query(
+        'SELECT task_session_id, tool_call_id, agent_execution_id, subagent_type, observed_at, settled_at, source FROM task_session_subagents ORDER BY tool_call_id',
+      );
+    // the Lambda's handler on the same bodies, parking on a real (emulated) dead-letter queue
+    const handler = createIngestHandler({ db: () => t.db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl });
+    const response = await handler(sqsEvent(bodies.map((body) => sqsRecord(body, 's1'))));
+    expect(response.batchItemFailures).toEqual([]);
+    const handlerRows = await rows();
+    const handlerParked = (await takeAll(q.sqs, q.dlqUrl)).map((m) => ({
+      failure: m.MessageAttributes?.failure?.StringValue,
+      reason: m.MessageAttributes?.reason?.StringValue,
+    }));
+    expect(handlerRows).toMatchObject([{ tool_call_id: 'deep' }]);
+    expect(handlerParked).toMatchObject([{ failure: 'invalid_frame' }]);
+    await t.db.query('DELETE FROM task_session_subagents');
+
+    const file = join(dir, `deep-${name}.jsonl`);
+    const rejected = join(dir, `deep-rejected-${name}.jsonl`);
+    writeFileSync(file, `${bodies.join('\n')}\n`);
+    const run = await cli('ingest', file, '--database-url', t.url, '--rejected', rejected, '--quiet');
+    expect(run.first).toBe('frames read: 2');
+    expect(run.code).toBe(EXIT.attention);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/^persisted\s+1$/m);
+    expect(await rows()).toEqual(handlerRows);
+    const parked = readFileSync(rejected, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(parked.map(({ line, failure, reason }) => ({ line, failure, reason }))).toEqual(
+      handlerParked.map((letter) => ({ line: 2, ...letter })),
+    );
+  }, 60_000);
 });
