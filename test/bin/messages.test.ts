@@ -1,13 +1,15 @@
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { createIngestHandler } from '../../lib/ingest/handler.js';
 import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
 import { sqsEvent, sqsRecord } from '../lib/ingest/support.js';
-import { runCliCaptured } from '../support/cli-run.js';
+import { runCliCaptured, testProxyEnv } from '../support/cli-run.js';
 import { type FrameInput, frame, seedSession } from '../support/frames.js';
 import { takeAll, useSqs } from '../support/sqs.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
@@ -24,10 +26,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The real CLI in-process (test/support/cli-run.ts), with the first line a person reads. */
 async function cli(...argv: string[]): Promise<{ code: number; first: string; stdout: string; stderr: string }> {
-  const { code, stdout, stderr } = await runCliCaptured(argv, {
-    HEALTH_CONFIRM_DELAY_SECONDS: '0',
-    ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}),
-  });
+  const { code, stdout, stderr } = await runCliCaptured(argv, { HEALTH_CONFIRM_DELAY_SECONDS: '0', ...testProxyEnv() });
   const first = (stderr || stdout).split('\n')[0] ?? '';
   return { code, first, stdout, stderr };
 }
@@ -56,6 +55,11 @@ describe('issue 25: usage errors name the flag or argument (exit 2)', () => {
     [
       'a grace period that is not a number blamed on --grace-seconds, not HEALTH_GRACE_SECONDS',
       ['health', '--database-url', sqliteFile('g.db'), '--grace-seconds', 'abc'],
+      '--grace-seconds needs a non-negative number of seconds, e.g. --grace-seconds 900 (got "abc")',
+    ],
+    [
+      'report blames --grace-seconds too, not HEALTH_GRACE_SECONDS',
+      ['report', '--database-url', sqliteFile('g.db'), '--grace-seconds', 'abc'],
       '--grace-seconds needs a non-negative number of seconds, e.g. --grace-seconds 900 (got "abc")',
     ],
     [
@@ -292,5 +296,58 @@ describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
     expect(parked.map(({ line, failure, reason }) => ({ line, failure, reason }))).toEqual(
       handlerParked.map((letter) => ({ line: 2, ...letter })),
     );
+  }, 60_000);
+});
+
+/** `npm start` (bin/local-stack.ts) as npm runs it, through tsx: its own flags, its own usage errors. */
+async function npmStart(...argv: string[]): Promise<{ code: number; first: string }> {
+  const done = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/local-stack.ts', ...argv]).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => err,
+  );
+  return { code: done.code, first: (done.stderr || done.stdout).split('\n')[0] ?? '' };
+}
+
+describe('issue 25: npm start names its flag and what to do instead (exit 2), before it starts anything', () => {
+  const existing = join(dir, 'existing.db');
+  it.each<[string, string[], string]>([
+    [
+      '--messages 0, in words, not an internal function name',
+      ['--messages', '0'],
+      '--messages must be an integer of at least 1 (got 0): the live stream attaches its new invocations to the turns of the generated host store, so it needs one',
+    ],
+    ['--live that is not a number', ['--live', 'many'], '--live must be a non-negative integer (got many)'],
+    [
+      '--sqlite on an existing file: a new path, or the command that reads it (not --database-url)',
+      ['--sqlite', existing],
+      `--sqlite ${existing} already exists: the demo creates a new host store there, so pass a path that does not exist yet (or delete this file); to read the store it made, run \`npm run --silent cli -- health --database-url sqlite:${existing}\``,
+    ],
+  ])(
+    '%s',
+    async (_, argv, first) => {
+      writeFileSync(existing, 'not empty');
+      const run = await npmStart(...argv);
+      expect(run.first).toBe(first);
+      expect(run.code).toBe(EXIT.usage);
+    },
+    60_000,
+  );
+
+  it('npm run --silent cli -- … --json: stdout holds the JSON document alone, no npm banner (exit 1 here)', async () => {
+    const nope = join(dir, 'nope.db');
+    const failed = await promisify(execFile)('npm', [
+      'run',
+      '--silent',
+      'cli',
+      '--',
+      'migrate',
+      '--database-url',
+      `sqlite:${nope}`,
+      '--json',
+    ]).catch((err: { code: number; stdout: string }) => err);
+    expect(failed).toMatchObject({ code: EXIT.failure });
+    expect(JSON.parse((failed as { stdout: string }).stdout)).toMatchObject({
+      error: expect.stringContaining(`${nope} does not exist`),
+    });
   }, 60_000);
 });
