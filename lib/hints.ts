@@ -29,6 +29,7 @@ export type HintClass =
   | 'not_host_database'
   | 'not_migrated'
   | 'privilege'
+  | 'pooler'
   | 'transient'
   | 'foreign_key'
   | 'row'
@@ -73,6 +74,12 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
   privilege: {
     cli: "the database user lacks a privilege on the table; GRANT it (README 'Deploying') or use a user that has it",
     function: "the function's database user lacks a privilege on the table; GRANT it (README 'Deploying')",
+  },
+  // 42P05 / 26000 on the batch upsert, a named prepared statement (docs/ingest.md#one-statement).
+  pooler: {
+    cli: 'a prepared statement was missing or already existed on the connection: a pooler in transaction mode that does not track prepared statements sits in between; use the direct (unpooled) connection string in --database-url',
+    function:
+      'a prepared statement was missing or already existed on the connection: a pooler in transaction mode that does not track prepared statements (PgBouncer before 1.21, or max_prepared_statements = 0) sits in between; point the DATABASE_URL SSM parameter at the direct (unpooled) endpoint',
   },
   transient: {
     cli: 'a transient server condition (contention); run the command again',
