@@ -190,7 +190,9 @@ describe.each(TARGET_FIXTURES)('R2-1: odd host metadata, health on %s (%s host)'
       excess: r.excess,
       collisions: r.collisions,
     });
-    expect(figures(await check(t.db, now))).toEqual(c.figures);
+    // Without the host's metadata index (the minimal fixture) the scheduled check leaves excess to the audit.
+    const scheduled = fixture === 'minimal' ? { ...c.figures, excess: null } : c.figures;
+    expect(figures(await check(t.db, now))).toEqual(scheduled);
     expect(figures(await check(t.db, now, { kind: 'full' }))).toEqual(c.figures);
   });
 });
