@@ -28,8 +28,9 @@ export function messagesWithMetadata(dialect: Dialect, read: MessageRead = {}): 
   }
   const where = read.where === undefined ? '' : ` WHERE ${read.where}`;
   // The cleaned text once per message (behind its own fence), then the document from that column.
-  const texts = `(SELECT msg.*, ${cleaned} AS clean_metadata FROM task_session_messages msg${where} ${dialect.fence}) msg`;
-  return `(SELECT msg.*, ${document('msg.clean_metadata')} AS doc FROM ${texts} ${dialect.fence}) parsed`;
+  // Its own alias: a plan's `SCAN cleaned` is this derived table, never a scan of the messages.
+  const texts = `(SELECT msg.*, ${cleaned} AS clean_metadata FROM task_session_messages msg${where} ${dialect.fence}) cleaned`;
+  return `(SELECT cleaned.*, ${document('cleaned.clean_metadata')} AS doc FROM ${texts} ${dialect.fence}) parsed`;
 }
 
 export interface MessageRead {
