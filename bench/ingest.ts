@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import pg from 'pg';
 import type { Database } from '../lib/db/database.js';
 import { readAll } from '../lib/store/read.js';
 import { ensureSubagentTable } from '../lib/store/schema.js';
@@ -8,6 +9,7 @@ import { createHostSchema } from '../local/host-schema.js';
 import { createBaselineWriter } from './baseline-writer.js';
 import { generateFrameStream, type QueuedFrame } from './frames.js';
 import { prepareLimitBatch } from './limit-writer.js';
+import { type HandlerPhases, measurePhases } from './phases.js';
 import { toSqsEvent } from './sqs-event.js';
 import { median, percentile } from './stats.js';
 import type { BenchTarget } from './targets.js';
@@ -26,6 +28,8 @@ export interface DesignFigures {
   p99Ms: number;
   /** per-run frames/s, for the spread */
   perRun: number[];
+  /** this process's CPU time (user + system) per frame inside the calls, µs (median over runs) */
+  cpuUsPerFrame: number;
 }
 
 export interface IngestFigures {
@@ -35,6 +39,10 @@ export interface IngestFigures {
   baseline: DesignFigures;
   /** the same rows' statement alone, pre-folded and pre-bound (bench/limit-writer.ts) */
   limit: DesignFigures;
+  /** PostgreSQL: the same prepared statement over plain TCP (`pg`, no WebSocket, no proxy) */
+  limitTcp?: DesignFigures;
+  /** the handler's own steps per frame, timed alone on the same batches */
+  phases: HandlerPhases;
   /** handler frames/s ÷ baseline frames/s */
   ratio: number;
   /** handler frames/s ÷ limit frames/s: the share of the database's own limit the handler reaches */
@@ -75,7 +83,9 @@ export async function benchIngest(
     await seedSessions(db, stream.sessions);
     const handler = createHandler(() => db);
     const baselineWriter = createBaselineWriter(() => db);
-    const designs: Record<DesignName, { call: Caller; frames: number }> = {
+    const tcp = bench.tcpUrl ? new pg.Client({ connectionString: bench.tcpUrl }) : undefined;
+    await tcp?.connect();
+    const designs: Partial<Record<DesignName, { call: Caller; frames: number }>> = {
       handler: { call: (event) => () => handler(event), frames: plan.handlerFrames },
       baseline: { call: (event) => () => baselineWriter(event), frames: plan.baselineFrames },
       limit: {
@@ -89,9 +99,22 @@ export async function benchIngest(
         frames: plan.handlerFrames,
       },
     };
-    const samples: Record<DesignName, RunSample[]> = { handler: [], baseline: [], limit: [] };
+    if (tcp) {
+      designs.limitTcp = {
+        // The same statement and parameters, named as the handler names it, on a plain `pg` client.
+        call: (event) => {
+          const prepared = prepareLimitBatch(db, event);
+          return async () => {
+            for (const { sql, params, name } of prepared) await tcp.query({ name, text: sql, values: params });
+            return { batchItemFailures: [] };
+          };
+        },
+        frames: plan.handlerFrames,
+      };
+    }
+    const samples: Record<DesignName, RunSample[]> = { handler: [], baseline: [], limit: [], limitTcp: [] };
     // Warm-up (JIT, prepared plans, pooled connection), not measured.
-    for (const design of Object.values(designs)) {
+    for (const design of Object.values(designs).filter((d) => d !== undefined)) {
       await runEvents(db, design.call, stream.frames.slice(0, plan.batchSize * 5), plan.batchSize);
     }
     for (let run = 0; run < plan.runs; run++) {
@@ -99,6 +122,7 @@ export async function benchIngest(
       const order = DESIGNS.map((_, i) => DESIGNS[(i + run) % DESIGNS.length]!);
       for (const name of order) {
         const design = designs[name];
+        if (!design) continue;
         await clearTable(db);
         samples[name].push(await runEvents(db, design.call, stream.frames.slice(0, design.frames), plan.batchSize));
       }
@@ -106,21 +130,25 @@ export async function benchIngest(
     // Both designs must leave the same table from the same frames (unmeasured).
     const common = Math.min(plan.handlerFrames, plan.baselineFrames);
     const fingerprints: string[] = [];
-    for (const design of Object.values(designs)) {
+    for (const design of Object.values(designs).filter((d) => d !== undefined)) {
       await clearTable(db);
       await runEvents(db, design.call, stream.frames.slice(0, common), plan.batchSize);
       fingerprints.push(await tableFingerprint(db));
     }
+    await tcp?.end();
     const rows = (await readAll(db)).length;
     const handlerFigures = summarize(samples.handler, plan.handlerFrames);
     const baseline = summarize(samples.baseline, plan.baselineFrames);
     const limit = summarize(samples.limit, plan.handlerFrames);
+    const phases = measurePhases(db.dialect, stream.frames.slice(0, plan.handlerFrames), plan.batchSize);
     return {
       target: target.name,
       batchSize: plan.batchSize,
       handler: handlerFigures,
       baseline,
       limit,
+      ...(tcp ? { limitTcp: summarize(samples.limitTcp, plan.handlerFrames) } : {}),
+      phases,
       ratio: handlerFigures.framesPerSecond / baseline.framesPerSecond,
       limitRatio: handlerFigures.framesPerSecond / limit.framesPerSecond,
       rows,
@@ -133,7 +161,7 @@ export async function benchIngest(
   }
 }
 
-const DESIGNS = ['handler', 'baseline', 'limit'] as const;
+const DESIGNS = ['handler', 'baseline', 'limit', 'limitTcp'] as const;
 type DesignName = (typeof DESIGNS)[number];
 /** Prepares one event's call (untimed) and returns the call to time. */
 type Caller = (event: SQSEvent) => () => Promise<SQSBatchResponse>;
@@ -144,6 +172,8 @@ interface RunSample {
   latenciesMs: number[];
   roundTrips: number;
   batches: number;
+  /** process CPU time inside the calls, µs */
+  cpuUs: number;
 }
 
 /** Calls the design with each batch in turn, as the event source would; each event is built (and prepared) just before its call. */
@@ -155,11 +185,15 @@ async function runEvents(
 ): Promise<RunSample> {
   const latenciesMs: number[] = [];
   const roundTripsBefore = db.stats.roundTrips;
+  let cpuUs = 0;
   for (let start = 0; start < frames.length; start += batchSize) {
     const call = design(toSqsEvent(frames.slice(start, start + batchSize), start));
+    const cpuStart = process.cpuUsage();
     const callStart = performance.now();
     const response = await call();
     latenciesMs.push(performance.now() - callStart);
+    const cpu = process.cpuUsage(cpuStart);
+    cpuUs += cpu.user + cpu.system;
     if (response.batchItemFailures.length > 0) {
       throw new Error(
         `a benchmark batch reported ${response.batchItemFailures.length} failed records; every frame is valid, so a write failed (see the WARN log)`,
@@ -167,7 +201,13 @@ async function runEvents(
     }
   }
   const callMs = latenciesMs.reduce((sum, ms) => sum + ms, 0);
-  return { callMs, latenciesMs, roundTrips: db.stats.roundTrips - roundTripsBefore, batches: latenciesMs.length };
+  return {
+    callMs,
+    latenciesMs,
+    roundTrips: db.stats.roundTrips - roundTripsBefore,
+    batches: latenciesMs.length,
+    cpuUs,
+  };
 }
 
 function summarize(samples: readonly RunSample[], frames: number): DesignFigures {
@@ -180,6 +220,7 @@ function summarize(samples: readonly RunSample[], frames: number): DesignFigures
     p50Ms: median(samples.map((s) => percentile(s.latenciesMs, 50))),
     p99Ms: median(samples.map((s) => percentile(s.latenciesMs, 99))),
     perRun,
+    cpuUsPerFrame: median(samples.map((s) => s.cpuUs / frames)),
   };
 }
 

@@ -33,6 +33,8 @@ const TARGET_LIMIT_RATIO: Record<'postgres' | 'sqlite', Record<number, number>> 
   sqlite: { 10: 0.7, 1000: 0.7 },
 };
 const TARGET_FRAMES_PER_SECOND_AT_1000 = 25_000;
+/** Issue 24: handler ÷ the limit over plain TCP at batch 1,000 on PostgreSQL. */
+const TARGET_TCP_LIMIT_RATIO_AT_1000 = 0.35;
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => (n >= 100 ? int(n) : n.toFixed(n >= 10 ? 1 : 2));
@@ -71,6 +73,12 @@ function verdicts(r: BenchResults): string[] {
         `- ${database}, batch ${int(f.batchSize)}: handler ÷ the database's own limit (folded, the same statement) = **${f.limitRatio.toFixed(2)}** (target ≥ ${limitWant}) ${f.limitRatio >= limitWant ? '— met' : '— **not met**'}; handler ${int(f.handler.framesPerSecond)} frames/s, limit ${int(f.limit.framesPerSecond)}, p99 per call ${ms(f.handler.p99Ms)} ms; handler ÷ baseline ${f.ratio.toFixed(1)}×`,
       );
     }
+    if (database === 'postgres' && f.batchSize === 1000 && f.limitTcp) {
+      const tcpRatio = f.handler.framesPerSecond / f.limitTcp.framesPerSecond;
+      lines.push(
+        `- postgres, batch 1,000: handler ÷ the same statement's limit over plain TCP (\`pg\`) = **${tcpRatio.toFixed(2)}** (target ≥ ${TARGET_TCP_LIMIT_RATIO_AT_1000}) ${tcpRatio >= TARGET_TCP_LIMIT_RATIO_AT_1000 ? '— met' : '— **not met**'}; plain TCP ${int(f.limitTcp.framesPerSecond)} frames/s, the Neon driver path ${int(f.limit.framesPerSecond)}`,
+      );
+    }
     if (database === 'postgres' && f.batchSize === 1000) {
       const fps = f.handler.framesPerSecond;
       lines.push(
@@ -83,12 +91,32 @@ function verdicts(r: BenchResults): string[] {
     '## Targets',
     '',
     ...lines,
-    "- Not measured yet: the limit over plain TCP (issue 24 asks for it beside the Neon-driver path's; the bench has no plain-TCP PostgreSQL client).",
+    ...whereTheTimeGoes(r),
     `- Load average before the run ${r.machine.loadAverage}, after ${r.loadAfter}: figures from a busy machine are not a verdict.`,
     '',
     ...BEFORE_ISSUE_14_INGEST,
     '',
   ];
+}
+
+/**
+ * Issue 24's "or say which part of the time is the driver path and which the handler": per frame,
+ * the handler's wall time split into the database's limit (the same statement, pre-bound) and the
+ * handler's own work, that split into its steps (bench/phases.ts), and the limit over the Neon
+ * driver path against plain TCP.
+ */
+function whereTheTimeGoes(r: BenchResults): string[] {
+  const us = (n: number) => n.toFixed(1);
+  return r.ingest.map((f) => {
+    const perFrame = (d: DesignFigures) => 1e6 / d.framesPerSecond;
+    const own = perFrame(f.handler) - perFrame(f.limit);
+    const { parseUs, normalizeUs, foldUs, bindUs } = f.phases;
+    const rest = own - parseUs - normalizeUs - foldUs - bindUs;
+    const driver = f.limitTcp
+      ? `; of the limit, the Neon driver path (WebSocket, the local ws→TCP proxy in this process, the driver's encoding) adds ${us(perFrame(f.limit) - perFrame(f.limitTcp))} µs over plain TCP's ${us(perFrame(f.limitTcp))}`
+      : '';
+    return `- Where the time goes, ${f.target} batch ${int(f.batchSize)}, µs per frame: handler ${us(perFrame(f.handler))} = the database's limit ${us(perFrame(f.limit))} + the handler's own ${us(own)} (parse + schema ${us(parseUs)}, normalize ${us(normalizeUs)}, fold ${us(foldUs)}, bind ${us(bindUs)}, bookkeeping, metrics, logging and garbage collection ${us(rest)})${driver}. CPU time in this process per frame: handler ${us(f.handler.cpuUsPerFrame)}, limit ${us(f.limit.cpuUsPerFrame)}.`;
+  });
 }
 
 /**
@@ -127,7 +155,7 @@ function method(r: BenchResults): string[] {
     '',
     '- **Databases.** PostgreSQL is the server at `TEST_DATABASE_URL` when set (else embedded PGlite), reached as in production: the real `@neondatabase/serverless` Pool over WebSocket, through the local ws→TCP proxy (`lib/db/ws-proxy.ts`, in the benchmark process; PGlite too runs in it). A round trip here costs no network latency, so against a remote Neon endpoint the per-frame baseline loses more than it does here. SQLite is a file in WAL mode through better-sqlite3. Each benchmark gets a database of its own.',
     `- **Frames** (bench/frames.ts): a deterministic stream shaped like docs/README.md#real-traffic — turns of concurrently active sessions fan out to 1–8 subagents (weights 65/12/42/5/2/1), agent status async_launched/completed/started/absent at 190/57/5/1, each subagent seen on 2–4 frames (mean 3: launch, progress, result; a 4th is a duplicate delivery), delivery jitter reorders nearby frames, prompts and result texts at realistic sizes. Frames are wrapped in FIFO \`SQSEvent\`s (group = session, deduplication id from the content).`,
-    `- **Ingest.** The real handler (\`createIngestHandler\`, metrics built and serialised but written nowhere) and the **baseline** (bench/baseline-writer.ts: the original in-process writer's design — the same parser, normalisation and merge rules (lib/store/upsert.ts's conflict clause), but one \`INSERT … VALUES (one row) ON CONFLICT … DO UPDATE\` per frame, in arrival order) process the same events one call after another on **one connection** (pool max 1), from an empty table each run; the two designs alternate which goes first. One warm-up pass each is not measured. frames/s = frames ÷ time spent in the run's calls (each event is built just before its call, untimed); round trips = \`db.stats.roundTrips\` per call; p50/p99 = per-call latency (nearest rank; with 20 calls of 1,000 frames per run, p99 is the slowest call). The **limit** (bench/limit-writer.ts) is the database's own limit for the same work: each batch's rows parsed, normalized, folded to one row per key with its summary (docs/merge.md#batches) and bound before the clock starts (lib/store/write.ts prepareBatch), then only the handler's own statement is timed (one \`INSERT … SELECT … ON CONFLICT\` per batch, one round trip), straight through the same driver and connection; handler ÷ limit is the share of it the handler reaches. Figures are the **median of ${ingestRuns} runs**; the designs rotate which goes first. After the runs, the three designs' tables are compared (ids aside) and must be identical.`,
+    `- **Ingest.** The real handler (\`createIngestHandler\`, metrics built and serialised but written nowhere) and the **baseline** (bench/baseline-writer.ts: the original in-process writer's design — the same parser, normalisation and merge rules (lib/store/upsert.ts's conflict clause), but one \`INSERT … VALUES (one row) ON CONFLICT … DO UPDATE\` per frame, in arrival order) process the same events one call after another on **one connection** (pool max 1), from an empty table each run; the two designs alternate which goes first. One warm-up pass each is not measured. frames/s = frames ÷ time spent in the run's calls (each event is built just before its call, untimed); round trips = \`db.stats.roundTrips\` per call; p50/p99 = per-call latency (nearest rank; with 20 calls of 1,000 frames per run, p99 is the slowest call). The **limit** (bench/limit-writer.ts) is the database's own limit for the same work: each batch's rows parsed, normalized, folded to one row per key with its summary (docs/merge.md#batches) and bound before the clock starts (lib/store/write.ts prepareBatch), then only the handler's own statement is timed (one \`INSERT … SELECT … ON CONFLICT\` per batch, one round trip), straight through the same driver and connection, as the same named prepared statement (parsed once per connection, docs/ingest.md#one-statement); handler ÷ limit is the share of it the handler reaches. On PostgreSQL the **limit, plain TCP** sends the same statement with the same parameters on a \`pg\` client straight to the server (no WebSocket, no proxy), so the difference is what the driver path costs. The handler's own steps (parse + schema, normalize, fold, bind) are then timed alone on the same batches (best of 5, bench/phases.ts). Figures are the **median of ${ingestRuns} runs**; the designs rotate which goes first. After the runs, the designs' tables are compared (ids aside) and must be identical.`,
     `- **Backfill.** \`generateHostStore\` (10% subagent messages, malformed documents and values included), \`ANALYZE\`, then ${p.hostStoreRuns} runs of \`runMigration\` from a never-migrated state (our table dropped, both keys deleted); median wall time.`,
     `- **Health.** On the backfilled store, with \`capture_since\` moved back to the store's first message so both anti-joins cover every message and row (the worst case: the window only grows after activation); \`runHealthCheck\` on a pool of 4 (its statements run side by side), ${p.hostStoreRuns} runs, median. The plan is \`EXPLAIN\` (PostgreSQL) / \`EXPLAIN QUERY PLAN\` (SQLite) of each statement with the same parameters.`,
     `- **Cold start.** Each function bundled with esbuild using serverless.yml's \`custom.esbuild\` over serverless-esbuild's defaults (as deployed, bench/bundle.ts); each bundle loaded ${p.coldStartRuns}× in a fresh \`node\` with the function's environment from serverless.yml (NODE_OPTIONS=--enable-source-maps included), \`DATABASE_URL\` set so nothing reaches the network; median of \`require(bundle)\` time (module initialisation, wall clock as before issue 14, and its CPU time, which a loaded machine does not inflate) and of process start → module loaded. Lambda's own runtime start is not included. This machine runs Node ${r.machine.node}; Lambda runs ${r.deployed.runtime}.`,
@@ -138,8 +166,8 @@ function method(r: BenchResults): string[] {
 
 function ingestSection(r: BenchResults): string[] {
   if (r.ingest.length === 0) return [];
-  const row = (f: IngestFigures, design: 'handler' | 'baseline' | 'limit', d: DesignFigures) =>
-    `| ${f.target} | ${int(f.batchSize)} | ${design} | ${int(d.frames)} × ${d.runs} | **${int(d.framesPerSecond)}** | ${d.roundTripsPerBatch.toFixed(d.roundTripsPerBatch % 1 ? 2 : 0)} | ${ms(d.p50Ms)} | ${ms(d.p99Ms)} | ${(d.framesPerSecond / f.baseline.framesPerSecond).toFixed(1)}× | ${design === 'handler' ? `**${f.limitRatio.toFixed(2)}**` : (d.framesPerSecond / f.limit.framesPerSecond).toFixed(2)} |`;
+  const row = (f: IngestFigures, design: 'handler' | 'baseline' | 'limit' | 'limit, plain TCP', d: DesignFigures) =>
+    `| ${f.target} | ${int(f.batchSize)} | ${design} | ${int(d.frames)} × ${d.runs} | **${int(d.framesPerSecond)}** | ${design === 'limit, plain TCP' ? '1' : d.roundTripsPerBatch.toFixed(d.roundTripsPerBatch % 1 ? 2 : 0)} | ${ms(d.p50Ms)} | ${ms(d.p99Ms)} | ${(d.framesPerSecond / f.baseline.framesPerSecond).toFixed(1)}× | ${design === 'handler' ? `**${f.limitRatio.toFixed(2)}**` : (d.framesPerSecond / f.limit.framesPerSecond).toFixed(2)} |`;
   return [
     "## Ingest: handler vs one upsert per frame, and vs the database's own limit",
     '',
@@ -148,6 +176,7 @@ function ingestSection(r: BenchResults): string[] {
     ...r.ingest.flatMap((f) => [
       row(f, 'handler', f.handler),
       row(f, 'limit', f.limit),
+      ...(f.limitTcp ? [row(f, 'limit, plain TCP', f.limitTcp)] : []),
       row(f, 'baseline', f.baseline),
     ]),
     '',

@@ -16,6 +16,8 @@ export interface BenchDatabase {
   connect(options?: { max?: number }): Database;
   /** closes every client and drops the database */
   dispose(): Promise<void>;
+  /** PostgreSQL only: the same database's URL for a plain TCP client (`pg`), no driver path in between */
+  readonly tcpUrl?: string;
 }
 
 export interface BenchTarget {
@@ -55,6 +57,7 @@ async function serverTarget(adminUrl: string): Promise<BenchTarget> {
         async () => {
           await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         },
+        dbUrl.toString(),
       );
     },
     async stop() {
@@ -76,7 +79,7 @@ async function pgliteTarget(): Promise<BenchTarget> {
       // PGlite serves one database: start each benchmark from an empty public schema.
       await admin.query('DROP SCHEMA IF EXISTS public CASCADE');
       await admin.query('CREATE SCHEMA public');
-      return clients(open, async () => undefined);
+      return clients(open, async () => undefined, pg.url);
     },
     async stop() {
       await admin.close();
@@ -105,7 +108,7 @@ async function sqliteTarget(): Promise<BenchTarget> {
   };
 }
 
-function clients(open: (max: number) => Database, drop: () => Promise<void>): BenchDatabase {
+function clients(open: (max: number) => Database, drop: () => Promise<void>, tcpUrl?: string): BenchDatabase {
   const opened: Database[] = [];
   const connect = (options: { max?: number } = {}) => {
     const db = open(options.max ?? 1);
@@ -116,6 +119,7 @@ function clients(open: (max: number) => Database, drop: () => Promise<void>): Be
   return {
     db,
     connect,
+    ...(tcpUrl ? { tcpUrl } : {}),
     async dispose() {
       await Promise.allSettled(opened.map((d) => d.close()));
       await drop();

@@ -2,10 +2,21 @@ import type { Dialect } from './dialect/dialect.js';
 
 export type Row = Record<string, unknown>;
 
+/** How a statement is sent. */
+export interface QueryOptions {
+  /**
+   * Keep the statement parsed on the connection under this name and reuse it on later calls
+   * (PostgreSQL's named prepared statement): for a large statement sent on every batch, whose
+   * parse and analysis cost the server more than running it (docs/ingest.md#one-statement). The
+   * name must identify the SQL text. SQLite caches every statement already and ignores it.
+   */
+  readonly prepareAs?: string;
+}
+
 export interface Queryable {
   readonly dialect: Dialect;
   /** One statement, one round trip. SQL uses `$1…$n` placeholders on every dialect. */
-  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
 }
 
 export interface Database extends Queryable {

@@ -2,7 +2,7 @@ import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverl
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
 import { coalescingWebSocket } from './coalescing-websocket.js';
-import type { Database, Queryable, Row } from './database.js';
+import type { Database, Queryable, QueryOptions, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
 import { classifySqlstate, DatabaseError, hintFor, sqlstateOf } from './errors.js';
 import { Pipeline, type PipelinedStatement } from './pipeline.js';
@@ -124,11 +124,15 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     }
   };
 
-  const run = async <T>(client: PoolClient, sql: string, params?: readonly unknown[]) => {
+  const run = async <T>(client: PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions) => {
     stats.roundTrips += 1;
     try {
+      // A named statement is parsed once per connection; the driver sends Bind/Execute after that.
+      const sent = options?.prepareAs
+        ? client.query({ name: statementName(client, options.prepareAs), text: sql, values: params as unknown[] })
+        : client.query(sql, params as unknown[]);
       // A connection that hangs past the deadline is destroyed, not reused.
-      const result = await beforeDeadline(client.query(sql, params as unknown[]), deadline, late('a statement'), () =>
+      const result = await beforeDeadline(sent, deadline, late('a statement'), () =>
         (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy(),
       );
       return result.rows as T[];
@@ -138,12 +142,12 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   };
 
   /** One statement on a connection of its own (what pool.query does, with the deadline). */
-  const runAlone = async <T>(sql: string, params?: readonly unknown[]) => {
+  const runAlone = async <T>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
     const client = await connect();
     client.on('error', ignore);
     let broken: Error | undefined;
     try {
-      return await run<T>(client, sql, params);
+      return await run<T>(client, sql, params, options);
     } catch (err) {
       if ((err as DatabaseError).sqlstate === undefined) broken = err as Error; // the connection is suspect
       throw err;
@@ -252,7 +256,8 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   return {
     dialect: postgresDialect,
     stats,
-    query: <T = Row>(sql: string, params?: readonly unknown[]) => onceMoreIfDead(() => runAlone<T>(sql, params)),
+    query: <T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) =>
+      onceMoreIfDead(() => runAlone<T>(sql, params, options)),
     setDeadline(next) {
       deadline = next;
     },
@@ -261,7 +266,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       let broken: Error | undefined;
       try {
         const open: OpenTransaction = {
-          tx: { dialect: postgresDialect, query: (sql, params) => run(client, sql, params) },
+          tx: { dialect: postgresDialect, query: (sql, params, options) => run(client, sql, params, options) },
           commit: async () => void (await run(client, 'COMMIT')),
           rollback: async () => void (await run(client, 'ROLLBACK')),
           onRollbackError: (error) => {
@@ -281,6 +286,23 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 }
 
 function ignore(): void {}
+
+const connectionSerials = new WeakMap<PoolClient, number>();
+let lastSerial = 0;
+
+/**
+ * `name` made unique per connection: the driver remembers which names it prepared on each
+ * connection, but PGlite's socket server runs every connection in one session, where a name
+ * another connection prepared already exists (42P05).
+ */
+function statementName(client: PoolClient, name: string): string {
+  let serial = connectionSerials.get(client);
+  if (serial === undefined) {
+    serial = ++lastSerial;
+    connectionSerials.set(client, serial);
+  }
+  return `${name}_${serial}`;
+}
 
 export function toDatabaseError(err: unknown): DatabaseError {
   if (err instanceof DatabaseError) return err;

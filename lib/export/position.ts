@@ -25,10 +25,18 @@ export function checkPositionKey(key: string): string {
   return key;
 }
 
-export async function readPosition(db: Queryable, key: string): Promise<TurnPosition | undefined> {
+/** The stored position's text as it is (null: none), what `movePosition` compares with. */
+export async function readPositionText(db: Queryable, key: string): Promise<string | null> {
   const rows = await db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [key]);
-  const raw = rows[0]?.value;
-  if (raw === undefined) return undefined;
+  return rows[0]?.value ?? null;
+}
+
+export async function readPosition(db: Queryable, key: string): Promise<TurnPosition | undefined> {
+  return parsePosition(key, await readPositionText(db, key));
+}
+
+export function parsePosition(key: string, raw: string | null): TurnPosition | undefined {
+  if (raw === null) return undefined;
   const fail = () =>
     new PositionError(
       `kandev_meta key ${key} does not hold an export position; delete the key to export everything again (ids stay the same, so a collector that dedupes by id keeps one copy)`,
@@ -53,9 +61,35 @@ export function positionText(position: TurnPosition): string {
   });
 }
 
-export async function writePosition(db: Queryable, key: string, position: TurnPosition): Promise<void> {
-  await db.query(
-    'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-    [key, positionText(position)],
+/**
+ * Moves the position from `from` (the text this run last read or wrote; null: none stored) to
+ * `to`, compare-and-set: false when the key no longer holds `from`, because another export using
+ * the same key moved it meanwhile. Without the comparison the slower of two runs would put the
+ * position back behind the faster one's.
+ */
+export async function movePosition(
+  db: Queryable,
+  key: string,
+  from: string | null,
+  to: TurnPosition,
+): Promise<boolean> {
+  const rows =
+    from === null
+      ? await db.query(
+          'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key',
+          [key, positionText(to)],
+        )
+      : await db.query('UPDATE kandev_meta SET value = $3 WHERE key = $1 AND value = $2 RETURNING key', [
+          key,
+          from,
+          positionText(to),
+        ]);
+  return rows.length === 1;
+}
+
+/** The error of a run whose position another export moved (`movePosition` answered false). */
+export function positionMoved(key: string, turns: number): PositionError {
+  return new PositionError(
+    `another export moved the position under kandev_meta key ${key} while this one ran; this run stopped after ${turns} turn(s) (the collector may have received them twice, with the same ids). Run one export per --position-key at a time, then run again to resume`,
   );
 }

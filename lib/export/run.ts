@@ -7,7 +7,7 @@ import { type Micros, nowMicros } from '../time.js';
 import { describeEndpoint } from './otlp/config.js';
 import { type SpanOptions, turnSpans } from './otlp/spans.js';
 import type { SpanSink } from './otlp/transport.js';
-import { positionText, readPosition, writePosition } from './position.js';
+import { movePosition, parsePosition, positionMoved, positionText, readPositionText } from './position.js';
 
 /*
  * `subagent-context export --otlp` (docs/otlp.md, R3-10): reads turns in the tree reader's
@@ -76,7 +76,9 @@ export async function runExport(
   options: ExportOptions,
 ): Promise<ExportSummary> {
   const keep = options.position !== 'none';
-  let position = options.position === 'resume' ? await readPosition(db, options.positionKey) : undefined;
+  // What the key holds now: a move compares with it (compare-and-set, movePosition).
+  let stored = keep ? await readPositionText(db, options.positionKey) : null;
+  let position = options.position === 'resume' ? parsePosition(options.positionKey, stored) : undefined;
   const before = position === undefined ? null : positionText(position);
   const changedUntil = (options.now ?? nowMicros)() - BigInt(Math.round(options.settleSeconds * 1e6));
   const make = spanOptions(options);
@@ -99,8 +101,10 @@ export async function runExport(
   const accept = async (next: TurnPosition) => {
     position = next;
     if (!keep) return;
-    await writePosition(db, options.positionKey, next);
-    summary.position.after = positionText(next);
+    if (!(await movePosition(db, options.positionKey, stored, next)))
+      throw positionMoved(options.positionKey, summary.turns);
+    stored = positionText(next);
+    summary.position.after = stored;
   };
 
   const filter: TreeFilter = {

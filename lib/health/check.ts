@@ -3,7 +3,7 @@ import type { Queryable } from '../db/database.js';
 import { HEALTH_MIN_CATCH_UP_SECONDS, HEALTH_MIN_WINDOW_SECONDS } from '../defaults.js';
 import { SubagentContextError } from '../errors.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
-import { forReading } from '../store/reading.js';
+import { forReading, HOST_TOOL_CALL_INDEX } from '../store/reading.js';
 import {
   earliestOf,
   formatCanonical,
@@ -21,18 +21,10 @@ import {
   DEFAULT_MAX_WINDOW_SECONDS,
   DEFAULT_OVERLAP_SECONDS,
 } from './config.js';
-import {
-  excessSql,
-  historyShortfallSql,
-  lastObservedSql,
-  rowFactsSql,
-  shortfallSql,
-  windowCollisionsSql,
-  windowExcessSql,
-  windowShortfallSql,
-} from './queries.js';
+import { excessSql, historyShortfallSql, rowFactsSql, shortfallSql, windowStatements } from './queries.js';
 import {
   type CheckpointReport,
+  type ExcessLeftToAudit,
   type HealthKind,
   type HealthReport,
   type HealthStatus,
@@ -92,12 +84,21 @@ interface Findings {
   missing: MissingKey[];
   /** creation of the earliest message of a missing key; undefined when none is missing */
   earliestMissing: Micros | undefined;
-  excess: number;
+  /** null: not computed (a scheduled window on a store without the host's tool_call_id index) */
+  excess: number | null;
   collisions: number;
   lastObserved: Micros | undefined;
 }
 
 const MICROS_PER_SECOND = 1_000_000n;
+
+/** What a scheduled run on a store without the host's metadata index says about excess (issue 26). */
+const EXCESS_LEFT_TO_AUDIT: ExcessLeftToAudit = {
+  missingIndex: HOST_TOOL_CALL_INDEX,
+  reason:
+    `not computed by the scheduled check: without the host's index ${HOST_TOOL_CALL_INDEX} on task_session_messages, ` +
+    "finding a row's message reads every message; the full audit (daily, or `subagent-context health --full`) counts it",
+};
 const seconds = (s: number): Micros => BigInt(Math.round(s * 1_000_000));
 const stored = (value: unknown): Micros | undefined =>
   value === null || value === undefined ? undefined : parseStoredTimestamp(String(value));
@@ -134,6 +135,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
       recent: null,
       shortfall: null,
       excess: null,
+      excessLeftToAudit: null,
       collisions: null,
       lastObservedAt: null,
       captureSince: null,
@@ -157,6 +159,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   let recent: HealthWindow | null = null;
   let history: HistoryAudit | null = null;
   let unacknowledgedShortfall: number | null = null;
+  let excessLeftToAudit: ExcessLeftToAudit | null = null;
   if (kind === 'full') {
     from = captureSince;
     to = cutoff > from ? cutoff : from;
@@ -175,6 +178,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
         : cutoff;
     if (to < from) to = from;
     const hostIndex = reader.facts.hostToolCallIndex;
+    if (!hostIndex) excessLeftToAudit = EXCESS_LEFT_TO_AUDIT;
     const evaluate = (lo: Micros, hi: Micros) =>
       confirmed(() => evaluateWindow(reader, captureSince, lo, hi, hostIndex), confirm);
     if (options.acknowledgeThrough !== undefined) {
@@ -218,6 +222,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     recent,
     shortfall: findings.shortfall,
     excess: findings.excess,
+    excessLeftToAudit,
     collisions: findings.collisions,
     lastObservedAt: findings.lastObserved === undefined ? null : formatRfc3339(findings.lastObserved),
     captureSince: formatRfc3339(captureSince),
@@ -316,23 +321,24 @@ async function evaluateWindow(
   to: Micros,
   hostIndex: boolean,
 ): Promise<Findings> {
-  const { dialect } = db;
+  const statements = windowStatements(db.dialect, hostIndex);
   const params = [formatCanonical(since), formatCanonical(from), formatCanonical(to)];
   const [shortfallRows, excessRows, collisionRows, lastRows] = await Promise.all([
     db.query<{ task_session_id: string; tool_call_id: string; total: number; earliest: string }>(
-      windowShortfallSql(dialect),
+      statements.shortfall,
       params,
     ),
-    db.query<{ excess: number }>(windowExcessSql(dialect, hostIndex), params),
-    db.query<{ collisions: number }>(windowCollisionsSql(dialect), params),
-    db.query<Record<string, unknown>>(lastObservedSql(dialect), [params[0]]),
+    // Without the host's index there is no excess statement that reads only the window (issue 26).
+    statements.excess === null ? null : db.query<{ excess: number }>(statements.excess, params),
+    db.query<{ collisions: number }>(statements.collisions, params),
+    db.query<Record<string, unknown>>(statements.lastObserved, [params[0]]),
   ]);
   const last = lastRows[0];
   return {
     shortfall: Number(shortfallRows[0]?.total ?? 0),
     missing: shortfallRows.map(({ task_session_id, tool_call_id }) => ({ task_session_id, tool_call_id })),
     earliestMissing: stored(shortfallRows[0]?.earliest),
-    excess: Number(excessRows[0]!.excess),
+    excess: excessRows === null ? null : Number(excessRows[0]!.excess),
     collisions: Number(collisionRows[0]!.collisions),
     lastObserved: last === undefined ? undefined : stored(Object.values(last)[0]),
   };
@@ -420,7 +426,8 @@ function add(a: Findings, b: Findings): Findings {
       .slice(0, MISSING_SAMPLE_SIZE)
       .map(([, k]) => k),
     earliestMissing: earliest.length === 0 ? undefined : earliest.reduce(earliestOf),
-    excess: a.excess + b.excess,
+    // Every slice of one run reads the same store: both computed, or both left to the audit.
+    excess: a.excess === null || b.excess === null ? null : a.excess + b.excess,
     collisions: a.collisions + b.collisions,
     lastObserved: b.lastObserved ?? a.lastObserved,
   };

@@ -17,7 +17,8 @@ export function recordHealthMetrics(metrics: Metrics, report: HealthReport): voi
   metrics.addMetric('not_activated', MetricUnit.Count, report.status === 'not_activated' ? 1 : 0);
   if (report.status === 'not_activated') return;
   metrics.addMetric(`${prefix}shortfall`, MetricUnit.Count, report.shortfall ?? 0);
-  metrics.addMetric(`${prefix}excess`, MetricUnit.Count, report.excess ?? 0);
+  // Not computed (left to the full audit, issue 26): no data point rather than a 0 that says "none".
+  if (report.excess !== null) metrics.addMetric(`${prefix}excess`, MetricUnit.Count, report.excess);
   metrics.addMetric(`${prefix}collisions`, MetricUnit.Count, report.collisions ?? 0);
   // R3-4: a lost backfill; its own metric, so the audit alarm says which part is missing.
   if (report.history !== null) metrics.addMetric('audit_history_shortfall', MetricUnit.Count, report.history.shortfall);

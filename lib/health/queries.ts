@@ -148,25 +148,18 @@ function windowRows(dialect: Dialect, alias: string): string {
 
 /**
  * Keys whose first row since $1 is observed in the window, with no subagent message at all (each
- * excess key counts in exactly one of any windows that partition time, so slices add up). With the
- * host's index on the metadata's tool_call_id, each key probes its session's messages through it
- * (the raw expression is the index's own, and safe: the index exists only where every document
- * parsed); the guarded reading then decides, as in the full audit. Without that index (an older
- * host), the window's keys are compared with every subagent message, as the full audit does.
+ * excess key counts in exactly one of any windows that partition time, so slices add up). Each
+ * key probes its session's messages through the host's index on the metadata's tool_call_id (the
+ * raw expression is the index's own, and safe: the index exists only where every document
+ * parsed); the guarded reading then decides, as in the full audit. Only where that index exists:
+ * without it nothing finds a key's message short of reading every message (the history), so the
+ * scheduled check leaves excess to the full audit (windowStatements).
  */
-export function windowExcessSql(dialect: Dialect, hostToolCallIndex: boolean): string {
+export function windowExcessSql(dialect: Dialect): string {
   const earlier = dialect.comparable('o.observed_at');
   const keys = `SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE} r WHERE ${windowRows(dialect, 'r')}
     AND NOT EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
       AND ${earlier} >= ${dialect.timestampParam(1)} AND ${earlier} < ${dialect.timestampParam(2)} ${dialect.fence})`;
-  if (!hostToolCallIndex) {
-    return `SELECT COUNT(*) AS excess FROM (
-  ${keys}
-  EXCEPT
-  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id FROM ${subagentMessages(dialect)}
-  WHERE sm_all.kind = 'subagent_task'
-) unexplained`;
-  }
   return `SELECT COUNT(*) AS excess FROM (${keys}) k
 WHERE NOT EXISTS (SELECT 1 FROM ${subagentMessages(dialect)}
   WHERE sm_all.task_session_id = k.task_session_id AND ${hostToolCallProbe(dialect, 'sm_all', 'k.tool_call_id')}
@@ -194,4 +187,27 @@ export function windowCollisionsSql(dialect: Dialect): string {
 WHERE ${windowRows(dialect, 'r')}
   AND EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
     AND ${other} >= ${dialect.timestampParam(1)} AND (${other} < ${mine} OR (${other} = ${mine} AND o.id < r.id)) ${dialect.fence})`;
+}
+
+/** The statements one scheduled window runs, each over $1 capture_since, $2 lo, $3 hi (lastObserved: $1). */
+export interface WindowStatements {
+  shortfall: string;
+  /**
+   * null on a store without the host's idx_messages_metadata_tool_call_id: the window's excess
+   * would read every subagent message there (0.4 s at 1M messages, 5.9 s at 10M, issue 26), so
+   * the scheduled check does not compute it and the full audit (daily by default) counts it
+   */
+  excess: string | null;
+  collisions: string;
+  lastObserved: string;
+}
+
+/** What the scheduled check runs per window on this store (docs/health.md#two-kinds). */
+export function windowStatements(dialect: Dialect, hostToolCallIndex: boolean): WindowStatements {
+  return {
+    shortfall: windowShortfallSql(dialect),
+    excess: hostToolCallIndex ? windowExcessSql(dialect) : null,
+    collisions: windowCollisionsSql(dialect),
+    lastObserved: lastObservedSql(dialect),
+  };
 }

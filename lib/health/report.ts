@@ -46,6 +46,18 @@ export interface HistoryAudit {
   missing: MissingKey[];
 }
 
+/**
+ * The scheduled kind on a store without the host's idx_messages_metadata_tool_call_id: finding a
+ * row's message there means reading every message (the history, not the window), so the run does
+ * not compute excess (`excess` is null) and leaves it to the full audit (docs/health.md#two-kinds).
+ */
+export interface ExcessLeftToAudit {
+  /** the host index whose absence it is */
+  missingIndex: string;
+  /** the same, said for an operator */
+  reason: string;
+}
+
 export interface HealthReport {
   status: HealthStatus;
   kind: HealthKind;
@@ -62,8 +74,13 @@ export interface HealthReport {
   recent: HealthWindow | null;
   /** confirmed distinct message keys without a row; null when not activated (comparison not run) */
   shortfall: number | null;
-  /** distinct keys of rows observed since capture_since without any subagent message; never alarms */
+  /**
+   * distinct keys of rows observed since capture_since without any subagent message; never alarms.
+   * null when not activated, or when `excessLeftToAudit` says the scheduled check left it out
+   */
   excess: number | null;
+  /** set when this (scheduled) run did not compute excess and why; null when it did, and for the full audit */
+  excessLeftToAudit: ExcessLeftToAudit | null;
   /** rows observed since capture_since beyond the first of their (task_session_id, tool_call_id) key */
   collisions: number | null;
   /** MAX(observed_at) of rows at or after capture_since; null when nothing since activation */

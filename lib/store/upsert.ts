@@ -61,24 +61,25 @@ function ruleSql(rule: Exclude<MergeRule, 'keep'>, c: string, d: Dialect, newest
 /**
  * The key's summary beyond the folded row (`KeyFold.replace`), one row: for each replaceable
  * column the observation of the last record-setting frame with a value (`at_<c>`) and the first
- * value (`first_<c>`), read from the side document (bound JSON: row id → column → [at, first])
- * where the key has an entry, else what one frame would say. Fenced, so each is computed once.
+ * value (`first_<c>`), read from the side document (bound JSON: row id → column → [at, first],
+ * parsed once per statement in the `side_doc` CTE) where the key has an entry, else what one frame
+ * would say. Fenced, so each is computed once.
  */
-function summarySelect(d: Dialect, sideParam: number): string {
+function summarySelect(d: Dialect): string {
   const entry = (c: string) => d.jsonMember('side.doc', `'${c}'`);
   const columns = REPLACEABLE.flatMap((c) => [
     `CASE WHEN ${entry(c.name)} IS NULL THEN (CASE WHEN ${incoming(c.name)} IS NOT NULL THEN ${incoming('last_observed_at')} END) ELSE ${d.jsonElement(entry(c.name), 0, 'timestamp')} END AS at_${c.name}`,
     `CASE WHEN ${entry(c.name)} IS NULL THEN ${incoming(c.name)} ELSE ${d.jsonElement(entry(c.name), 1, c.type)} END AS first_${c.name}`,
   ]);
-  const side = `SELECT ${d.jsonMember(d.jsonParam(sideParam), incoming('id'))} AS doc ${d.fence}`;
+  const side = `SELECT ${d.jsonMember('side_doc.doc', incoming('id'))} AS doc FROM side_doc ${d.fence}`;
   return `SELECT ${columns.join(', ')} FROM (${side}) AS side ${d.fence}`;
 }
 
-function conflictClause(dialect: Dialect, sideParam: number): string {
+function conflictClause(dialect: Dialect): string {
   const newest = newestSql(dialect);
   const merged = COLUMNS.filter((c) => c.merge !== 'keep');
   const values = merged.map((c) => ruleSql(c.merge as Exclude<MergeRule, 'keep'>, c.name, dialect, newest));
-  return `ON CONFLICT (${CONFLICT_KEY.join(', ')}) DO UPDATE SET\n  (${merged.map((c) => c.name).join(', ')}) = (SELECT\n  ${values.join(',\n  ')}\n  FROM (${summarySelect(dialect, sideParam)}) AS summary)`;
+  return `ON CONFLICT (${CONFLICT_KEY.join(', ')}) DO UPDATE SET\n  (${merged.map((c) => c.name).join(', ')}) = (SELECT\n  ${values.join(',\n  ')}\n  FROM (${summarySelect(dialect)}) AS summary)`;
 }
 
 /**
@@ -86,10 +87,11 @@ function conflictClause(dialect: Dialect, sideParam: number): string {
  * folded (`foldFrames` in lib/merge.ts; `updated_at` = `last_observed_at` = the fold's newest
  * observation, R3-1), from `source` (the dialect's multi-row SELECT, or one VALUES row); the merge
  * rules in the conflict clause, which reads the stored row, the folded row and the key's summary
- * (the JSON document bound as `$sideParam`), never a read-then-write.
+ * (the JSON document bound as `$sideParam`, selected once as the MATERIALIZED `side_doc` CTE so
+ * a prepared statement's generic plan parses it once too), never a read-then-write.
  */
 export function upsertSqlFrom(dialect: Dialect, source: string, sideParam: number): string {
-  return `INSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})\n${source}\n${conflictClause(dialect, sideParam)}`;
+  return `WITH side_doc AS MATERIALIZED (SELECT ${dialect.jsonParam(sideParam)} AS doc)\nINSERT INTO ${TABLE} (${COLUMNS.map((c) => c.name).join(', ')})\n${source}\n${conflictClause(dialect)}`;
 }
 
 /** The parameter number of the side document in `upsertSql`: right after the rows' own. */

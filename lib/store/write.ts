@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { COLUMN_NAMES, COLUMNS } from '../columns.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { Dialect } from '../db/dialect/dialect.js';
@@ -7,7 +7,19 @@ import { rowKey, type SubagentWrite } from '../row.js';
 import type { Micros } from '../time.js';
 import { upsertSql } from './upsert.js';
 
-const sqlByDialect = new Map<string, string>();
+/** Per dialect: the batch upsert and the name its connections keep it parsed under. */
+const sqlByDialect = new Map<string, { sql: string; name: string }>();
+
+function batchUpsert(dialect: Dialect): { sql: string; name: string } {
+  let entry = sqlByDialect.get(dialect.name);
+  if (!entry) {
+    const sql = upsertSql(dialect);
+    // The name identifies the text: a process never sends two texts under one name.
+    entry = { sql, name: `subagent_upsert_${createHash('sha256').update(sql).digest('hex').slice(0, 16)}` };
+    sqlByDialect.set(dialect.name, entry);
+  }
+  return entry;
+}
 
 /**
  * A batch's writes folded per conflict key (docs/merge.md#batches): each key's frames in arrival
@@ -25,6 +37,8 @@ export function foldBatch(writes: readonly SubagentWrite[]): KeyFold[] {
 export interface PreparedStatement {
   sql: string;
   params: unknown[];
+  /** kept parsed on the connection under this name (QueryOptions.prepareAs) */
+  name?: string;
 }
 
 /**
@@ -41,11 +55,7 @@ export function prepareBatch(dialect: Dialect, writes: readonly SubagentWrite[])
 
 /** `prepareBatch` for writes already folded (`foldBatch`). */
 export function prepareFolded(dialect: Dialect, folds: readonly KeyFold[]): PreparedStatement[] {
-  let sql = sqlByDialect.get(dialect.name);
-  if (!sql) {
-    sql = upsertSql(dialect);
-    sqlByDialect.set(dialect.name, sql);
-  }
+  const { sql, name } = batchUpsert(dialect);
   // A row's observed_at, updated_at, last_observed_at and (when it settles) settled_at are mostly
   // one or two instants: formatted once, not four times (it was a fifth of this function's time).
   let lastInstant: Micros | undefined;
@@ -76,17 +86,19 @@ export function prepareFolded(dialect: Dialect, folds: readonly KeyFold[]): Prep
       return typeof value === 'bigint' ? encode(value) : value;
     });
   });
-  return [{ sql, params: [...dialect.bindRows(COLUMNS, rows), JSON.stringify(side)] }];
+  return [{ sql, name, params: [...dialect.bindRows(COLUMNS, rows), JSON.stringify(side)] }];
 }
 
 /**
  * Runs a batch's statements: all of them in one transaction when there is more than one, so the
  * batch lands whole or not at all. On PostgreSQL that transaction is one round trip
- * (`Database.batch`, a pipeline); a single statement needs no BEGIN/COMMIT at all.
+ * (`Database.batch`, a pipeline); a single statement needs no BEGIN/COMMIT at all, and a named one
+ * is parsed once per connection (docs/ingest.md#one-statement).
  */
 export async function runPrepared(db: Queryable, statements: readonly PreparedStatement[]): Promise<void> {
   if (statements.length > 1 && isDatabase(db)) await db.batch(statements);
-  else for (const { sql, params } of statements) await db.query(sql, params);
+  else
+    for (const { sql, params, name } of statements) await db.query(sql, params, name ? { prepareAs: name } : undefined);
 }
 
 /**

@@ -57,8 +57,11 @@ describe.each(TARGET_FIXTURES)('health function on %s, %s host schema', (name, f
     const printed = capturePrinted();
     const report = await handler();
     const lines = printed();
-    expect(report).toMatchObject({ status: 'healthy', shortfall: 0, excess: 0, collisions: 0 });
-    expect(emf(lines)).toMatchObject({ health_check_ok: 1, not_activated: 0, shortfall: 0, excess: 0, collisions: 0 });
+    // The minimal host schema has no idx_messages_metadata_tool_call_id: excess is left to the audit (issue 26).
+    const excess = fixture === 'host' ? 0 : null;
+    expect(report).toMatchObject({ status: 'healthy', shortfall: 0, excess, collisions: 0 });
+    expect(emf(lines)).toMatchObject({ health_check_ok: 1, not_activated: 0, shortfall: 0, collisions: 0 });
+    expect(emf(lines)!.excess).toBe(excess ?? undefined);
     expect(emf(lines)!.seconds_since_last_observed).toBeGreaterThanOrEqual(3600);
     expect(errors(lines)).toEqual([]);
   });

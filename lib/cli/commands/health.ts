@@ -42,7 +42,9 @@ export function renderHealth(report: HealthReport): string {
         ] as const)),
     [
       'excess',
-      explained(report.excess, 'row keys since capture_since with no subagent message; reported, never alarms'),
+      report.excessLeftToAudit === null
+        ? explained(report.excess, 'row keys since capture_since with no subagent message; reported, never alarms')
+        : report.excessLeftToAudit.reason,
     ],
     ['collisions', explained(report.collisions, 'rows beyond the first for one (task_session_id, tool_call_id) key')],
     ['last observed', report.lastObservedAt],

@@ -76,7 +76,8 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   storedTimestamp: (expr) => expr,
   countInserted: (insert) => [`WITH inserted AS (${insert} RETURNING 1) SELECT COUNT(*) AS inserted FROM inserted`],
   utcDay: (expr) => `to_char(${expr}, 'YYYY-MM-DD')`,
-  // An unnamed statement is planned with its parameters: the document is parsed once per statement.
+  // Read once per statement where it is selected (the batch upsert's MATERIALIZED CTE), so even a
+  // prepared statement's generic plan parses the document once, not once per row.
   jsonParam: (index) => `$${index}::jsonb`,
   jsonMember: (json, label) => `(${json} -> ${label})`,
   jsonElement: (json, index, type) => `((${json} ->> ${index})::${SCALAR_TYPE[type]})`,

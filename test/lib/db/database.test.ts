@@ -18,6 +18,22 @@ async function failure(promise: Promise<unknown>): Promise<DatabaseError> {
 describe.each(TARGETS)('the Database adapter on %s', (name) => {
   const t = useTestDatabase(name);
 
+  it('issue 24: a named statement (prepareAs) answers each call with that call’s parameters', async () => {
+    const answers: unknown[] = [];
+    for (const value of ['one', 'two', 'three']) {
+      answers.push(await t.db.query('SELECT $1 AS a, $2 AS b', [value, `${value}!`], { prepareAs: 'test_named_echo' }));
+    }
+    expect(answers).toEqual([[{ a: 'one', b: 'one!' }], [{ a: 'two', b: 'two!' }], [{ a: 'three', b: 'three!' }]]);
+  });
+
+  it('issue 24: a named statement whose first use failed is prepared again once its table exists', async () => {
+    const count = () =>
+      t.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM named_later', [], { prepareAs: 'test_named_later' });
+    await failure(count());
+    await t.db.query('CREATE TABLE named_later (x INTEGER)');
+    expect((await count()).map((r) => Number(r.n))).toEqual([0]);
+  });
+
   it('binds $n placeholders by number, in any order and repeated', async () => {
     const rows = await t.db.query<{ a: string; b: string; c: string }>('SELECT $2 AS a, $1 AS b, $2 AS c', [
       'one',

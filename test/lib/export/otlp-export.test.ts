@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { type OtlpProtocol, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { createOtlpSink, OtlpExportError } from '../../../lib/export/otlp/transport.js';
-import { POSITION_KEY } from '../../../lib/export/position.js';
+import { POSITION_KEY, PositionError } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
@@ -241,6 +241,34 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
     receiver.spans.length = 0;
     await exportTo(t.db);
     expect(receiver.spans.map((s) => s.attributes['subagent_context.turn_id'])).toEqual(['u2', 'u2']);
+  });
+
+  it('R3-10: a run whose position another export moved meanwhile stops and never puts it back', async () => {
+    await insertRows(t.db, ROWS);
+    await insertRows(t.db, [
+      { tool_call_id: 'x', turn_id: 'u2', observed_at: T(50), settled_at: T(51), updated_at: T(59) },
+    ]);
+    const other = JSON.stringify({ changed: '2030-01-01T00:00:00.000000Z', task_session_id: 's1', turn_key: 'zz' });
+    const target = resolveOtlpTarget({ url: receiver.origin, protocol: 'http/protobuf' }, {});
+    const real = createOtlpSink(target, { timeoutMillis: 10_000, retries: 1, backoffMillis: 10 });
+    // While this run's first batch is in flight, another run (same key) moves the position.
+    const sink = {
+      send: async (spans: Parameters<typeof real.send>[0]) => {
+        await real.send(spans);
+        await t.db.query(
+          'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+          [POSITION_KEY, other],
+        );
+      },
+      shutdown: () => real.shutdown(),
+    };
+    const error = await runExport(t.db, sink, target.url, { ...OPTIONS, batchSpans: 5 }).catch((e: unknown) => e);
+    await sink.shutdown();
+    expect(error).toBeInstanceOf(PositionError);
+    expect((error as Error).message).toContain(
+      `another export moved the position under kandev_meta key ${POSITION_KEY}`,
+    );
+    expect(await storedPosition()).toBe(other);
   });
 
   it('R3-10: a resumed export sends only turns changed since its position; a turn gaining a settled row is sent again with the same ids', async () => {

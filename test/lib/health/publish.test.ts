@@ -16,6 +16,7 @@ const BASE: HealthReport = {
   },
   shortfall: 0,
   excess: 3,
+  excessLeftToAudit: null,
   collisions: 1,
   lastObservedAt: '2026-08-12T13:00:00.000000Z',
   captureSince: '2026-08-12T12:00:00.000000Z',
@@ -67,6 +68,22 @@ describe('health metrics', () => {
       audit_excess: 3,
       audit_collisions: 1,
       seconds_since_last_observed: 600,
+    });
+  });
+
+  it('issue 26: excess left to the full audit (no host index) emits no excess data point, never a 0 that says "none"', () => {
+    const report: HealthReport = {
+      ...BASE,
+      excess: null,
+      excessLeftToAudit: { missingIndex: 'idx_messages_metadata_tool_call_id', reason: 'left to the full audit' },
+    };
+    expect(emitted(report)).toEqual({
+      health_check_ok: 1,
+      not_activated: 0,
+      shortfall: 0,
+      collisions: 1,
+      seconds_since_last_observed: 600,
+      checkpoint_lag_seconds: 900,
     });
   });
 

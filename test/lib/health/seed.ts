@@ -77,6 +77,20 @@ export async function seedRow(db: Queryable, seed: RowSeed): Promise<void> {
   await writeBatch(db, [source === 'backfill' ? { ...row, source, agent_execution_id: 'unknown' } : row]);
 }
 
+/** The host's own index on the metadata's tool_call_id, as the host's DDL spells it (docs/table.md). */
+export async function createHostToolCallIndex(db: Queryable): Promise<void> {
+  await db.query(
+    db.dialect.name === 'postgres'
+      ? `CREATE INDEX IF NOT EXISTS idx_messages_metadata_tool_call_id ON task_session_messages (task_session_id, (metadata::jsonb->>'tool_call_id'))`
+      : `CREATE INDEX IF NOT EXISTS idx_messages_metadata_tool_call_id ON task_session_messages (task_session_id, json_extract(metadata, '$.tool_call_id'))`,
+  );
+}
+
+/** An older host: its store without that index (the real-host fixture has it; the minimal one never). */
+export async function dropHostToolCallIndex(db: Queryable): Promise<void> {
+  await db.query('DROP INDEX IF EXISTS idx_messages_metadata_tool_call_id');
+}
+
 export async function setCaptureSince(db: Queryable, value: string): Promise<void> {
   await db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [CAPTURE_SINCE_KEY, value]);
 }

@@ -30,7 +30,7 @@ describe.each(postgresTargets)('the window statements after a fresh ANALYZE on %
     );
     for (const sql of [
       windowCollisionsSql(t.db.dialect),
-      windowExcessSql(t.db.dialect, true),
+      windowExcessSql(t.db.dialect),
       windowShortfallSql(t.db.dialect),
     ]) {
       const plan = (await t.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params))

@@ -11,7 +11,17 @@ import {
 import type { HealthReport } from '../../../lib/health/report.js';
 import { formatKey, formatRfc3339, type Micros, parseStoredTimestamp } from '../../../lib/time.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
-import { at, check, MINUTE, SECOND, seedMessage, seedRow, setCaptureSince, subagentMetadata } from './seed.js';
+import {
+  at,
+  check,
+  createHostToolCallIndex,
+  MINUTE,
+  SECOND,
+  seedMessage,
+  seedRow,
+  setCaptureSince,
+  subagentMetadata,
+} from './seed.js';
 
 const SINCE = at('2026-08-12T12:00:00Z');
 const GRACE = 15n * MINUTE;
@@ -25,15 +35,6 @@ async function setCheckpoint(db: Queryable, us: Micros): Promise<void> {
   await db.query(
     'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     [CHECKPOINT_KEY, formatKey(us)],
-  );
-}
-
-/** The host's own index on the metadata's tool_call_id, as the host's DDL spells it (docs/table.md). */
-async function createHostToolCallIndex(db: Queryable): Promise<void> {
-  await db.query(
-    db.dialect.name === 'postgres'
-      ? `CREATE INDEX IF NOT EXISTS idx_messages_metadata_tool_call_id ON task_session_messages (task_session_id, (metadata::jsonb->>'tool_call_id'))`
-      : `CREATE INDEX IF NOT EXISTS idx_messages_metadata_tool_call_id ON task_session_messages (task_session_id, json_extract(metadata, '$.tool_call_id'))`,
   );
 }
 
@@ -101,9 +102,9 @@ function model(
   return { missing: [...missing].sort(), excess, collisions };
 }
 
-const observed = (report: HealthReport): Expected => ({
+const observed = (report: HealthReport): Omit<Expected, 'excess'> & { excess: number | null } => ({
   missing: report.missing.map((m) => keyOf(m.task_session_id, m.tool_call_id)).sort(),
-  excess: report.excess!,
+  excess: report.excess,
   collisions: report.collisions!,
 });
 
@@ -168,7 +169,8 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
   }
 
   // The real host has the tool_call_id index (the window's excess probes through it) and only
-  // documents that parse; the minimal schema has neither, so there the window falls back to a scan.
+  // documents that parse; the minimal schema has neither, so there the window leaves excess to the
+  // full audit (issue 26) and the property holds for the rest.
   const variants: [string, boolean][] =
     fixture === 'host'
       ? [["with the host's tool_call_id index", true]]
@@ -196,7 +198,9 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
             const windowed = await check(t.db, hi, { kind: 'scheduled', graceSeconds: 0, overlapSeconds: 0 });
             const from = lo > SINCE ? lo : SINCE;
             expect(windowed.window).toEqual({ from: formatRfc3339(from), to: formatRfc3339(hi > from ? hi : from) });
-            expect(observed(windowed)).toEqual(model(messages, stored, from, hi, hi));
+            // Without the host's index the scheduled check leaves excess to the audit (issue 26).
+            const expected = model(messages, stored, from, hi, hi);
+            expect(observed(windowed)).toEqual(hostIndex ? expected : { ...expected, excess: null });
             const full = await check(t.db, end, { kind: 'full', graceSeconds: 0 });
             expect(observed(full)).toEqual(model(messages, stored, SINCE, end, undefined));
             expect(full.shortfall).toBe(full.missing.length);
@@ -495,7 +499,7 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
         .map((r) => String(r['QUERY PLAN'] ?? r.detail))
         .join('\n');
     expect(await plan(windowShortfallSql(db.dialect), params)).toMatch(/idx_messages_created_at/);
-    const excess = await plan(windowExcessSql(db.dialect, true), params);
+    const excess = await plan(windowExcessSql(db.dialect), params);
     expect(excess).toMatch(/idx_subagents_observed_at/);
     expect(excess).toMatch(
       postgres
@@ -518,6 +522,7 @@ describe.each(TARGET_FIXTURES)('health windows on %s, %s host schema', (name, fi
 
     it('R2-8: a row observed before activation without any message is not excess', async () => {
       await setCaptureSince(t.db, formatKey(SINCE));
+      await createHostToolCallIndex(t.db); // the scheduled check computes excess only with it (issue 26)
       await seedRow(t.db, { toolCallId: 'orphan', observedAt: SINCE - 1n });
       await seedRow(t.db, { toolCallId: 'fresh', observedAt: SINCE });
       expect(await check(t.db, SINCE + 60n * MINUTE, { kind })).toMatchObject({ excess: 1 });

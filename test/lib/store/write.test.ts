@@ -49,6 +49,22 @@ describe.each(TARGETS)('batch write on %s', (name) => {
     expect(rows.find((r) => r.tool_call_id === 'c5')?.total_tokens).toBe(2000); // the last frame of c5 (i = 1999)
   });
 
+  // SQLite caches every statement already (lib/db/sqlite.ts).
+  it.skipIf(name === 'sqlite')(
+    'issue 24: the batch upsert is parsed once per connection and reused by every later batch',
+    async () => {
+      await seedSession(t.db);
+      const one = t.connect({ max: 1 });
+      for (let i = 0; i < 3; i++) await writeBatch(one, [write({ tool_call_id: `p${i}` })]);
+      const prepared = await one.query<{ name: string; runs: number }>(
+        "SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE name LIKE 'subagent_upsert_%'",
+      );
+      // PGlite's socket server shares one session between connections: other tests' names show too.
+      expect(prepared.map((p) => Number(p.runs)).reduce((a, b) => Math.max(a, b), 0)).toBe(3);
+      expect(await readSession(one, 's1')).toHaveLength(3);
+    },
+  );
+
   it('a failing row fails the whole batch statement: nothing of it lands', async () => {
     await seedSession(t.db);
     // A row that breaks NOT NULL (no valid frame can), beside healthy ones of other keys.
