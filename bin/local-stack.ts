@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { describeFailure } from '../lib/cli/failure.js';
+import { jsonDocument } from '../lib/cli/json.js';
 import { logger } from '../lib/observability.js';
 import { redactText } from '../lib/redact.js';
 import { runLocalStack } from '../local/stack.js';
@@ -79,11 +80,7 @@ async function main(): Promise<number> {
     progress: process.stderr,
     otlpDemo: values['otlp-demo'],
   });
-  process.stdout.write(
-    values.json
-      ? `${JSON.stringify(result, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`
-      : `\n${renderStackSummary(result)}\n`,
-  );
+  process.stdout.write(values.json ? jsonDocument(result) : `\n${renderStackSummary(result)}\n`);
   return result.ok ? 0 : 1;
 }
 

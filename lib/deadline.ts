@@ -4,6 +4,8 @@
  * instead of the whole batch timing out. A deadline is an epoch time in milliseconds.
  */
 
+import type { DeadlineOwner } from './hints.js';
+
 /** What the handlers read from the Lambda context. */
 export interface RemainingTime {
   getRemainingTimeInMillis(): number;
@@ -76,7 +78,8 @@ export function signalAt(deadline: number | undefined): AbortSignal | undefined 
 
 /** The part of a database this module sets (lib/db/database.ts `setDeadline`). */
 interface Deadlined {
-  setDeadline(deadline: number | undefined): void;
+  setDeadline(deadline: number, owner: DeadlineOwner): void;
+  setDeadline(deadline: undefined): void;
 }
 
 /**
@@ -90,7 +93,7 @@ export async function withinInvocation<D extends Deadlined, T>(
 ): Promise<T> {
   const deadline = deadlineFrom(context);
   if (deadline === undefined) return work(db);
-  db.setDeadline(deadline);
+  db.setDeadline(deadline, { caller: 'function', work: 'other' });
   try {
     return await work(db);
   } finally {

@@ -5,6 +5,18 @@
 export type Caller = 'cli' | 'function';
 
 /**
+ * What the caller was doing when its deadline came (lib/db/database.ts `setDeadline`): frames
+ * that stay on a queue (ingest), or a command that runs again from its last commit (the others).
+ */
+export type Work = 'ingest' | 'other';
+
+/** Who set a database deadline, so running out of it is worded for their world. */
+export interface DeadlineOwner {
+  caller: Caller;
+  work: Work;
+}
+
+/**
  * What went wrong, as far as the fix is concerned. The database classes come from the SQLSTATE
  * (`hintClassOf` in lib/db/errors.ts, the layer that knows SQLSTATEs); `not_host_database` and `not_migrated` come from looking at the catalog before a
  * command runs (lib/store/probe.ts), which says which table is missing, as a SQLSTATE cannot.
@@ -17,10 +29,13 @@ export type HintClass =
   | 'not_host_database'
   | 'not_migrated'
   | 'privilege'
+  | 'pooler'
   | 'transient'
   | 'foreign_key'
   | 'row'
-  | 'system';
+  | 'system'
+  | 'deadline_ingest'
+  | 'deadline';
 
 /*
  * A table of words with no imports: the database layer may use it (test/architecture.test.ts) as it
@@ -60,6 +75,12 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
     cli: "the database user lacks a privilege on the table; GRANT it (README 'Deploying') or use a user that has it",
     function: "the function's database user lacks a privilege on the table; GRANT it (README 'Deploying')",
   },
+  // 42P05 / 26000 on the batch upsert, a named prepared statement (docs/ingest.md#one-statement).
+  pooler: {
+    cli: 'a prepared statement was missing or already existed on the connection: a pooler in transaction mode that does not track prepared statements sits in between; use the direct (unpooled) connection string in --database-url',
+    function:
+      'a prepared statement was missing or already existed on the connection: a pooler in transaction mode that does not track prepared statements (PgBouncer before 1.21, or max_prepared_statements = 0) sits in between; point the DATABASE_URL SSM parameter at the direct (unpooled) endpoint',
+  },
   transient: {
     cli: 'a transient server condition (contention); run the command again',
     function: 'a transient server condition; the write will be retried',
@@ -76,7 +97,21 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
     cli: "the database or its schema is not in a usable state; see the server's log, fix it, then run the command again",
     function: "the database or its schema is not in a usable state; see the server's log and fix it",
   },
+  // The deadline (R2-5): only a deployed function sets one (its invocation's remaining time).
+  deadline_ingest: {
+    cli: 'the frames not written stay on the local queue and are delivered again',
+    function: 'the frames stay on the queue and are delivered again',
+  },
+  deadline: {
+    cli: 'what was not committed is rolled back; run the command again',
+    function: 'what was not committed is rolled back; invoke the function again, and raise its timeout if this repeats',
+  },
 };
+
+/** The hint class for running out of time while doing `work`. */
+export function deadlineHintClass(work: Work): HintClass {
+  return work === 'ingest' ? 'deadline_ingest' : 'deadline';
+}
 
 export function hint(cls: HintClass, caller: Caller): string {
   return HINTS[cls][caller];

@@ -7,7 +7,7 @@ import type { Database } from '../lib/db/database.js';
 import { MAX_RECEIVE_COUNT } from '../lib/defaults.js';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import type { BatchReport } from '../lib/ingest/report.js';
-import { deduplicationId } from '../lib/producer/canonical.js';
+import { bodyDeduplicationId } from '../lib/producer/canonical.js';
 import { messageGroupId } from '../lib/producer/wire.js';
 import { messageSize, packBatches } from '../lib/queue/pack.js';
 import { createPoller, type Poller } from '../lib/queue/poller.js';
@@ -52,9 +52,12 @@ export interface LocalPipeline {
 }
 
 /**
- * A raw body as the host's producer would send it: grouped by session (frames of a session stay
- * in order), deduplicated by content. A body that is not JSON keeps its text as the content and
- * goes to the no-session group; the ingest handler parks it with the reason.
+ * A raw body as a producer would send it: grouped by session (frames of a session stay in order),
+ * deduplicated by its bytes, as SQS's content-based deduplication does. The body is sent as it is,
+ * so it is never walked: `JSON.parse` takes any depth and the group is one top-level field,
+ * while re-serialising it (the producer's canonical JSON) recursed once per level and overflowed
+ * the stack on a valid frame with a deeply nested extra field that the handler accepts
+ * (issue 25). A body that is not JSON goes to the no-session group; the handler parks it with the reason.
  */
 export function messageFor(body: string): { group: string; dedup: string } {
   let value: unknown = body;
@@ -64,7 +67,7 @@ export function messageFor(body: string): { group: string; dedup: string } {
     // not JSON
   }
   // the producer's group rule (docs/producers.md): a session id SQS refuses as a group is hashed
-  return { group: messageGroupId(value), dedup: deduplicationId(value) };
+  return { group: messageGroupId(value), dedup: bodyDeduplicationId(body) };
 }
 
 export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {

@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import { DatabaseError, hintClassOf } from '../db/errors.js';
+import { DatabaseError } from '../db/errors.js';
 import { SubagentContextError } from '../errors.js';
 import { type HintClass, hint } from '../hints.js';
 import { MigrationError } from '../migrate/run-migration.js';
@@ -42,7 +42,7 @@ export async function describeFailure(
   if (err instanceof CliFailure) return { message: err.message, exitCode: err.exitCode, name };
   const db = databaseErrorIn(err);
   if (db !== undefined) {
-    const cls = hintClassOf(db.sqlstate);
+    const cls = db.hintClass;
     const reach =
       cls === 'unreachable' && context.localPostgres ? await reachability(context.localPostgres) : undefined;
     const what = reach ? `cannot reach PostgreSQL at ${context.localPostgres}: ${reach}` : db.detail;

@@ -16,7 +16,6 @@ import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redactText } from '../redact.js';
 import { wantsColor } from '../report/render/table.js';
-import { type Micros, parseRfc3339 } from '../time.js';
 import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
@@ -24,7 +23,9 @@ import { migrateCommand } from './commands/migrate.js';
 import { parseReportFlags, reportCommand } from './commands/report.js';
 import { EXIT } from './exit-codes.js';
 import { describeFailure } from './failure.js';
+import { countFlag, instantFlag, secondsFlag } from './flags.js';
 import type { CliIo, CommandResult } from './io.js';
+import { jsonDocument } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 import { UsageError } from './usage-error.js';
 
@@ -107,7 +108,8 @@ Reading the output (each field: README "Reading the output"):
   ingest   attempted = skipped_no_identity + persisted + failed; invalid: parked on the dead-letter
            queue; orphaned: its session was deleted (acknowledged); system_error: the database
            failed (the frame stays on the queue)
-  --json   stdout holds the JSON alone (through npm: npm run --silent cli -- … --json)`;
+  --json   stdout holds the JSON alone (through npm: npm run --silent cli -- … --json); instants
+           are RFC 3339 UTC strings with microseconds, e.g. 2026-12-01T13:00:00.123456Z`;
 
 /**
  * `--statement-timeout`: a positive number of seconds, in milliseconds as the server takes it (a
@@ -224,17 +226,9 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           return migrateCommand(db, { rerunBackfill: values['rerun-backfill'] });
         case 'health': {
           expectArguments(rest, 0, command);
-          const graceSeconds =
-            values['grace-seconds'] === undefined
-              ? graceSecondsFromEnv(io.env)
-              : nonNegativeSeconds('--grace-seconds', values['grace-seconds']);
+          const graceSeconds = secondsFlag('--grace-seconds', values['grace-seconds']) ?? graceSecondsFromEnv(io.env);
           const acknowledge = values['acknowledge-through'];
-          const acknowledgeThrough = acknowledge === undefined ? undefined : parseRfc3339(acknowledge);
-          if (acknowledge !== undefined && acknowledgeThrough === undefined) {
-            throw new UsageError(
-              `--acknowledge-through needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${acknowledge}")`,
-            );
-          }
+          const acknowledgeThrough = instantFlag('--acknowledge-through', acknowledge);
           if (values.full && acknowledgeThrough !== undefined)
             throw new UsageError('--full and --acknowledge-through exclude each other');
           // The full audit writes nothing; the scheduled check moves its checkpoint in kandev_meta.
@@ -254,10 +248,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         case 'report': {
           expectArguments(rest, 0, command);
           const request = parseReportFlags(values);
-          const graceSeconds =
-            values['grace-seconds'] === undefined
-              ? graceSecondsFromEnv(io.env)
-              : graceSecondsFromEnv({ HEALTH_GRACE_SECONDS: values['grace-seconds'] });
+          const graceSeconds = secondsFlag('--grace-seconds', values['grace-seconds']) ?? graceSecondsFromEnv(io.env);
           // R3-8: a report writes nothing, so a SQLite store opens read-only.
           db = await open('reading');
           return reportCommand(db, request, {
@@ -282,20 +273,11 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             task: values.task,
             session: values.session,
             openSpans: values['open-spans'],
-            batchSpans: positiveFlag('--batch-spans', values['batch-spans'], EXPORT_DEFAULTS.batchSpans, true),
+            batchSpans: countFlag('--batch-spans', values['batch-spans'], 'spans') ?? EXPORT_DEFAULTS.batchSpans,
             pageTurns: EXPORT_DEFAULTS.pageTurns,
-            settleSeconds: positiveFlag(
-              '--settle-seconds',
-              values['settle-seconds'],
-              EXPORT_DEFAULTS.settleSeconds,
-              false,
-            ),
-            lookbackSeconds: positiveFlag(
-              '--lookback-seconds',
-              values['lookback-seconds'],
-              EXPORT_DEFAULTS.lookbackSeconds,
-              false,
-            ),
+            settleSeconds: secondsFlag('--settle-seconds', values['settle-seconds']) ?? EXPORT_DEFAULTS.settleSeconds,
+            lookbackSeconds:
+              secondsFlag('--lookback-seconds', values['lookback-seconds']) ?? EXPORT_DEFAULTS.lookbackSeconds,
             position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
             positionKey,
             serviceName: io.env.OTEL_SERVICE_NAME,
@@ -319,7 +301,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     };
     const outcome = await run();
     for (const note of outcome.notes ?? []) io.stderr.write(`note: ${note}\n`);
-    io.stdout.write(values.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : `${outcome.text}\n`);
+    io.stdout.write(values.json ? jsonDocument(outcome.result) : `${outcome.text}\n`);
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
@@ -331,7 +313,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
     db = undefined;
     const { message, exitCode, name } = await describeFailure(err, { localPostgres });
-    if (values.json) io.stdout.write(`${JSON.stringify({ error: message, name }, null, 2)}\n`);
+    if (values.json) io.stdout.write(jsonDocument({ error: message, name }));
     io.stderr.write(`subagent-context: ${message}\n`);
     return exitCode;
   } finally {
@@ -351,22 +333,6 @@ function usage<T>(fn: () => T): T {
   }
 }
 
-function instantFlag(flag: string, raw: string | undefined): Micros | undefined {
-  if (raw === undefined) return undefined;
-  const at = parseRfc3339(raw);
-  if (at === undefined)
-    throw new UsageError(`${flag} needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${raw}")`);
-  return at;
-}
-
-function positiveFlag(flag: string, raw: string | undefined, fallback: number, integer: boolean): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n < 0 || (integer && (!Number.isInteger(n) || n === 0)))
-    throw new UsageError(`${flag} needs ${integer ? 'a positive integer' : 'a number ≥ 0'} (got "${raw}")`);
-  return n;
-}
-
 function expectArguments(rest: readonly string[], count: number, command: string): void {
   if (rest.length !== count) {
     throw new UsageError(
@@ -381,14 +347,6 @@ function expectArguments(rest: readonly string[], count: number, command: string
 const USAGE_OF: Record<string, string> = {
   ingest: 'one argument, the frames file: subagent-context ingest <frames.jsonl> --database-url <url>',
 };
-
-/** A seconds flag: a non-negative number, blamed as the flag it came from (exit 2). */
-function nonNegativeSeconds(flag: string, raw: string): number {
-  const seconds = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(seconds) || seconds < 0)
-    throw new UsageError(`${flag} needs a non-negative number of seconds, e.g. ${flag} 900 (got "${raw}")`);
-  return seconds;
-}
 
 async function databaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
   if (flag) {

@@ -1,3 +1,4 @@
+import type { DeadlineOwner } from '../hints.js';
 import type { Dialect } from './dialect/dialect.js';
 
 export type Row = Record<string, unknown>;
@@ -32,8 +33,10 @@ export interface Database extends Queryable {
   readonly stats: { roundTrips: number };
   /**
    * Bounds every later connect and statement by this epoch time in ms (R2-5: the invocation's
-   * remaining time); undefined removes the bound. A statement past it fails as a system error.
+   * remaining time); undefined removes the bound. A statement past it fails as a system error
+   * whose hint is the owner's (lib/hints.ts: the frames stay on the queue only for ingest).
    */
-  setDeadline(deadline: number | undefined): void;
+  setDeadline(deadline: number, owner: DeadlineOwner): void;
+  setDeadline(deadline: undefined): void;
   close(): Promise<void>;
 }

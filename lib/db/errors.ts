@@ -1,5 +1,5 @@
 import { SubagentContextError } from '../errors.js';
-import { type Caller, type HintClass, hint } from '../hints.js';
+import { type Caller, type DeadlineOwner, deadlineHintClass, type HintClass, hint } from '../hints.js';
 
 /**
  * Database failures and their classes (docs/ingest.md, R2-4), decided by SQLSTATE or by the
@@ -22,11 +22,17 @@ export class DatabaseError extends SubagentContextError {
     readonly sqlstate: string | undefined,
     /** the driver's or the socket's own code (e.g. SQLITE_BUSY, ECONNRESET, EPIPE); never a SQLSTATE */
     readonly driverCode: string | undefined,
-    options?: { cause?: unknown; detail?: string },
+    options?: { cause?: unknown; detail?: string; hintClass?: HintClass },
   ) {
     super(message, options);
     this.detail = options?.detail ?? this.message;
+    this.hintClass = options?.hintClass ?? hintClassOf(sqlstate);
   }
+  /**
+   * Which hint of lib/hints.ts fixes it: the SQLSTATE's (`hintClassOf`), unless the layer that
+   * failed knows better (a deadline has no SQLSTATE, and is not an unreachable server).
+   */
+  readonly hintClass: HintClass;
   /**
    * What the driver said, with its codes and without a hint: a caller other than a function (the
    * CLI) adds its own hint from lib/hints.ts to this.
@@ -126,6 +132,7 @@ export function hintClassOf(sqlstate: string | undefined): HintClass {
   if (sqlstate === '3D000') return 'no_database';
   if (sqlstate === '42P01' || sqlstate === '42703') return 'missing_object';
   if (sqlstate === '42501') return 'privilege';
+  if (sqlstate === '42P05' || sqlstate === '26000') return 'pooler';
   return classifySqlstate(sqlstate);
 }
 
@@ -145,4 +152,22 @@ export function failureFields(err: unknown): { failure_class: FailureKind; sqlst
   }
   const cause = (err as { cause?: unknown } | null)?.cause;
   return cause !== undefined && cause !== err ? failureFields(cause) : { failure_class: 'system' };
+}
+
+/**
+ * A deadline that came (R2-5): a system error with no SQLSTATE, hinted for whoever set it
+ * (lib/hints.ts), never a fixed "the frames stay on the queue" whatever the caller.
+ */
+export function outOfTime(detail: string, owner: DeadlineOwner | undefined): DatabaseError {
+  const hintClass = deadlineHintClass(owner?.work ?? 'other');
+  return new DatabaseError(
+    `${detail}: ${hint(hintClass, owner?.caller ?? 'function')}`,
+    'system',
+    undefined,
+    'ETIMEDOUT',
+    {
+      detail,
+      hintClass,
+    },
+  );
 }

@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
+import type { DeadlineOwner } from '../hints.js';
 import { coalescingWebSocket } from './coalescing-websocket.js';
 import type { Database, Queryable, QueryOptions, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
-import { classifySqlstate, DatabaseError, hintFor, sqlstateOf } from './errors.js';
+import { classifySqlstate, DatabaseError, hintFor, outOfTime, sqlstateOf } from './errors.js';
 import { Pipeline, type PipelinedStatement } from './pipeline.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
@@ -97,12 +99,11 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   pool.on('error', ignore);
   const stats = { roundTrips: 0 };
   let deadline: number | undefined;
+  let owner: DeadlineOwner | undefined;
   const late = (what: string) => (waitedMs: number) =>
-    new DatabaseError(
-      `${what} did not finish within ${waitedMs} ms, the invocation's remaining time: the database accepts connections but does not answer — the frames stay on the queue`,
-      'system',
-      undefined,
-      'ETIMEDOUT',
+    outOfTime(
+      `${what} did not finish within ${waitedMs} ms, the time left before the deadline: the database accepts connections but does not answer`,
+      owner,
     );
 
   /** failures to open a connection: a retry "on a fresh connection" would only wait again */
@@ -258,8 +259,9 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     stats,
     query: <T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) =>
       onceMoreIfDead(() => runAlone<T>(sql, params, options)),
-    setDeadline(next) {
+    setDeadline(next: number | undefined, by?: DeadlineOwner) {
       deadline = next;
+      owner = by;
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await begin();
@@ -287,21 +289,21 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 
 function ignore(): void {}
 
-const connectionSerials = new WeakMap<PoolClient, number>();
-let lastSerial = 0;
+const connectionTags = new WeakMap<PoolClient, string>();
 
 /**
  * `name` made unique per connection: the driver remembers which names it prepared on each
  * connection, but PGlite's socket server runs every connection in one session, where a name
- * another connection prepared already exists (42P05).
+ * another connection prepared already exists (42P05) — another module instance's too (a bundled
+ * function beside the CLI in one process), so the tag is random, not a counter.
  */
 function statementName(client: PoolClient, name: string): string {
-  let serial = connectionSerials.get(client);
-  if (serial === undefined) {
-    serial = ++lastSerial;
-    connectionSerials.set(client, serial);
+  let tag = connectionTags.get(client);
+  if (tag === undefined) {
+    tag = randomBytes(6).toString('hex');
+    connectionTags.set(client, tag);
   }
-  return `${name}_${serial}`;
+  return `${name}_${tag}`;
 }
 
 export function toDatabaseError(err: unknown): DatabaseError {

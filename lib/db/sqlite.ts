@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
+import type { DeadlineOwner } from '../hints.js';
 import type { Database, Queryable, Row } from './database.js';
 import { sqliteDialect } from './dialect/sqlite.js';
-import { classifySqlstate, DatabaseError, hintFor } from './errors.js';
+import { classifySqlstate, DatabaseError, hintFor, outOfTime } from './errors.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
 /**
@@ -98,18 +99,14 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
   // R2-5: with a deadline, waiting for another writer's lock ends at the deadline, not after the
   // configured busy timeout; a statement that starts after it fails at once.
   let deadline: number | undefined;
+  let owner: DeadlineOwner | undefined;
   let busyTimeoutMs = 0;
   let appliedBusyMs = -1;
   const bound = () => {
     if (deadline === undefined) return;
     const left = msUntil(deadline);
     if (left <= 0) {
-      throw new DatabaseError(
-        'no time left in the invocation for this statement — the frames stay on the queue',
-        'system',
-        undefined,
-        'ETIMEDOUT',
-      );
+      throw outOfTime('no time left before the deadline for this statement', owner);
     }
     const wanted = Math.min(busyTimeoutMs, Math.ceil(left));
     if (wanted !== appliedBusyMs) {
@@ -163,7 +160,8 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
         for (const { sql, params } of statements) await tx.query(sql, params);
       });
     },
-    setDeadline(next) {
+    setDeadline(next: number | undefined, by?: DeadlineOwner) {
+      owner = by;
       if (next !== undefined && deadline === undefined)
         busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
       if (next === undefined && deadline !== undefined && appliedBusyMs !== -1)

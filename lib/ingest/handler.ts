@@ -57,7 +57,8 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
     // earlier still, leaving time to park on the DLQ (docs/ingest.md).
     const deadline = deadlineFrom(context);
     const db = deps.db();
-    if (deadline !== undefined) db.setDeadline(phaseDeadline(deadline, WRITE_PHASE));
+    const writesBy = phaseDeadline(deadline, WRITE_PHASE);
+    if (writesBy !== undefined) db.setDeadline(writesBy, { caller: 'function', work: 'ingest' });
     let result: Awaited<ReturnType<typeof processBatch>>;
     try {
       result = await processBatch(event, {
@@ -69,7 +70,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): IngestHandler {
         deadline,
       });
     } finally {
-      if (deadline !== undefined) db.setDeadline(undefined);
+      if (writesBy !== undefined) db.setDeadline(undefined);
     }
     const { response, report, credentialsRejected } = result;
     if (credentialsRejected) (deps.onCredentialsRejected ?? forgetDatabaseUrl)();

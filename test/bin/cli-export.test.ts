@@ -1,31 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
-import { runCli } from '../../lib/cli/main.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../local/otlp-receiver.js';
-import { startLocalPipeline } from '../../local/pipeline.js';
+import { runCliJson, testProxyEnv } from '../support/cli-run.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
-async function cli(env: NodeJS.ProcessEnv, ...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    argv,
-    {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text), isTTY: false },
-      env: { ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}), ...env },
-    },
-    { startPipeline: startLocalPipeline },
-  );
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+/** The real CLI in-process (test/support/cli-run.ts) with `env` beside the test database's proxy. */
+const cli = (env: NodeJS.ProcessEnv, ...argv: string[]) => runCliJson(argv, { ...testProxyEnv(), ...env });
 
 const T = (s: number) => `2026-08-12T13:00:${String(s).padStart(2, '0')}.000001Z`;
 
@@ -106,7 +87,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
   it.each([
     [['--protocol', 'grpc'], /http\/protobuf or http\/json/],
     [['--since', 'yesterday'], /--since needs an RFC 3339 instant/],
-    [['--batch-spans', '0'], /--batch-spans needs a positive integer/],
+    [['--batch-spans', '0'], /--batch-spans needs a whole number of spans, at least 1/],
     [['--position-key', 'mine'], /--position-key must start with subagent_context_otlp_position/],
   ])('R3-10: export %j is a usage error (exit 2)', async (args, message) => {
     const run = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, ...args);

@@ -3,14 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
-import { runCli } from '../../lib/cli/main.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { CHECKPOINT_KEY } from '../../lib/health/checkpoint.js';
 import type { Group, ReportDocument } from '../../lib/report/document.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY } from '../../lib/store/meta.js';
 import { parseRfc3339 } from '../../lib/time.js';
-import { startLocalPipeline } from '../../local/pipeline.js';
 import { seedMessage } from '../lib/health/seed.js';
+import { runCliCaptured, testProxyEnv } from '../support/cli-run.js';
 import { pageFigures, resolve, section, strayNumbers } from '../support/page-figures.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
@@ -20,20 +19,8 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 const dir = mkdtempSync(join(tmpdir(), 'subagent-context-page-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    argv,
-    {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text), isTTY: false },
-      env: process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {},
-    },
-    { startPipeline: startLocalPipeline },
-  );
-  return { code, stdout, stderr };
-}
+/** The real CLI in-process (test/support/cli-run.ts). */
+const cli = (...argv: string[]) => runCliCaptured(argv, testProxyEnv());
 
 const us = (text: string) => parseRfc3339(text)!;
 

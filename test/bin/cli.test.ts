@@ -6,14 +6,14 @@ import { promisify } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
-import { runCli } from '../../lib/cli/main.js';
 import { openDatabase } from '../../lib/db/open.js';
 import { runMigration } from '../../lib/migrate/run-migration.js';
 import { formatRfc3339, nowMicros } from '../../lib/time.js';
 import { createHostSchema } from '../../local/host-schema.js';
-import { startLocalPipeline } from '../../local/pipeline.js';
 import { at, seedMessage } from '../lib/health/seed.js';
+import { runCliJson, testProxyEnv } from '../support/cli-run.js';
 import { frame, seedSession } from '../support/frames.js';
+import { badInstants, instantsIn } from '../support/instants.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -21,32 +21,8 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 const dir = mkdtempSync(join(tmpdir(), 'subagent-context-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the CLI in-process and captures what it writes. */
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    argv,
-    {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text), isTTY: false },
-      // the test database's own proxy, so tests can cut the connection
-      // (and no confirmation pause before a health shortfall counts: that is production pacing)
-      env: {
-        HEALTH_CONFIRM_DELAY_SECONDS: '0',
-        ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}),
-      },
-    },
-    { startPipeline: startLocalPipeline },
-  );
-  let json: unknown;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+/** The real CLI in-process (test/support/cli-run.ts), without the production pause before a shortfall counts. */
+const cli = (...argv: string[]) => runCliJson(argv, { HEALTH_CONFIRM_DELAY_SECONDS: '0', ...testProxyEnv() });
 
 function framesFile(name: string, lines: readonly string[]): string {
   const path = join(dir, name);
@@ -191,6 +167,20 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
       expect(run.stderr).not.toMatch(/migrate/);
     },
   );
+
+  it('issue 25: every --json document (migrate, ingest, health, health --full, report) gives its instants as RFC 3339 UTC strings', async () => {
+    const docs: Record<string, unknown> = {};
+    docs.migrate = (await cli('migrate', '--database-url', t.url, '--json')).json;
+    await seedSession(t.db, 's1', 't1');
+    const file = framesFile(`instants-${name}.jsonl`, [JSON.stringify(frame({ observed_at: now() }))]);
+    docs.ingest = (await cli('ingest', file, '--database-url', t.url, '--json', '--quiet')).json;
+    docs.health = (await cli('health', '--database-url', t.url, '--json')).json;
+    docs.full = (await cli('health', '--full', '--database-url', t.url, '--json')).json;
+    docs.report = (await cli('report', '--by', 'day', '--trees', '1', '--database-url', t.url, '--json')).json;
+    for (const [command, doc] of Object.entries(docs)) expect(doc, command).toBeInstanceOf(Object);
+    expect(badInstants(docs)).toEqual([]);
+    expect(instantsIn(docs).length).toBeGreaterThan(10);
+  });
 
   it('ingest refuses to run before migrate, exit 1 with what to do', async () => {
     const file = framesFile(`early-${name}.jsonl`, [JSON.stringify(frame())]);

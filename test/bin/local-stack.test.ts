@@ -2,8 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { jsonDocument } from '../../lib/cli/json.js';
+import { formatRfc3339 } from '../../lib/time.js';
 import { buildChecks, type LocalStackResult, runLocalStack } from '../../local/stack.js';
 import { renderStackSummary } from '../../local/stack-summary.js';
+import { badInstants } from '../support/instants.js';
 import { pageFigures, section } from '../support/page-figures.js';
 import { TARGETS, type TargetName, useTestDatabase } from '../support/targets.js';
 
@@ -37,6 +40,13 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     expect(result.health.status).toBe('healthy');
     expect(result.deadLetters.map((l) => l.failure)).toEqual(Array(result.plan.expected.invalid).fill('invalid_frame'));
   }, 180_000);
+
+  it("issue 25: npm start --json gives every instant as RFC 3339 UTC, the host store's bigint instants too (not strings of microseconds)", () => {
+    const doc = JSON.parse(jsonDocument(result));
+    expect(badInstants(doc)).toEqual([]);
+    expect(doc.store.createdAt.first).toBe(formatRfc3339(result.store.createdAt!.first));
+    expect(doc.store.newestQualifyingCreatedAt).toBe(formatRfc3339(result.store.newestQualifyingCreatedAt!));
+  });
 
   it('R3-9: writes the report page to the path it prints; its subagents are the rows the stack stored', () => {
     expect(result.page.path).toBe(SMALL.page);

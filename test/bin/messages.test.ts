@@ -1,11 +1,17 @@
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
-import { runCliCaptured } from '../support/cli-run.js';
-import { frame, seedSession } from '../support/frames.js';
+import { createIngestHandler } from '../../lib/ingest/handler.js';
+import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
+import { sqsEvent, sqsRecord } from '../lib/ingest/support.js';
+import { runCliCaptured, testProxyEnv } from '../support/cli-run.js';
+import { type FrameInput, frame, seedSession } from '../support/frames.js';
+import { takeAll, useSqs } from '../support/sqs.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 /*
@@ -20,10 +26,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The real CLI in-process (test/support/cli-run.ts), with the first line a person reads. */
 async function cli(...argv: string[]): Promise<{ code: number; first: string; stdout: string; stderr: string }> {
-  const { code, stdout, stderr } = await runCliCaptured(argv, {
-    HEALTH_CONFIRM_DELAY_SECONDS: '0',
-    ...(process.env.DATABASE_WS_PROXY ? { DATABASE_WS_PROXY: process.env.DATABASE_WS_PROXY } : {}),
-  });
+  const { code, stdout, stderr } = await runCliCaptured(argv, { HEALTH_CONFIRM_DELAY_SECONDS: '0', ...testProxyEnv() });
   const first = (stderr || stdout).split('\n')[0] ?? '';
   return { code, first, stdout, stderr };
 }
@@ -52,6 +55,11 @@ describe('issue 25: usage errors name the flag or argument (exit 2)', () => {
     [
       'a grace period that is not a number blamed on --grace-seconds, not HEALTH_GRACE_SECONDS',
       ['health', '--database-url', sqliteFile('g.db'), '--grace-seconds', 'abc'],
+      '--grace-seconds needs a non-negative number of seconds, e.g. --grace-seconds 900 (got "abc")',
+    ],
+    [
+      'report blames --grace-seconds too, not HEALTH_GRACE_SECONDS',
+      ['report', '--database-url', sqliteFile('g.db'), '--grace-seconds', 'abc'],
       '--grace-seconds needs a non-negative number of seconds, e.g. --grace-seconds 900 (got "abc")',
     ],
     [
@@ -195,8 +203,18 @@ describe.each(TARGETS)('issue 25: messages on %s', (name) => {
   });
 });
 
+/** Levels of the extra field below: far deeper than any recursion (JSON.stringify gives up near 4,000). */
+const DEPTH = 30_000;
+
+/** A frame with an extra field nested DEPTH levels deep, which the frame schema ignores: ~180 KB. */
+function deepFrame(overrides: FrameInput): string {
+  const flat = JSON.stringify(frame(overrides));
+  return `${flat.slice(0, -1)},"extra":${'{"a":'.repeat(DEPTH)}0${'}'.repeat(DEPTH)}}`;
+}
+
 describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
   const t = useTestDatabase(name, { subagentTable: false });
+  const q = useSqs();
   beforeEach(() => {
     if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
     else delete process.env.DATABASE_WS_PROXY;
@@ -236,4 +254,100 @@ describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
     expect(run.stdout).toMatch(/^persisted\s+1$/m);
     expect(run.stdout).toMatch(/^\s+1\s+too_large\s+2\s+301 KiB, over the 256 KiB an SQS message may hold/m);
   });
+
+  it('a ~180 KB frame nested 30,000 levels deep is stored, and an invalid one parked, as the ingest handler does (exit 3)', async () => {
+    await cli('migrate', '--database-url', t.url);
+    await seedSession(t.db, 's1', 't1');
+    const bodies = [
+      deepFrame({ tool_call_id: 'deep' }),
+      deepFrame({ tool_call_id: 'deep-invalid', observed_at: 'yesterday' }),
+    ];
+    expect(bodies[0]!.length).toBeGreaterThan(175_000);
+    const rows = () =>
+      t.db.query(
+        'SELECT task_session_id, tool_call_id, agent_execution_id, subagent_type, observed_at, settled_at, source FROM task_session_subagents ORDER BY tool_call_id',
+      );
+    // the Lambda's handler on the same bodies, parking on a real (emulated) dead-letter queue
+    const handler = createIngestHandler({ db: () => t.db, sqs: sqsViaSdk(q.sqs), dlqUrl: q.dlqUrl });
+    const response = await handler(sqsEvent(bodies.map((body) => sqsRecord(body, 's1'))));
+    expect(response.batchItemFailures).toEqual([]);
+    const handlerRows = await rows();
+    const handlerParked = (await takeAll(q.sqs, q.dlqUrl)).map((m) => ({
+      failure: m.MessageAttributes?.failure?.StringValue,
+      reason: m.MessageAttributes?.reason?.StringValue,
+    }));
+    expect(handlerRows).toMatchObject([{ tool_call_id: 'deep' }]);
+    expect(handlerParked).toMatchObject([{ failure: 'invalid_frame' }]);
+    await t.db.query('DELETE FROM task_session_subagents');
+
+    const file = join(dir, `deep-${name}.jsonl`);
+    const rejected = join(dir, `deep-rejected-${name}.jsonl`);
+    writeFileSync(file, `${bodies.join('\n')}\n`);
+    const run = await cli('ingest', file, '--database-url', t.url, '--rejected', rejected, '--quiet');
+    expect(run.first).toBe('frames read: 2');
+    expect(run.code).toBe(EXIT.attention);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/^persisted\s+1$/m);
+    expect(await rows()).toEqual(handlerRows);
+    const parked = readFileSync(rejected, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(parked.map(({ line, failure, reason }) => ({ line, failure, reason }))).toEqual(
+      handlerParked.map((letter) => ({ line: 2, ...letter })),
+    );
+  }, 60_000);
+});
+
+/** `npm start` (bin/local-stack.ts) as npm runs it, through tsx: its own flags, its own usage errors. */
+async function npmStart(...argv: string[]): Promise<{ code: number; first: string }> {
+  const done = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/local-stack.ts', ...argv]).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => err,
+  );
+  return { code: done.code, first: (done.stderr || done.stdout).split('\n')[0] ?? '' };
+}
+
+describe('issue 25: npm start names its flag and what to do instead (exit 2), before it starts anything', () => {
+  const existing = join(dir, 'existing.db');
+  it.each<[string, string[], string]>([
+    [
+      '--messages 0, in words, not an internal function name',
+      ['--messages', '0'],
+      '--messages must be an integer of at least 1 (got 0): the live stream attaches its new invocations to the turns of the generated host store, so it needs one',
+    ],
+    ['--live that is not a number', ['--live', 'many'], '--live must be a non-negative integer (got many)'],
+    [
+      '--sqlite on an existing file: a new path, or the command that reads it (not --database-url)',
+      ['--sqlite', existing],
+      `--sqlite ${existing} already exists: the demo creates a new host store there, so pass a path that does not exist yet (or delete this file); to read the store it made, run \`npm run --silent cli -- health --database-url sqlite:${existing}\``,
+    ],
+  ])(
+    '%s',
+    async (_, argv, first) => {
+      writeFileSync(existing, 'not empty');
+      const run = await npmStart(...argv);
+      expect(run.first).toBe(first);
+      expect(run.code).toBe(EXIT.usage);
+    },
+    60_000,
+  );
+
+  it('npm run --silent cli -- … --json: stdout holds the JSON document alone, no npm banner (exit 1 here)', async () => {
+    const nope = join(dir, 'nope.db');
+    const failed = await promisify(execFile)('npm', [
+      'run',
+      '--silent',
+      'cli',
+      '--',
+      'migrate',
+      '--database-url',
+      `sqlite:${nope}`,
+      '--json',
+    ]).catch((err: { code: number; stdout: string }) => err);
+    expect(failed).toMatchObject({ code: EXIT.failure });
+    expect(JSON.parse((failed as { stdout: string }).stdout)).toMatchObject({
+      error: expect.stringContaining(`${nope} does not exist`),
+    });
+  }, 60_000);
 });

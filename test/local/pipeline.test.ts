@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { messageFor, startLocalPipeline } from '../../local/pipeline.js';
 import { frame, seedSession } from '../support/frames.js';
@@ -9,6 +10,13 @@ it("P6: the local pipeline groups raw bodies by the producer's rule (a session i
   expect(messageFor(JSON.stringify(frame({ task_session_id: 's1' }))).group).toBe('s1');
   expect(messageFor(JSON.stringify(frame({ task_session_id: 'sessión 1' }))).group).toMatch(/^sha256-[0-9a-f]{64}$/);
   expect(messageFor('not JSON').group).toBe('no-session');
+});
+
+it("P6: a line's deduplication id is the SHA-256 of its bytes, as SQS's content-based deduplication computes it: no walk, any depth (issue 25)", () => {
+  const deep = `{"version":1,"extra":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+  for (const body of [JSON.stringify(frame()), 'not JSON', deep]) {
+    expect(messageFor(body).dedup).toBe(createHash('sha256').update(body, 'utf8').digest('hex'));
+  }
 });
 
 // The local stand-in for the deployed queue pair: what the CLI and `npm start` report as "on the

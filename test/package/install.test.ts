@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
@@ -34,29 +34,32 @@ beforeAll(async () => {
   tarball = join(work, stdout.trim().split('\n').pop()!);
 }, 240_000);
 
+/** Flags that change only where npm looks and what it prints, never what it installs. */
+const QUIET_INSTALL = ['--prefer-offline', '--no-audit', '--no-fund'];
+
 /**
- * An empty project with the tarball installed. `--ignore-scripts`: better-sqlite3's install
- * compiles its native module when no prebuilt binary can be fetched, four minutes on two cores;
- * the project gets this checkout's build of the same pinned version instead. Everything else is
- * what `npm install <tarball> --omit=dev` gives.
+ * The line docs/producers.md gives a host, as written there (README points to it): the test runs
+ * exactly that, from the host's project, with the tarball copied in beside it.
  */
-async function project(name: string, omit: readonly string[]): Promise<string> {
+function documentedHostInstall(): string[] {
+  const docs = readFileSync(join(ROOT, 'docs/producers.md'), 'utf8');
+  const line = /^npm install \.\/subagent-context-\S+\.tgz[^#\n]*/m.exec(docs)?.[0];
+  if (line === undefined) throw new Error('docs/producers.md gives no `npm install ./subagent-context-….tgz` line');
+  return line.trim().split(/\s+/).slice(1);
+}
+
+/**
+ * An empty project with the tarball copied in and installed by `npm <args>`. The operator's
+ * install adds `--ignore-scripts`: better-sqlite3's install compiles its native module when no
+ * prebuilt binary can be fetched, four minutes on two cores; the project gets this checkout's
+ * build of the same pinned version instead.
+ */
+async function project(name: string, args: readonly string[]): Promise<string> {
   const dir = join(work, name);
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, type: 'module' }));
-  await run(
-    'npm',
-    [
-      'install',
-      tarball,
-      ...omit.map((o) => `--omit=${o}`),
-      '--ignore-scripts',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-    ],
-    { cwd: dir },
-  );
+  cpSync(tarball, join(dir, basename(tarball)));
+  await run('npm', [...args, ...QUIET_INSTALL], { cwd: dir });
   const sqlite = join(dir, 'node_modules/better-sqlite3');
   if (existsSync(sqlite))
     cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(sqlite, 'build'), { recursive: true });
@@ -67,7 +70,7 @@ describe('the CLI installed from the tarball with --omit=dev (issue 25)', () => 
   let dir: string;
   let store: string;
   beforeAll(async () => {
-    dir = await project('operator', ['dev']);
+    dir = await project('operator', ['install', `./${basename(tarball)}`, '--omit=dev', '--ignore-scripts']);
     store = join(dir, 'host.db');
     const db = openDatabase(`sqlite:${store}`, { create: true }); // the host made its store
     await createHostSchema(db);
@@ -117,11 +120,17 @@ describe('the producer installed from the tarball by a host (issue 25)', () => {
   let dir: string;
   let sqs: LocalSqs;
   beforeAll(async () => {
-    dir = await project('host', ['dev', 'optional']);
+    dir = await project('host', documentedHostInstall());
     sqs = await startLocalSqs();
   }, 240_000);
   afterAll(async () => {
     await sqs?.stop();
+  });
+
+  it('docs/producers.md gives the install line of this version, and README gives the same line', () => {
+    const args = documentedHostInstall();
+    expect(args).toEqual(['install', `./subagent-context-${pkg.version}.tgz`, '--omit=optional']);
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`npm ${args.join(' ')}`);
   });
 
   it('pulls in neither SQLite, PGlite nor fauxqs', () => {

@@ -82,6 +82,14 @@ function toPosix(path: string): string {
   return path.split(sep).join('/');
 }
 
+/**
+ * `dist/` is `npm run build`'s output, not a source: the installed bin imports it
+ * (bin/subagent-context.mjs), and in a fresh checkout it does not exist yet.
+ */
+function isBuildOutput(root: string, from: string, specifier: string): boolean {
+  return toPosix(relative(root, resolve(root, dirname(from), specifier))).startsWith('dist/');
+}
+
 /** Reads every source file under the roots and returns the import edges between them. */
 export function readImportGraph(root: string, roots: readonly string[] = SOURCE_ROOTS): ImportGraph {
   const files = roots
@@ -92,7 +100,7 @@ export function readImportGraph(root: string, roots: readonly string[] = SOURCE_
   for (const from of files) {
     for (const { specifier, typeOnly } of importsOf(from, readFileSync(join(root, from), 'utf8'))) {
       const to = specifier.startsWith('.') ? resolveRelative(root, from, specifier) : undefined;
-      if (specifier.startsWith('.') && to === undefined)
+      if (specifier.startsWith('.') && to === undefined && !isBuildOutput(root, from, specifier))
         throw new Error(`${from}: cannot resolve import '${specifier}'`);
       edges.push({ from, specifier, to, typeOnly });
     }

@@ -7,8 +7,9 @@ import { renderReportCsv } from '../../report/render/csv.js';
 import { renderHtml } from '../../report/render/html.js';
 import { renderReportJson } from '../../report/render/json.js';
 import { renderReportTable } from '../../report/render/table.js';
-import { formatRfc3339, type Micros, parseRfc3339 } from '../../time.js';
+import { formatRfc3339 } from '../../time.js';
 import { EXIT } from '../exit-codes.js';
+import { countFlag, instantFlag } from '../flags.js';
 import type { CommandResult } from '../io.js';
 import { UsageError } from '../usage-error.js';
 
@@ -52,16 +53,6 @@ export interface ReportRequest {
   html?: string;
 }
 
-function instantFlag(flag: string, raw: string | undefined): Micros | undefined {
-  if (raw === undefined) return undefined;
-  const us = parseRfc3339(raw);
-  if (us === undefined)
-    throw new UsageError(
-      `--${flag} needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "${raw}")`,
-    );
-  return us;
-}
-
 function oneOf<T extends string>(flag: string, raw: string | undefined, allowed: readonly T[]): T | undefined {
   if (raw === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(raw))
@@ -79,28 +70,19 @@ function outputFormat(flags: ReportFlags): ReportFormat {
 export function parseReportFlags(flags: ReportFlags): ReportRequest {
   const by = oneOf<GroupBy>('by', flags.by, GROUP_BY);
   const sort = oneOf<SortBy>('sort', flags.sort, SORT_BY);
-  const since = instantFlag('since', flags.since);
-  const until = instantFlag('until', flags.until);
+  const since = instantFlag('--since', flags.since);
+  const until = instantFlag('--until', flags.until);
   if (since !== undefined && until !== undefined && since > until) {
     throw new UsageError(
       `--since ${formatRfc3339(since)} is after --until ${formatRfc3339(until)}: the window [since, until) would be empty; swap them`,
     );
   }
-  let limit: number | undefined;
-  if (flags.limit !== undefined) {
-    limit = Number(flags.limit);
-    if (!/^\d+$/.test(flags.limit) || !Number.isSafeInteger(limit) || limit < 1)
-      throw new UsageError(`--limit needs a whole number of groups, at least 1 (got "${flags.limit}")`);
-    if (by === undefined) throw new UsageError('--limit limits the groups: give --by task|session|turn|type|model|day');
-  }
+  const limit = countFlag('--limit', flags.limit, 'groups');
+  if (limit !== undefined && by === undefined)
+    throw new UsageError('--limit limits the groups: give --by task|session|turn|type|model|day');
   if (sort !== undefined && by === undefined)
     throw new UsageError('--sort orders the groups: give --by task|session|turn|type|model|day');
-  let trees: number | undefined;
-  if (flags.trees !== undefined) {
-    trees = Number(flags.trees);
-    if (!/^\d+$/.test(flags.trees) || !Number.isSafeInteger(trees) || trees < 1)
-      throw new UsageError(`--trees needs a whole number of turns, at least 1 (got "${flags.trees}")`);
-  }
+  const trees = countFlag('--trees', flags.trees, 'turns');
   for (const flag of ['task', 'session'] as const) {
     if (flags[flag] === '') throw new UsageError(`--${flag} needs an id (got an empty value)`);
   }

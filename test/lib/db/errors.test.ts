@@ -135,6 +135,9 @@ describe("hintFor: a function's messages say how to fix in the function's world"
     ['42P01', /invoke the migrate function.*not the host store/],
     ['42501', /GRANT/],
     ['23505', /will not succeed on retry/],
+    // issue 24: the batch upsert is a named prepared statement (docs/ingest.md#one-statement)
+    ['42P05', /pooler.*direct \(unpooled\) endpoint/],
+    ['26000', /pooler.*direct \(unpooled\) endpoint/],
   ])('%s → %s', (sqlstate, hint) => {
     expect(hintFor(sqlstate)).toMatch(hint);
     expect(hintFor(sqlstate)).not.toMatch(/stay on the queue/);
@@ -143,7 +146,8 @@ describe("hintFor: a function's messages say how to fix in the function's world"
   it('the CLI gets its own words for the same class: a command to run, flags, never a function', () => {
     expect(hintFor('42P01', 'cli')).toMatch(/run `subagent-context migrate`/);
     expect(hintFor(undefined, 'cli')).toMatch(/--database-url/);
-    for (const sqlstate of [undefined, '28P01', '3D000', '42P01', '42501', '40001', 'XX000'])
+    expect(hintFor('42P05', 'cli')).toMatch(/--database-url/);
+    for (const sqlstate of [undefined, '28P01', '3D000', '42P01', '42501', '42P05', '40001', 'XX000'])
       expect(hintFor(sqlstate, 'cli')).not.toMatch(/function|stay on the queue|invoke/);
   });
 });

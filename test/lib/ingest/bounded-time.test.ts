@@ -26,6 +26,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
+/** The ingest function's deadline (lib/ingest/handler.ts sets the same owner). */
+const INGEST = { caller: 'function', work: 'ingest' } as const;
+
 /** A Lambda context with `ms` left. */
 const contextWith = (ms: number) => {
   const end = Date.now() + ms;
@@ -72,7 +75,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 describe.each(['websocket', 'tcp'] as const)('R2-5: a database peer (%s) that accepts and never answers', (kind) => {
   it('R2-5: a statement fails as a system error at the deadline, not at the function timeout', async () => {
     const db = await silentDatabase(kind);
-    db.setDeadline(Date.now() + 400);
+    db.setDeadline(Date.now() + 400, INGEST);
     const { value: error, ms } = await timed(() => db.query('SELECT 1').catch((err: unknown) => err));
     expect(error).toBeInstanceOf(DatabaseError);
     expect(error).toMatchObject({ kind: 'system', sqlstate: undefined, driverCode: 'ETIMEDOUT' });
@@ -184,7 +187,7 @@ describe.each(TARGETS)('R2-5 on %s', (name) => {
     'R2-5: a long statement inside a transaction is cancelled by the server at the deadline (SET LOCAL statement_timeout)',
     async () => {
       const db = t.connect();
-      db.setDeadline(Date.now() + 400);
+      db.setDeadline(Date.now() + 400, INGEST);
       const { value: error, ms } = await timed(() =>
         db.transaction((tx) => tx.query('SELECT pg_sleep(5)')).catch((err: unknown) => err),
       );
@@ -198,7 +201,7 @@ describe.each(TARGETS)('R2-5 on %s', (name) => {
     'R2-5: a batch sent as one pipeline (BEGIN, SET LOCAL statement_timeout, the rounds, COMMIT) ends at the deadline',
     async () => {
       const db = t.connect();
-      db.setDeadline(Date.now() + 400);
+      db.setDeadline(Date.now() + 400, INGEST);
       const { value: error, ms } = await timed(() =>
         db.batch([{ sql: 'SELECT pg_sleep(5)' }, { sql: 'SELECT 1' }]).catch((err: unknown) => err),
       );
@@ -210,7 +213,7 @@ describe.each(TARGETS)('R2-5 on %s', (name) => {
       // The pipeline's statements run under the invocation's timeout, not the connection's 25 s
       // (a division by zero otherwise), and the next statement under the connection's again.
       const bounded = "SELECT 1 / (current_setting('statement_timeout') <> '25s')::int";
-      db.setDeadline(Date.now() + 10_000);
+      db.setDeadline(Date.now() + 10_000, INGEST);
       await db.batch([{ sql: bounded }, { sql: bounded }]);
       db.setDeadline(undefined);
       expect(await db.query('SHOW statement_timeout')).toEqual([{ statement_timeout: '25s' }]);

@@ -1,0 +1,11 @@
+import { formatRfc3339 } from '../time.js';
+
+/**
+ * The one serialiser of the `--json` documents the CLI and `npm start` print. An instant in
+ * memory is bigint microseconds (lib/time.ts `Micros`, the only bigint the project holds), and a
+ * document gives it as RFC 3339 UTC with microseconds (`2026-12-01T13:00:00.123456Z`), never as a
+ * string of microseconds: a reader parses it with any date library (README "Reading the output").
+ */
+export function jsonDocument(value: unknown): string {
+  return `${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? formatRfc3339(v) : v), 2)}\n`;
+}
