@@ -46,6 +46,12 @@ describe.each(TARGETS)('the health checkpoint on %s', (name) => {
   const setKey = (key: string, value: string) =>
     t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [key, value]);
 
+  it('reads the checkpoint and the acknowledgment from the kandev_meta keys docs/health.md names', async () => {
+    await setKey('subagent_context_health_verified_through', formatKey(T1));
+    await setKey('subagent_context_health_acknowledged_through', formatKey(T2));
+    expect(await readCheckpoint(t.db)).toMatchObject({ at: T1, acknowledgedThrough: T2 });
+  });
+
   it('reads an empty store as no checkpoint and no acknowledgment', async () => {
     expect(await readCheckpoint(t.db)).toEqual({ raw: undefined, at: undefined, acknowledgedThrough: undefined });
   });
