@@ -21,6 +21,24 @@ export const MAX_TEXT_CHARS = 4096;
  */
 const NUL_STAND_IN = 0xffff;
 
+/**
+ * The stand-in for an unpaired surrogate escape (`\udc00`, a `\ud800` not followed by a low one):
+ * jsonb rejects the whole document, and SQLite decodes it into bytes that are not UTF-8, so
+ * `cleanJsonText` turns each one into this noncharacter on both dialects. An identity holding it is
+ * invalid (as `identityProblem` finds for the frame); other text stores U+FFFD (as `storedText`
+ * does). A real U+FFFE in host metadata reads the same way (the Go host never writes one).
+ */
+const UNPAIRED_STAND_IN = 0xfffe;
+
+/**
+ * An unpaired surrogate escape in JSON text whose `\\` pairs are already swapped out (so every
+ * backslash left starts an escape): a high one not followed by a low one, or a low one not
+ * preceded by a high one. Written in the syntax PostgreSQL's regular expressions and JavaScript's
+ * read alike (lookahead and lookbehind), so both dialects find exactly the same escapes, and
+ * exactly those `JSON.parse` turns into a lone surrogate.
+ */
+export const UNPAIRED_ESCAPE = String.raw`\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}`;
+
 // Lone high surrogate (not followed by a low one) or lone low surrogate (not preceded by a high one).
 const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const UNPAIRED_ALL = new RegExp(UNPAIRED.source, 'g');
@@ -74,29 +92,40 @@ export function storedText(value: string): string {
  */
 
 const chr = (d: Dialect, code: number) => (d.name === 'postgres' ? `chr(${code})` : `char(${code})`);
-const position = (d: Dialect, haystack: string, needle: string) =>
+/** The 1-based position of the TEXT `needle` in `haystack`, 0 when absent (both SQL expressions). */
+export const position = (d: Dialect, haystack: string, needle: string) =>
   d.name === 'postgres' ? `strpos(${haystack}, ${needle})` : `instr(${haystack}, ${needle})`;
 
 /**
- * A JSON document's text with every `\u0000` escape turned into `\uffff` (NUL_STAND_IN), so
- * PostgreSQL's jsonb accepts it and both dialects read the same value. An escaped backslash
- * followed by `u0000` (`\\u0000`) is text, not an escape: every `\\` pair is first swapped for
- * U+0001 (which valid JSON text cannot hold raw), then swapped back. Only documents that contain
- * the escape pay for the three replaces; the rest cost one substring search.
+ * A JSON document's text with every `\u0000` escape turned into `\uffff` (NUL_STAND_IN) and every
+ * unpaired surrogate escape into `\ufffe` (UNPAIRED_STAND_IN), so PostgreSQL's jsonb accepts it,
+ * SQLite reads no bytes that are not UTF-8, and both dialects read the same value. An escaped
+ * backslash followed by `u0000` (`\\u0000`) is text, not an escape: every `\\` pair is first
+ * swapped for U+0001 (which valid JSON text cannot hold raw), then swapped back. Only documents
+ * holding an escape (`\u`) pay for more than one substring search, and only those holding one of
+ * these two (never written by the Go host) for the replaces.
  */
 export function cleanJsonText(d: Dialect, column: string): string {
+  const anyEscape = `'\\u'`;
   const nulEscape = `'\\u0000'`;
+  const needsCleaning = [nulEscape, `'\\ud'`, `'\\uD'`].map((n) => `${position(d, column, n)} > 0`).join(' OR ');
   const swapped = `replace(${column}, '\\\\', ${chr(d, 1)})`;
-  const cleaned = `replace(replace(${swapped}, ${nulEscape}, '\\uffff'), ${chr(d, 1)}, '\\\\')`;
-  return `(CASE WHEN ${position(d, column, nulEscape)} > 0 THEN ${cleaned} ELSE ${column} END)`;
+  const nulCleaned = `replace(${swapped}, ${nulEscape}, '\\uffff')`;
+  const cleaned = `replace(${d.replaceAll(nulCleaned, UNPAIRED_ESCAPE, '\\ufffe')}, ${chr(d, 1)}, '\\\\')`;
+  return `(CASE WHEN ${position(d, column, anyEscape)} = 0 THEN ${column} WHEN ${needsCleaning} THEN ${cleaned} ELSE ${column} END)`;
 }
 
 /** A condition: the text `expr` (from a cleaned document) passes the identity rule (NULL passes). */
 export function identityOkSql(d: Dialect, expr: string): string {
-  return `(${expr} IS NULL OR (length(${expr}) <= ${MAX_IDENTITY_CHARS} AND ${position(d, expr, chr(d, NUL_STAND_IN))} = 0))`;
+  const holds = (code: number) => `${position(d, expr, chr(d, code))} = 0`;
+  return `(${expr} IS NULL OR (length(${expr}) <= ${MAX_IDENTITY_CHARS} AND ${holds(NUL_STAND_IN)} AND ${holds(UNPAIRED_STAND_IN)}))`;
 }
 
-/** The text `expr` (from a cleaned document) as stored: the stand-in removed, cut at MAX_TEXT_CHARS. */
+/**
+ * The text `expr` (from a cleaned document) as stored: the U+0000 stand-in removed, the unpaired
+ * one → U+FFFD, cut at MAX_TEXT_CHARS (each stand-in is one character, as the surrogate it replaced).
+ */
 export function storedTextSql(d: Dialect, expr: string): string {
-  return `substr(replace(${expr}, ${chr(d, NUL_STAND_IN)}, ''), 1, ${MAX_TEXT_CHARS})`;
+  const nulRemoved = `replace(${expr}, ${chr(d, NUL_STAND_IN)}, '')`;
+  return `substr(replace(${nulRemoved}, ${chr(d, UNPAIRED_STAND_IN)}, ${chr(d, 0xfffd)}), 1, ${MAX_TEXT_CHARS})`;
 }

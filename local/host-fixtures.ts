@@ -1,5 +1,6 @@
 import type { Queryable } from '../lib/db/database.js';
-import type { Dialect } from '../lib/db/dialect/dialect.js';
+import { type Dialect, MAX_JSON_DEPTH } from '../lib/db/dialect/dialect.js';
+import { UNPAIRED_ESCAPE } from '../lib/text.js';
 import { createHostSchema } from './host-schema.js';
 import { createKandevCostEvents, createKandevSchema } from './kandev-schema.js';
 
@@ -83,9 +84,46 @@ export const HOST_FIXTURES: Readonly<Record<HostFixtureName, HostFixture>> = {
       } catch {
         return false;
       }
-      return dialect !== 'postgres' || !/\\u0000/i.test(metadata);
+      // The host's index parses with json_extract on SQLite (refuses nesting deeper than 1,000) and
+      // ::jsonb on PostgreSQL (refuses a \u0000 escape and an unpaired surrogate escape, and runs
+      // out of stack some way above 10,000 levels: between 12,000 and 30,000 on PostgreSQL 15).
+      if (dialect === 'sqlite') return jsonDepth(metadata) <= MAX_JSON_DEPTH;
+      if (jsonDepth(metadata) > 10_000) return false;
+      const escapes = metadata.replaceAll('\\\\', '\u0001');
+      return !/\\u0000/i.test(escapes) && !new RegExp(UNPAIRED_ESCAPE).test(escapes);
     },
   },
 };
 
+/** The deepest nesting of arrays and objects in a valid JSON text (brackets in strings skipped). */
+function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i += 1;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '[' || c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === ']' || c === '}') depth -= 1;
+  }
+  return deepest;
+}
+
 export const HOST_FIXTURE_NAMES: readonly HostFixtureName[] = ['minimal', 'host'];
+
+/**
+ * What the host's driver stores for an instant Go holds with nanoseconds, given in the host's
+ * SQLite text form (`2026-08-12 13:24:57.3388988+00:00`, UTC): mattn/go-sqlite3 keeps every digit;
+ * pgx sends PostgreSQL whole microseconds, the further digits truncated (its timestamp codec:
+ * `t.Nanosecond()/1000`), so a real PostgreSQL host never holds the microsecond PostgreSQL's own
+ * text input would round to (docs/time.md#sub-microsecond-digits).
+ */
+export function hostDriverInstant(dialect: Dialect['name'], hostText: string): string {
+  if (dialect === 'sqlite') return hostText;
+  const m = /^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:\.(\d+))?(?:Z|\+00:00)?$/.exec(hostText);
+  if (!m) throw new Error(`hostDriverInstant: ${hostText} is not a UTC instant in the host's text form`);
+  return m[2] === undefined ? m[1]! : `${m[1]}.${m[2].slice(0, 6)}`;
+}

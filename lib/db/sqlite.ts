@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
 import type { DeadlineOwner } from '../hints.js';
 import type { Database, Queryable, Row } from './database.js';
-import { sqliteDialect } from './dialect/sqlite.js';
+import { SQLITE_FUNCTIONS, sqliteDialect } from './dialect/sqlite.js';
 import { classifySqlstate, DatabaseError, hintFor, outOfTime } from './errors.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
@@ -88,6 +88,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
     throw toDatabaseError(err);
   }
   if (!exists) db.pragma('journal_mode = WAL');
+  for (const [name, fn] of Object.entries(SQLITE_FUNCTIONS)) db.function(name, { deterministic: true }, fn);
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   const stats = { roundTrips: 0 };

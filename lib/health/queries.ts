@@ -160,10 +160,16 @@ export function windowExcessSql(dialect: Dialect): string {
   const keys = `SELECT DISTINCT task_session_id, tool_call_id FROM ${TABLE} r WHERE ${windowRows(dialect, 'r')}
     AND NOT EXISTS (SELECT 1 FROM ${TABLE} o WHERE o.task_session_id = r.task_session_id AND o.tool_call_id = r.tool_call_id
       AND ${earlier} >= ${dialect.timestampParam(1)} AND ${earlier} < ${dialect.timestampParam(2)} ${dialect.fence})`;
-  return `SELECT COUNT(*) AS excess FROM (${keys}) k
-WHERE NOT EXISTS (SELECT 1 FROM ${subagentMessages(dialect)}
-  WHERE sm_all.task_session_id = k.task_session_id AND ${hostToolCallProbe(dialect, 'sm_all', 'k.tool_call_id')}
+  const explained = (probe: string) => `NOT EXISTS (SELECT 1 FROM ${subagentMessages(dialect)}
+  WHERE sm_all.task_session_id = k.task_session_id${probe}
     AND sm_all.kind = 'subagent_task' AND sm_all.meta_tool_call_id = k.tool_call_id ${dialect.fence})`;
+  const probed = explained(` AND ${hostToolCallProbe(dialect, 'sm_all', 'k.tool_call_id')}`);
+  // SQLite's index holds a repeated tool_call_id's first value, the guarded reading its last (R2-1,
+  // docs/dialects.md#json-documents): a key the probe finds no message for is looked for among its
+  // session's messages too. Only a key without a message pays for that (none, normally).
+  const rechecked = dialect.name === 'sqlite' ? `\n  AND ${explained('')}` : '';
+  return `SELECT COUNT(*) AS excess FROM (${keys}) k
+WHERE ${probed}${rechecked}`;
 }
 
 /**

@@ -1,5 +1,17 @@
 import type { Dialect } from '../db/dialect/dialect.js';
-import { cleanJsonText, identityOkSql } from '../text.js';
+import { cleanJsonText, identityOkSql, position } from '../text.js';
+
+/**
+ * The text without which no value read matters: a subagent message's kind spells `subagent_task`,
+ * unless one of its letters is escaped (`\u00…`, never written by the Go host). Elsewhere a
+ * repeated key changes nothing read, so it is not looked for (SQLite's test costs).
+ */
+/**
+ * (R2-1 parity: a repeated key reads as its last value on both dialects, as JSON.parse, the ingest
+ * path's reading, reads it.)
+ */
+const mayBeSubagent = (d: Dialect, text: string) =>
+  `(${position(d, text, "'subagent_task'")} > 0 OR ${position(d, text, "'\\u00'")} > 0)`;
 
 /**
  * The host's subagent messages, read through the malformed-document guard (docs/migrate.md#5-malformed-metadata, docs/health.md): a
@@ -7,11 +19,17 @@ import { cleanJsonText, identityOkSql } from '../text.js';
  * `meta_tool_call_id`. Both the backfill and the health check read messages only through this.
  */
 export function messagesWithMetadata(dialect: Dialect, read: MessageRead = {}): string {
-  // R2-1: `\u0000` escapes cleaned first, so PostgreSQL's jsonb does not reject (and drop) the message.
-  const doc = dialect.jsonDocument(cleanJsonText(dialect, 'msg.metadata'));
-  if (!read.fenced) return `(SELECT msg.*, ${doc} AS doc FROM task_session_messages msg) parsed`;
+  // R2-1: `\u0000` and unpaired surrogate escapes cleaned first, so PostgreSQL's jsonb does not
+  // reject (and drop) the message, and SQLite reads no text that is not UTF-8.
+  const document = (text: string) => dialect.jsonDocument(text, { relevant: mayBeSubagent(dialect, text) });
+  const cleaned = cleanJsonText(dialect, 'msg.metadata');
+  if (!read.fenced) {
+    return `(SELECT msg.*, ${document(cleaned)} AS doc FROM task_session_messages msg) parsed`;
+  }
   const where = read.where === undefined ? '' : ` WHERE ${read.where}`;
-  return `(SELECT msg.*, ${doc} AS doc FROM task_session_messages msg${where} ${dialect.fence}) parsed`;
+  // The cleaned text once per message (behind its own fence), then the document from that column.
+  const texts = `(SELECT msg.*, ${cleaned} AS clean_metadata FROM task_session_messages msg${where} ${dialect.fence}) msg`;
+  return `(SELECT msg.*, ${document('msg.clean_metadata')} AS doc FROM ${texts} ${dialect.fence}) parsed`;
 }
 
 export interface MessageRead {

@@ -1,6 +1,7 @@
 import { TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 import type { Dialect } from '../db/dialect/dialect.js';
+import { postgresJsonDocument } from '../db/dialect/postgres.js';
 import { SubagentContextError } from '../errors.js';
 
 /*
@@ -77,11 +78,13 @@ export async function readStoreFacts(db: Queryable): Promise<StoreFacts> {
 /** The dialect with its metadata parser swapped for one this store supports (same NULL-for-invalid contract). */
 function withJsonGuard(dialect: Dialect, guard: JsonGuard | undefined): Dialect {
   if (dialect.name !== 'postgres' || guard === 'function' || guard === undefined) return dialect;
-  const jsonDocument =
+  // The depth rule stays (R2-1 parity: nothing deeper than SQLite reads), whatever parses.
+  const jsonDocument = postgresJsonDocument(
     guard === 'inline'
       ? (column: string) => `(CASE WHEN pg_input_is_valid(${column}, 'jsonb') THEN (${column})::jsonb END)`
       : // Every document passed the host index's own metadata::jsonb cast on insert.
-        (column: string) => `(${column})::jsonb`;
+        (column: string) => `(${column})::jsonb`,
+  );
   return { ...dialect, jsonDocument };
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../lib/db/database.js';
 import type { StoredWrite, SubagentWrite } from '../../lib/row.js';
 import type { Micros } from '../../lib/time.js';
+import { hostDriverInstant } from '../../local/host-fixtures.js';
 
 /**
  * The host's own live upsert, verbatim but for placeholders (kandev's upsertSubagentContextSQL in
@@ -38,7 +39,9 @@ ON CONFLICT (task_session_id, agent_execution_id, tool_call_id) DO UPDATE SET
  * One frame written the way the host's orchestrator writes it (UpsertSubagentContext). The host
  * stamps observed_at, settled_at and updated_at from its clock at the write, so `w.observed_at` is
  * that instant here (its observation is its write). A text instant is stored verbatim (say, with
- * the host's nanosecond digits on SQLite); `updatedAt` defaults to the observation.
+ * the host's nanosecond digits on SQLite; on PostgreSQL as the host's pgx driver stores it, the
+ * digits beyond the microsecond truncated: local/host-fixtures.ts hostDriverInstant); `updatedAt`
+ * defaults to the observation.
  */
 export async function hostUpsert(
   db: Queryable,
@@ -46,7 +49,9 @@ export async function hostUpsert(
   instants: { observedAt?: string; updatedAt?: Micros } = {},
 ): Promise<void> {
   const at = (us: bigint | null) => (us === null ? null : db.dialect.encodeTimestamp(us));
-  const observedAt = instants.observedAt ?? at(w.observed_at);
+  const hostText =
+    instants.observedAt === undefined ? undefined : hostDriverInstant(db.dialect.name, instants.observedAt);
+  const observedAt = hostText ?? at(w.observed_at);
   await db.query(HOST_UPSERT, [
     randomUUID(),
     w.task_session_id,
@@ -68,8 +73,8 @@ export async function hostUpsert(
     w.duration_ms,
     w.source,
     observedAt,
-    w.settled_at === null ? null : (instants.observedAt ?? at(w.settled_at)),
-    instants.observedAt ?? at(instants.updatedAt ?? w.observed_at),
+    w.settled_at === null ? null : (hostText ?? at(w.settled_at)),
+    hostText ?? at(instants.updatedAt ?? w.observed_at),
   ]);
 }
 

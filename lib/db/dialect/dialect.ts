@@ -8,6 +8,18 @@ export interface TypedColumn {
   readonly type: SqlType;
 }
 
+/** Containers nested deeper than this make a JSON document unreadable on both dialects (SQLite's JSON_MAX_DEPTH). */
+export const MAX_JSON_DEPTH = 1000;
+
+/** Where a repeated key can matter to `jsonDocument`. */
+export interface LastWins {
+  /** a condition on the text without which no value read matters (only there are repeats looked for) */
+  readonly relevant: string;
+}
+
+/** A string as an SQL literal (both dialects: single quotes doubled, backslashes literal). */
+export const sqlLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
 /**
  * Everything that differs between PostgreSQL and SQLite, in one small interface (one file per
  * dialect beside this one). All SQL elsewhere is shared and uses `$n` placeholders.
@@ -60,9 +72,19 @@ export interface Dialect {
   bindRows(columns: readonly TypedColumn[], rows: readonly (readonly unknown[])[]): unknown[];
   /**
    * A parsed JSON document from a TEXT column that may hold anything (NULL, '', 'null', invalid
-   * JSON): NULL instead of an error. Select it once (`AS doc`) and read it with `jsonText`.
+   * JSON): NULL instead of an error. Select it once (`AS doc`) and read it with `jsonText`. Both
+   * dialects read the same document (R2-1 parity, docs/dialects.md#json-documents): a document
+   * nested deeper than MAX_JSON_DEPTH is NULL (SQLite's own limit), and with `lastWins` a repeated
+   * key reads as its last value (as jsonb and JSON.parse read it). The column is
+   * referenced several times: give a column, not an expression that costs.
    */
-  jsonDocument(textColumn: string): string;
+  jsonDocument(textColumn: string, lastWins?: LastWins): string;
+  /**
+   * `expr` with every match of `pattern` replaced by the literal `replacement`. The pattern is
+   * written in the syntax PostgreSQL's regular expressions and JavaScript's read alike (SQLite has
+   * none of its own: a function of the connection, `SQLITE_FUNCTIONS`).
+   */
+  replaceAll(expr: string, pattern: string, replacement: string): string;
   /** The value at `path` (e.g. `'$.normalized.kind'`) of a `jsonDocument` as TEXT, or NULL. */
   jsonText(document: string, path: string): string;
   /** The value at `path` when it is a JSON string, else NULL (a number or object is not text). */

@@ -1,5 +1,5 @@
 import { formatCanonical } from '../../time.js';
-import type { Dialect, SqlType } from './dialect.js';
+import { type Dialect, MAX_JSON_DEPTH, type SqlType, sqlLiteral } from './dialect.js';
 
 const ARRAY_TYPE: Record<SqlType, string> = {
   text: 'text[]',
@@ -63,7 +63,10 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   selectRows: (columns) =>
     `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${ARRAY_TYPE[c.type]}`).join(', ')})`,
   bindRows: (columns, rows) => columns.map((_, i) => rows.map((row) => row[i])),
-  jsonDocument: (column) => `subagent_context_json(${column})`,
+  jsonDocument: postgresJsonDocument((column) => `subagent_context_json(${column})`),
+  // A replacement's backslashes are its escapes (\1, \&): doubled, it is the literal.
+  replaceAll: (expr, pattern, replacement) =>
+    `regexp_replace(${expr}, ${sqlLiteral(pattern)}, ${sqlLiteral(replacement.replaceAll('\\', '\\\\'))}, 'g')`,
   jsonText: (document, path) => `(${document} #>> ${jsonPath(path)})`,
   jsonString: (document, path) =>
     `(CASE WHEN jsonb_typeof(${document} #> ${jsonPath(path)}) = 'string' THEN ${document} #>> ${jsonPath(path)} END)`,
@@ -87,6 +90,32 @@ WHERE table_schema = current_schema() AND table_name = $1`,
       .map((p) => `percentile_disc(${p / 100}) WITHIN GROUP (ORDER BY ${value}) AS p${p}`)
       .join(', ')} FROM ${from} WHERE ${value} IS NOT NULL GROUP BY ${keys.join(', ')}`,
 };
+
+/**
+ * `Dialect.jsonDocument` on PostgreSQL with `parse` (NULL for a text that is not JSON) doing the
+ * parsing: our guard function, or what a store without it offers (lib/store/reading.ts). jsonb
+ * already keeps a repeated key's last value, so `lastWins` needs nothing here.
+ */
+export function postgresJsonDocument(parse: (column: string) => string): Dialect['jsonDocument'] {
+  return (column) => `(CASE WHEN ${deeperThanSqlite(column)} THEN NULL ELSE ${parse(column)} END)`;
+}
+
+/**
+ * A condition: the JSON text `column` nests containers deeper than MAX_JSON_DEPTH, the documents
+ * SQLite cannot read (json_valid is 0), so PostgreSQL reads none of them either (R2-1 parity), and
+ * never tries to parse one (deep enough, jsonb's parser fails the statement: stack depth, 54001).
+ * Such a text has more than MAX_JSON_DEPTH `[`/`{`, so it is at least twice as long: the common
+ * case costs one length test, a long document one count, and only one with that many brackets the
+ * exact test: strings removed, the bracket skeleton peeled one level per round (`[]`, `{}` gone);
+ * still not empty after MAX_JSON_DEPTH rounds means deeper (or not JSON at all: NULL anyway).
+ */
+function deeperThanSqlite(column: string): string {
+  const openers = `octet_length(${column}) - octet_length(replace(replace(${column}, '[', ''), '{', ''))`;
+  const skeleton = `regexp_replace(regexp_replace(${column}, '"(?:[^"\\\\]|\\\\.)*"', '', 'g'), '[^][{}]', '', 'g')`;
+  const peeled = `(WITH RECURSIVE peel(s, n) AS (SELECT ${skeleton}, 0 UNION ALL SELECT regexp_replace(s, '\\[\\]|\\{\\}', '', 'g'), n + 1 FROM peel WHERE s <> '' AND n < ${MAX_JSON_DEPTH + 1}) SELECT MAX(n) FROM peel)`;
+  // Nested CASEs: each test runs only where the cheaper one before it holds.
+  return `(CASE WHEN octet_length(${column}) <= ${2 * MAX_JSON_DEPTH + 1} THEN false WHEN ${openers} <= ${MAX_JSON_DEPTH} THEN false ELSE ${peeled} > ${MAX_JSON_DEPTH} END)`;
+}
 
 /** `'$.a.b'` → `'{a,b}'`, the text[] path of `#>` / `#>>`. */
 function jsonPath(path: string): string {

@@ -1,5 +1,5 @@
 import { formatHostSqlite } from '../../time.js';
-import type { Dialect } from './dialect.js';
+import { type Dialect, type LastWins, sqlLiteral } from './dialect.js';
 
 /**
  * Any stored width or separator → fixed-width `YYYY-MM-DD HH:MM:SS.f…f` with `digits` fraction
@@ -10,6 +10,60 @@ const fixedWidth = (expr: string, digits: number) =>
   `(substr(replace(${expr}, 'T', ' '), 1, 19) || '.' || substr(` +
   `CASE WHEN substr(${expr}, 20, 1) = '.' THEN replace(replace(substr(${expr}, 21), '+00:00', ''), 'Z', '') ELSE '' END` +
   ` || '${'0'.repeat(digits)}', 1, ${digits}))`;
+
+/**
+ * Functions this dialect's SQL calls that SQLite lacks, registered on every connection
+ * (lib/db/sqlite.ts). Each runs only where a cheap SQL test found a rare document first.
+ */
+export const SQLITE_FUNCTIONS: Readonly<Record<string, (...args: unknown[]) => unknown>> = {
+  subagent_context_replace_all: replaceAllMatches,
+  subagent_context_json_last_wins: jsonLastWins,
+};
+
+const patterns = new Map<string, RegExp>();
+
+/** `Dialect.replaceAll` on SQLite: the pattern read by JavaScript, as PostgreSQL's regexp_replace reads it. */
+function replaceAllMatches(text: unknown, pattern: unknown, replacement: unknown): unknown {
+  if (typeof text !== 'string' || typeof pattern !== 'string' || typeof replacement !== 'string') return text;
+  let regexp = patterns.get(pattern);
+  if (regexp === undefined) {
+    regexp = new RegExp(pattern, 'g');
+    patterns.set(pattern, regexp);
+  }
+  return text.replace(regexp, () => replacement);
+}
+
+/**
+ * A JSON text with every repeated key reduced to its last value, as JSON.parse and PostgreSQL's
+ * jsonb read it (SQLite's json_extract takes the first). Numbers pass through JavaScript's: an
+ * integer beyond 2^53 or a `1.0` is re-written (no value this project reads is one).
+ */
+function jsonLastWins(text: unknown): unknown {
+  if (typeof text !== 'string') return text;
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A condition: an object of the valid JSON text `column` repeats a key (json_tree: one walk of the
+ * document, not one parse per object as json_each would need). Any object, not only the ones read:
+ * the re-read then keeps every last value, as jsonb does.
+ */
+const repeatsKey = (column: string) =>
+  `EXISTS (SELECT 1 FROM json_tree(${column}) WHERE key IS NOT NULL GROUP BY parent, key HAVING COUNT(*) > 1)`;
+
+/**
+ * The text `column` when it is JSON, else NULL; read last-wins where a key repeats (see Dialect).
+ * json_valid is 0 for a document nested deeper than 1,000 levels (MAX_JSON_DEPTH) already.
+ */
+function jsonDocument(column: string, lastWins?: LastWins): string {
+  if (lastWins === undefined) return `(CASE WHEN json_valid(${column}) THEN ${column} END)`;
+  const repeats = repeatsKey(column);
+  return `(CASE WHEN NOT json_valid(${column}) THEN NULL WHEN NOT (${lastWins.relevant}) THEN ${column} WHEN ${repeats} THEN subagent_context_json_last_wins(${column}) ELSE ${column} END)`;
+}
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
@@ -35,7 +89,9 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   // `WHERE true` disambiguates INSERT … SELECT … ON CONFLICT for SQLite's parser.
   selectRows: (columns) => `SELECT ${columns.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each($1) WHERE true`,
   bindRows: (_columns, rows) => [JSON.stringify(rows)],
-  jsonDocument: (column) => `(CASE WHEN json_valid(${column}) THEN ${column} END)`,
+  jsonDocument,
+  replaceAll: (expr, pattern, replacement) =>
+    `subagent_context_replace_all(${expr}, ${sqlLiteral(pattern)}, ${sqlLiteral(replacement)})`,
   // json_extract yields SQL integers/reals for JSON numbers; TEXT matches PostgreSQL's #>>.
   jsonText: (document, path) => `CAST(json_extract(${document}, '${path}') AS TEXT)`,
   jsonString: (document, path) =>
