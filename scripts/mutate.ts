@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process';
  */
 export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/redact.ts': ['test/lib/redact.test.ts', 'test/lib/errors.test.ts'],
-  'lib/text.ts': ['test/lib/text-parity.test.ts', 'test/lib/normalize.test.ts'],
+  'lib/text.ts': ['test/lib/text.test.ts', 'test/lib/migrate/text-parity.test.ts'],
   'lib/normalize.ts': ['test/lib/normalize.test.ts'],
-  'lib/health/checkpoint.ts': ['test/lib/health/checkpoint.test.ts', 'test/lib/health/window.test.ts'],
+  'lib/health/checkpoint.ts': ['test/lib/health/checkpoint.test.ts'],
   'lib/db/pipeline.ts': ['test/lib/db/pipeline.test.ts', 'test/lib/db/database.test.ts'],
   'lib/merge.ts': ['test/lib/merge.test.ts'],
 };

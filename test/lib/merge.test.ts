@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { foldByKey, foldFrames, mergeFold, mergeWrite, newestObservation } from '../../lib/merge.js';
+import { foldByKey, foldFrames, framesByKey, mergeFold, mergeWrite, newestObservation } from '../../lib/merge.js';
 import { rowKey, type StoredWrite, type SubagentWrite } from '../../lib/row.js';
 import { inObservationOrder, withReplays, writes } from '../support/arbitraries.js';
+import { write } from '../support/frames.js';
 import { hostMerge } from '../support/host-writer.js';
 import { MERGE_CASES } from '../support/merge-cases.js';
 import { viewOfWrite } from '../support/row-view.js';
@@ -53,6 +54,18 @@ describe('foldByKey', () => {
     fc.assert(
       fc.property(writes(['s1', 's2'], 20), (list) => {
         expect(foldByKey(list, rowKey)).toEqual([...byKeySequentially(list).values()]);
+      }),
+    );
+  });
+});
+
+describe('framesByKey', () => {
+  it("groups a batch's frames per conflict key, each key's in arrival order, keys in first-seen order", () => {
+    fc.assert(
+      fc.property(writes(['s1', 's2'], 20), (list) => {
+        const grouped = framesByKey(list, rowKey);
+        expect([...grouped.keys()]).toEqual([...new Set(list.map(rowKey))]);
+        for (const [key, frames] of grouped) expect(frames).toEqual(list.filter((w) => rowKey(w) === key));
       }),
     );
   });
@@ -188,6 +201,14 @@ describe("the fold of one key's frames, in closed form (docs/merge.md#batches, i
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('issue 24: onto a row observed before 1970 (negative microseconds), a batch with no value for a column keeps the stored one', () => {
+    const stored = write({ observed_at: '1969-07-20T20:17:40Z', subagent_task: { model: 'm1' } });
+    const list = [write({ observed_at: '1969-07-20T20:17:41Z' }), write({ observed_at: '1969-07-20T20:17:42Z' })];
+    const folded = mergeFold(stored, foldFrames(list));
+    expect(folded).toEqual(sequential(stored, list));
+    expect(folded.model).toBe('m1');
   });
 
   it('issue 24: a single frame needs nothing beyond the folded row', () => {

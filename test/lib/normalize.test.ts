@@ -177,6 +177,14 @@ describe('metrics (AC-7, AC-7a, AC-8, AC-9)', () => {
     expect(result.row).toMatchObject({ total_tokens: null, duration_ms: null, tool_use_count: 3, model: 'm' });
   });
 
+  it.each(['total_tokens', 'duration_ms', 'tool_use_count'])(
+    'AC-9: %s malformed alone flags the frame (each metric on its own, the others well-formed)',
+    (metric) => {
+      const metrics = { total_tokens: 1, duration_ms: 1, tool_use_count: 1, [metric]: -1 };
+      expect(written(task(metrics)).anomalous).toBe(true);
+    },
+  );
+
   it('AC-8, AC-9: a frame with well-formed metrics is not anomalous', () => {
     expect(written(task({ total_tokens: 1, duration_ms: 0, tool_use_count: 0 })).anomalous).toBe(false);
   });

@@ -1,9 +1,26 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SubagentWrite } from '../../../lib/row.js';
+import { rowKey, type SubagentWrite } from '../../../lib/row.js';
 import { readSession } from '../../../lib/store/read.js';
-import { writeBatch } from '../../../lib/store/write.js';
+import { foldBatch, writeBatch } from '../../../lib/store/write.js';
+import { writes as arbitraryWrites } from '../../support/arbitraries.js';
 import { seedSession, write } from '../../support/frames.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
+
+describe('batch fold', () => {
+  it('folds any batch into one row per conflict key, in conflict-key order whatever the arrival order (so concurrent batches lock keys in one order)', () => {
+    fc.assert(
+      fc.property(arbitraryWrites(['s1', 's2'], 30), (writes) => {
+        const keys = foldBatch(writes).map((fold) => rowKey(fold.row));
+        expect(keys).toEqual([...new Set(writes.map(rowKey))].sort());
+      }),
+    );
+  });
+});
+
+/** Keys and rounds of the deadlock test: enough that two statements in opposite orders meet. */
+const DEADLOCK_KEYS = 1000;
+const DEADLOCK_ROUNDS = 5;
 
 describe.each(TARGETS)('batch write on %s', (name) => {
   const t = useTestDatabase(name);
@@ -128,5 +145,36 @@ describe.each(TARGETS)('batch write on %s', (name) => {
       writeBatch(t.db, [write({ tool_call_id: 'ok' }), write({ task_session_id: 'missing' })]),
     ).rejects.toMatchObject({ kind: 'foreign_key' });
     expect(await readSession(t.db, 's1')).toEqual([]);
+  });
+
+  it(`AC-14: concurrent batches of the same ${DEADLOCK_KEYS} keys in opposite arrival order, on separate connections, never deadlock (40P01), round after round`, async () => {
+    await seedSession(t.db);
+    const keys = Array.from({ length: DEADLOCK_KEYS }, (_, i) => `c${String(i).padStart(5, '0')}`);
+    const batch = (order: readonly string[], round: number) =>
+      order.map((k) =>
+        write({
+          tool_call_id: k,
+          observed_at: `2026-08-12T13:25:0${round}.000000Z`,
+          subagent_task: { total_tokens: round + 1 },
+        }),
+      );
+    const [ascending, descending] = [t.connect({ max: 1 }), t.connect({ max: 1 })];
+    const failures: string[] = [];
+    for (let round = 0; round < DEADLOCK_ROUNDS; round += 1) {
+      const results = await Promise.allSettled([
+        writeBatch(ascending, batch(keys, round)),
+        writeBatch(descending, batch([...keys].reverse(), round)),
+      ]);
+      for (const result of results) {
+        if (result.status === 'rejected') {
+          const { sqlstate, message } = result.reason as { sqlstate?: string; message?: string };
+          failures.push(`round ${round}: ${sqlstate ?? message}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    const rows = await readSession(t.db, 's1');
+    expect(rows).toHaveLength(DEADLOCK_KEYS);
+    expect(new Set(rows.map((r) => r.total_tokens))).toEqual(new Set([DEADLOCK_ROUNDS]));
   });
 });
