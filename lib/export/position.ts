@@ -31,10 +31,6 @@ export async function readPositionText(db: Queryable, key: string): Promise<stri
   return rows[0]?.value ?? null;
 }
 
-export async function readPosition(db: Queryable, key: string): Promise<TurnPosition | undefined> {
-  return parsePosition(key, await readPositionText(db, key));
-}
-
 export function parsePosition(key: string, raw: string | null): TurnPosition | undefined {
   if (raw === null) return undefined;
   const fail = () =>
@@ -63,26 +59,21 @@ export function positionText(position: TurnPosition): string {
 
 /**
  * Moves the position from `from` (the text this run last read or wrote; null: none stored) to
- * `to`, compare-and-set: false when the key no longer holds `from`, because another export using
+ * `to` (`positionText` of the new position), compare-and-set: false when the key no longer holds `from`, because another export using
  * the same key moved it meanwhile. Without the comparison the slower of two runs would put the
  * position back behind the faster one's.
  */
-export async function movePosition(
-  db: Queryable,
-  key: string,
-  from: string | null,
-  to: TurnPosition,
-): Promise<boolean> {
+export async function movePosition(db: Queryable, key: string, from: string | null, to: string): Promise<boolean> {
   const rows =
     from === null
       ? await db.query(
           'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key',
-          [key, positionText(to)],
+          [key, to],
         )
       : await db.query('UPDATE kandev_meta SET value = $3 WHERE key = $1 AND value = $2 RETURNING key', [
           key,
           from,
-          positionText(to),
+          to,
         ]);
   return rows.length === 1;
 }

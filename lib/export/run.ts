@@ -101,10 +101,11 @@ export async function runExport(
   const accept = async (next: TurnPosition) => {
     position = next;
     if (!keep) return;
-    if (!(await movePosition(db, options.positionKey, stored, next)))
+    const text = positionText(next);
+    if (!(await movePosition(db, options.positionKey, stored, text)))
       throw positionMoved(options.positionKey, summary.turns);
-    stored = positionText(next);
-    summary.position.after = stored;
+    stored = text;
+    summary.position.after = text;
   };
 
   const filter: TreeFilter = {
