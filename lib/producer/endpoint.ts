@@ -3,8 +3,8 @@
  * (`https://sqs.<region>.amazonaws.com/<account>/<name>`, also `.amazonaws.com.cn` and the legacy
  * `<region>.queue.amazonaws.com`) is sent through the SDK's own endpoint resolution in that region
  * (AWS_ENDPOINT_URL_SQS, e.g. a VPC endpoint, still applies). Any other host (LocalStack,
- * ElasticMQ, fauxqs, a proxy) is the endpoint itself: the URL's origin, so a host testing locally
- * needs no extra variable.
+ * ElasticMQ, fauxqs, a proxy) is the endpoint itself: the URL's origin (a `localhost` name:
+ * 127.0.0.1 and the URL's port), so a host testing locally needs no extra variable.
  */
 export interface QueueEndpoint {
   /** the SDK's `endpoint`: the URL's origin for a non-AWS host, undefined for AWS */
@@ -31,7 +31,14 @@ export function queueEndpoint(queueUrl: string, env: NodeJS.ProcessEnv = process
     const override = env.AWS_ENDPOINT_URL_SQS || env.AWS_ENDPOINT_URL;
     return { region: aws[1] ?? aws[2], label: override ? hostPort(override) : `${url.hostname}:${port}` };
   }
-  return { endpoint: url.origin, label: `${url.hostname}:${port}` };
+  // RFC 6761: `localhost` and every `*.localhost` name are this machine, but the system resolver
+  // may not know the subdomains (fauxqs's queue URLs are `http://sqs.<region>.localhost:<port>/…`)
+  // and may answer `localhost` with ::1 where the emulator listens on IPv4 only.
+  const loopback = url.hostname === 'localhost' || url.hostname.endsWith('.localhost');
+  return {
+    endpoint: loopback ? `${url.protocol}//127.0.0.1:${port}` : url.origin,
+    label: `${url.hostname}:${port}`,
+  };
 }
 
 function hostPort(endpoint: string): string {
