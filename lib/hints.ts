@@ -134,9 +134,13 @@ export function hint(cls: HintClass, caller: Caller): string {
  * without them. `-g` where subagent-context was installed with -g.
  */
 
-/** `sqlite:` without better-sqlite3 (`--omit=optional`, or its native build failed and npm skipped it). */
+/** `sqlite:` without better-sqlite3 (`--omit=optional`, or its native build failed and npm removed it). */
 export const SQLITE_MISSING_HINT =
-  'SQLite support is not installed (the optional dependency better-sqlite3): run `npm install better-sqlite3@12.11.1 --allow-scripts=better-sqlite3` where subagent-context is installed (add -g for a global install); it compiles a native module when no prebuilt binary fits this platform, which needs python3, make and g++ (README "Prerequisites"). PostgreSQL URLs work without it';
+  'SQLite support is not installed (the optional dependency better-sqlite3): run `npm install better-sqlite3@12.11.1 --allow-scripts=better-sqlite3` where subagent-context is installed (with the same --prefix, or -g); it compiles a native module when no prebuilt binary fits this platform, which needs python3, make and g++ (README "Prerequisites"). PostgreSQL URLs work without it (and the deployed functions only reach PostgreSQL)';
+
+/** better-sqlite3 is there without its native module (installed with --ignore-scripts, or built for another Node). */
+export const SQLITE_UNBUILT_HINT =
+  'SQLite support is installed without its native module (better-sqlite3 was installed with --ignore-scripts, or built for another Node version): run `npm rebuild better-sqlite3` in the folder that holds its node_modules (`npm root -g` for a global install); it needs python3, make and g++ when no prebuilt binary fits (README "Prerequisites"). PostgreSQL URLs work without it';
 
 /** `ingest` without fauxqs (an optional peer: the CLI's local SQS emulator). */
 export const FAUXQS_MISSING_HINT =

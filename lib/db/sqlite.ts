@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
 import { SubagentContextError } from '../errors.js';
-import { type DeadlineOwner, type HintClass, hint, SQLITE_MISSING_HINT } from '../hints.js';
+import { type DeadlineOwner, type HintClass, hint, SQLITE_MISSING_HINT, SQLITE_UNBUILT_HINT } from '../hints.js';
 import type { Database, Queryable, Row } from './database.js';
 import { SQLITE_FUNCTIONS, sqliteDialect } from './dialect/sqlite.js';
 import { classifySqlstate, DatabaseError, hintClassOf, outOfTime } from './errors.js';
@@ -83,7 +83,9 @@ let driver: typeof BetterSqlite3 | undefined;
 function loadDriver(): typeof BetterSqlite3 {
   if (driver) return driver;
   try {
-    driver = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    // a CommonJS bundle (the Lambda functions) has its own `require` and no import.meta
+    const load = typeof require === 'function' ? require : createRequire(import.meta.url);
+    driver = load('better-sqlite3') as typeof BetterSqlite3;
   } catch (err) {
     if ((err as { code?: string }).code === 'MODULE_NOT_FOUND') throw new SqliteUnavailableError(SQLITE_MISSING_HINT);
     throw err;
@@ -203,10 +205,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
         ? new Driver(copyOf(path), { readonly: true })
         : new Driver(path, { readonly: options.readonly === true, fileMustExist: !options.create });
   } catch (err) {
-    if (isMissingBinding(err))
-      throw new SqliteUnavailableError(`${SQLITE_MISSING_HINT} (better-sqlite3 is there, its native module is not)`, {
-        cause: err,
-      });
+    if (isMissingBinding(err)) throw new SqliteUnavailableError(SQLITE_UNBUILT_HINT, { cause: err });
     throw toDatabaseError(err);
   }
   if (!exists) db.pragma('journal_mode = WAL');

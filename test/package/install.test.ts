@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAUXQS_MISSING_HINT, SQLITE_MISSING_HINT } from '../../lib/hints.js';
+import { FAUXQS_MISSING_HINT, SQLITE_MISSING_HINT, SQLITE_UNBUILT_HINT } from '../../lib/hints.js';
 import { type LocalSqs, startLocalSqs } from '../../local/fauxqs.js';
 import { frame } from '../support/frames.js';
 import { useTestDatabase } from '../support/targets.js';
@@ -221,7 +221,7 @@ describe('R4-11: the producer installed alone by a host', () => {
   }, 60_000);
 });
 
-/** The README's global install of the CLI without optional parts, run as written, into a prefix of its own. */
+/** The README's install of the CLI without optional parts, in a folder of its own, run as written there. */
 let operator: Promise<string> | undefined;
 function operatorPrefix(): Promise<string> {
   operator ??= (async () => {
@@ -230,12 +230,12 @@ function operatorPrefix(): Promise<string> {
     for (const tarball of [cliTarball, producerTarball]) cpSync(tarball, join(prefix, basename(tarball)));
     const args = documentedInstall(
       'README.md',
-      /-g \.\/subagent-context-producer-\S+\.tgz \.\/subagent-context-\S+\.tgz --omit=dev --omit=optional/,
-    );
-    await run('npm', [...args, '--prefix', prefix, ...QUIET_INSTALL], { cwd: prefix });
+      /--prefix ~\/subagent-context \.\/subagent-context-producer-\S+\.tgz \.\/subagent-context-\S+\.tgz --omit=dev --omit=optional/,
+    ).map((arg) => (arg === '~/subagent-context' ? prefix : arg));
+    await run('npm', [...args, ...QUIET_INSTALL], { cwd: prefix });
     // R4-11: ECharts and OpenTelemetry load only for --html and export: without them the rest works
     for (const lazy of ['echarts', '@opentelemetry'])
-      rmSync(join(prefix, 'lib/node_modules/subagent-context/node_modules', lazy), { recursive: true, force: true });
+      rmSync(join(prefix, 'node_modules', lazy), { recursive: true, force: true });
     return prefix;
   })();
   return operator;
@@ -244,7 +244,7 @@ function operatorPrefix(): Promise<string> {
 /** The installed CLI, with an environment that holds only PATH and HOME. */
 async function cli(...args: string[]) {
   const prefix = await operatorPrefix();
-  return run(join(prefix, 'bin/subagent-context'), args, {
+  return run(join(prefix, 'node_modules/.bin/subagent-context'), args, {
     cwd: prefix,
     env: { PATH: process.env.PATH, HOME: prefix },
   }).then(
@@ -257,43 +257,24 @@ async function cli(...args: string[]) {
   );
 }
 
-describe('R4-11: the CLI installed globally without its optional parts (--omit=optional)', () => {
+describe('R4-11: the CLI installed without its optional parts (--omit=optional)', () => {
   let prefix: string;
   beforeAll(async () => {
     prefix = await operatorPrefix();
   }, 240_000);
 
   it('R4-11: installs neither better-sqlite3 nor a dev dependency, and the CLI depends on the producer package', () => {
-    const global = join(prefix, 'lib/node_modules');
-    const names = [...readdirSync(global), ...readdirSync(join(global, 'subagent-context/node_modules'))];
+    const names = readdirSync(join(prefix, 'node_modules'));
     for (const absent of ['better-sqlite3', 'tsx', 'typescript', '@electric-sql', 'fauxqs', 'vitest'])
       expect(names).not.toContain(absent);
     expect(names).toContain('subagent-context-producer');
-    expect(existsSync(join(global, 'subagent-context/dist/bin/cli.js'))).toBe(true);
-    expect(existsSync(join(global, 'subagent-context/bin/cli.ts'))).toBe(false);
+    expect(existsSync(join(prefix, 'node_modules/subagent-context/dist/bin/cli.js'))).toBe(true);
+    expect(existsSync(join(prefix, 'node_modules/subagent-context/bin/cli.ts'))).toBe(false);
   });
 
   it('R4-11: --version prints the package version', async () => {
     expect(await cli('--version')).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
   }, 30_000);
-
-  it('R4-11: a sqlite: URL says how to add SQLite support (exit 1, no stack); the command it gives adds it', async () => {
-    const store = join(prefix, 'host.db');
-    const failed = await cli('migrate', '--database-url', `sqlite:${store}`, '--create');
-    expect(failed).toMatchObject({ code: 1, stdout: '', stderr: `subagent-context: ${SQLITE_MISSING_HINT}\n` });
-    // the hint's command, global as this install is; --ignore-scripts and this checkout's build of
-    // the same version instead of its compile (minutes on two cores)
-    const given = /`(npm install better-sqlite3@\S+) --allow-scripts=better-sqlite3`/.exec(SQLITE_MISSING_HINT)?.[1];
-    expect(given).toBe('npm install better-sqlite3@12.11.1');
-    const args = given!.split(' ').slice(1);
-    await run('npm', [...args, '-g', '--prefix', prefix, '--ignore-scripts', ...QUIET_INSTALL], { cwd: prefix });
-    cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(prefix, 'lib/node_modules/better-sqlite3/build'), {
-      recursive: true,
-    });
-    const migrated = await cli('migrate', '--database-url', `sqlite:${store}`, '--create', '--json');
-    // a new store has no host tables: the CLI now reaches SQLite and says so
-    expect(migrated.stderr).toMatch(/not the host's store/);
-  }, 120_000);
 });
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('R4-11: the CLI without its optional parts, on PostgreSQL', () => {
@@ -314,7 +295,36 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('R4-11: the CLI without its opti
   it('R4-11: ingest without the optional fauxqs says what to install (exit 1, no stack)', async () => {
     const file = join(await operatorPrefix(), 'frames.jsonl');
     writeFileSync(file, `${JSON.stringify(frame())}\n`);
+    expect(await cli('migrate', '--database-url', t.url)).toMatchObject({ code: 0 });
     const failed = await cli('ingest', file, '--database-url', t.url);
     expect(failed).toMatchObject({ code: 1, stderr: `subagent-context: ${FAUXQS_MISSING_HINT}\n` });
   }, 30_000);
+});
+
+// Last: installing better-sqlite3 reinstalls what the tests above removed (ECharts, OpenTelemetry).
+describe('R4-11: SQLite support added to the CLI installed without it', () => {
+  let prefix: string;
+  beforeAll(async () => {
+    prefix = await operatorPrefix();
+  }, 240_000);
+
+  it('R4-11: a sqlite: URL says how to add SQLite support (exit 1, no stack); the command it gives adds it', async () => {
+    const store = join(prefix, 'host.db');
+    const failed = await cli('migrate', '--database-url', `sqlite:${store}`, '--create');
+    expect(failed).toMatchObject({ code: 1, stdout: '', stderr: `subagent-context: ${SQLITE_MISSING_HINT}\n` });
+    // the hint's command, with this install's --prefix; --ignore-scripts and this checkout's build
+    // of the same version instead of its compile (minutes on two cores)
+    const given = /`(npm install better-sqlite3@\S+) --allow-scripts=better-sqlite3`/.exec(SQLITE_MISSING_HINT)?.[1];
+    expect(given).toBe('npm install better-sqlite3@12.11.1');
+    const args = given!.split(' ').slice(1);
+    await run('npm', [...args, '--prefix', prefix, '--ignore-scripts', ...QUIET_INSTALL], { cwd: prefix });
+    const unbuilt = await cli('migrate', '--database-url', `sqlite:${store}`, '--create');
+    expect(unbuilt).toMatchObject({ code: 1, stderr: `subagent-context: ${SQLITE_UNBUILT_HINT}\n` });
+    cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(prefix, 'node_modules/better-sqlite3/build'), {
+      recursive: true,
+    });
+    const migrated = await cli('migrate', '--database-url', `sqlite:${store}`, '--create', '--json');
+    // a new store has no host tables: the CLI now reaches SQLite and says so
+    expect(migrated.stderr).toMatch(/not the host's store/);
+  }, 120_000);
 });
