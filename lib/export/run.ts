@@ -218,10 +218,10 @@ export async function runExport(
   const stoppedAt = (err: unknown): unknown => {
     if (!(err instanceof OtlpExportError) || err.retryable) return err;
     const where = !keep
-      ? 'no position is kept by this run (--no-position or a one-off export): run it again once fixed'
+      ? 'No position is kept by this run (--no-position or a one-off export): run it again once fixed'
       : moved
-        ? `earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
-        : 'nothing was lost: the export position was not moved';
+        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
+        : 'Nothing was lost: the export position was not moved';
     return new OtlpExportError(`${err.message}. ${where}`, err.status, false, { cause: err });
   };
   const accept = async (next: TurnPosition) => {
