@@ -191,7 +191,7 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
       const answer = script.shift() ?? {};
       const status = answer.status ?? 200;
       try {
-        if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://x').pathname !== '/v1/traces') {
           res.writeHead(404).end('not found');
           return;
         }
