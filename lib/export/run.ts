@@ -24,7 +24,7 @@ import {
   type SentTurn,
   type StoredPosition,
 } from './position.js';
-import { unreadableTurn } from './unreadable.js';
+import { unreadableTurn, unreadableUpdatedAt } from './unreadable.js';
 
 /*
  * `subagent-context export --otlp` (docs/otlp.md, R3-10, R4-8): reads turns in the tree reader's
@@ -260,7 +260,11 @@ export async function runExport(
         ? { changedAfter: state.position.changed - lookback }
         : { after: state.position };
     first = false;
-    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
+    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns }).catch(
+      async (err: unknown) => {
+        throw (await unreadableUpdatedAt(db, err)) ?? err;
+      },
+    );
     for (let at = 0; at < keys.length; at += options.pageTurns) {
       if (options.keepGoing && !options.keepGoing()) {
         summary.complete = false;

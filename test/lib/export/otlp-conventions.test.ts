@@ -158,6 +158,19 @@ describe.each(TARGETS)('R4-3, R4-4 the export on odd and huge turns on %s', (tar
     },
   );
 
+  it('R4-3: an updated_at that is not an instant (the order turns are read in) stops the export with the row named and how to fix it', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'good', turn_id: 'u1', observed_at: T(1), settled_at: T(2) },
+      { tool_call_id: 'odd', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
+    ]);
+    const [cast, value] = target === 'sqlite' ? ['$1', ''] : ['$1::timestamp', '-infinity'];
+    await t.db.query(`UPDATE task_session_subagents SET updated_at = ${cast} WHERE tool_call_id = 'odd'`, [value]);
+    const error = await r.exportTo(t.db).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      `the export orders turns by their newest updated_at, which is not an instant in 1 row(s) of task_session_subagents (session "s1", turn "u2", tool call "odd": ${JSON.stringify(value)}); set those rows' updated_at to an instant (e.g. their observed_at) and run again: the export resumes from its position`,
+    );
+  });
+
   /** One statement: a turn of `n` rows, each the child of the previous (chain) or of one root (width). */
   const insertTurn = async (n: number, shape: 'chain' | 'width') => {
     await insertRows(t.db, [{ tool_call_id: 'c0', observed_at: T(0), settled_at: T(1) }]);
