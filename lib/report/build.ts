@@ -1,4 +1,5 @@
 import type { Queryable, Row } from '../db/database.js';
+import { limitConcurrency } from '../db/limit.js';
 import { HEALTH_GRACE_SECONDS } from '../defaults.js';
 import { formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
 import { readStoreCatalog, type StoreCatalog } from './catalog.js';
@@ -44,7 +45,10 @@ export interface ReportOptions {
   trees?: number;
 }
 
-export async function buildReport(db: Queryable, options: ReportOptions = {}): Promise<ReportDocument> {
+export async function buildReport(source: Queryable, options: ReportOptions = {}): Promise<ReportDocument> {
+  // R4-12: the statements below start side by side; no more run at once than the pool has
+  // connections, so none waits for one it cannot get (lib/db/limit.ts).
+  const db = limitConcurrency(source);
   const now = options.now ?? nowMicros();
   const graceSeconds = options.graceSeconds ?? HEALTH_GRACE_SECONDS;
   const catalog = await readStoreCatalog(db);
@@ -59,7 +63,7 @@ export async function buildReport(db: Queryable, options: ReportOptions = {}): P
   };
   const sort = options.sort ?? 'subagents';
   const filter = { since: options.since, until: options.until, task: options.task, session: options.session };
-  // Independent statements: on PostgreSQL they run side by side on pooled connections.
+  // Independent statements: on PostgreSQL they run side by side on the pool's connections.
   const [main, shortfall, series, distributions, trees] = await Promise.all([
     readFigures(db, scope, catalog),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),

@@ -168,16 +168,45 @@ members AS (
 )`;
 }
 
-/** Sessions with activity before capture_since: a message created before it, or (where known) a start before it. */
+/**
+ * Sessions in scope with activity before capture_since: a message created before it, or (where
+ * known) a start before it. Where the host has its (task_session_id, created_at) index (Appendix B)
+ * each session in scope is one probe through it (R4-12: the lower bound costs the sessions shown,
+ * not the history); without it, one pass over the messages before capture_since (its created_at
+ * index), the only way to find them.
+ */
 function earlySessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string | undefined {
   if (scope.captureSince === undefined) return undefined;
   const cs = p.instant(scope.captureSince);
+  const createdBefore = `${d.comparable('msg.created_at')} < ${cs}`;
+  if (catalog.sessionCreatedIndex) {
+    const started = catalog.sessionStartedAt
+      ? `EXISTS (SELECT 1 FROM task_sessions s WHERE s.id = ms.sid AND ${d.comparable('s.started_at')} < ${cs})
+    OR `
+      : '';
+    return `early AS (
+  SELECT ms.sid FROM (SELECT DISTINCT sid FROM members WHERE sid IS NOT NULL) ms
+  WHERE ${started}EXISTS (SELECT 1 FROM task_session_messages msg WHERE msg.task_session_id = ms.sid
+      AND ${indexedBefore(d, 'msg.created_at', cs)} AND ${createdBefore} ${d.fence})
+)`;
+  }
   const started = catalog.sessionStartedAt
     ? `\n  UNION SELECT id FROM task_sessions WHERE ${d.comparable('started_at')} < ${cs}`
     : '';
   return `early AS (
-  SELECT DISTINCT task_session_id AS sid FROM task_session_messages WHERE ${d.comparable('created_at')} < ${cs}${started}
+  SELECT DISTINCT task_session_id AS sid FROM task_session_messages msg WHERE ${createdBefore}${started}
 )`;
+}
+
+/**
+ * A condition on a host timestamp column that holds wherever `comparable(column) < instant` does and
+ * that the column's plain index can serve as a range (lib/health/queries.ts indexedRange: SQLite's
+ * text starts with its `YYYY-MM-DD?HH:MM:SS`, ? = ' ' or 'T', and ' ' < 'T'; every character after
+ * the seconds sorts before '~'). PostgreSQL compares the column itself already.
+ */
+function indexedBefore(d: Dialect, column: string, instant: string): string {
+  if (d.name === 'postgres') return 'TRUE';
+  return `${column} < (substr(${instant}, 1, 10) || 'T' || substr(${instant}, 12, 8) || '~')`;
 }
 
 /**
