@@ -269,21 +269,26 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           const positionKey = usage(() => checkPositionKey(values['position-key'] ?? POSITION_KEY));
           const keep = !values['no-position'] && (!oneOff || values['position-key'] !== undefined);
           db = await open();
-          return exportCommand(db, target, {
-            since: instantFlag('--since', values.since),
-            until: instantFlag('--until', values.until),
-            task: values.task,
-            session: values.session,
-            openSpans: values['open-spans'],
-            batchSpans: countFlag('--batch-spans', values['batch-spans'], 'spans') ?? EXPORT_DEFAULTS.batchSpans,
-            pageTurns: EXPORT_DEFAULTS.pageTurns,
-            settleSeconds: secondsFlag('--settle-seconds', values['settle-seconds']) ?? EXPORT_DEFAULTS.settleSeconds,
-            lookbackSeconds:
-              secondsFlag('--lookback-seconds', values['lookback-seconds']) ?? EXPORT_DEFAULTS.lookbackSeconds,
-            position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
-            positionKey,
-            serviceName: io.env.OTEL_SERVICE_NAME,
-          });
+          return exportCommand(
+            db,
+            target,
+            {
+              since: instantFlag('--since', values.since),
+              until: instantFlag('--until', values.until),
+              task: values.task,
+              session: values.session,
+              openSpans: values['open-spans'],
+              batchSpans: countFlag('--batch-spans', values['batch-spans'], 'spans') ?? EXPORT_DEFAULTS.batchSpans,
+              pageTurns: EXPORT_DEFAULTS.pageTurns,
+              settleSeconds: secondsFlag('--settle-seconds', values['settle-seconds']) ?? EXPORT_DEFAULTS.settleSeconds,
+              lookbackSeconds:
+                secondsFlag('--lookback-seconds', values['lookback-seconds']) ?? EXPORT_DEFAULTS.lookbackSeconds,
+              position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
+              positionKey,
+              serviceName: io.env.OTEL_SERVICE_NAME,
+            },
+            io.stderr,
+          );
         }
         case 'ingest':
           expectArguments(rest, 1, command);
