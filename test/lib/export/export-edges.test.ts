@@ -111,8 +111,9 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     const other = JSON.stringify({ changed: '2030-01-01T00:00:00.000000000Z', task_session_id: 's9', turn_key: 'zz' });
     const error = await exportWith({ batchSpans: 2 }, (real) => ({
       send: async (spans) => {
-        await real.send(spans);
+        const result = await real.send(spans);
         await t.db.query('UPDATE kandev_meta SET value = $1 WHERE key = $2', [other, POSITION_KEY]);
+        return result;
       },
       shutdown: () => real.shutdown(),
     })).catch((e: unknown) => e);
