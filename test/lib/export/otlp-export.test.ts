@@ -6,6 +6,7 @@ import { POSITION_KEY, PositionError } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+import { FIXED_IDS } from '../../support/otlp-ids.js';
 import { insertRows, type StoredRow, withDefaults } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
@@ -212,6 +213,9 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
     await insertRows(t.db, ROWS);
     await exportTo(t.db, 'http/protobuf', { position: 'none' });
     const first = idsOf(receiver.spans);
+    // not only equal to each other: the documented derivation, computed outside the code (test/support/otlp-ids.ts)
+    expect(first).toContain(`${FIXED_IDS.trace_s1_u1}/${FIXED_IDS.turn_s1_u1}/`);
+    expect(first).toContain(`${FIXED_IDS.trace_s1_u1}/${FIXED_IDS.row_s1_e1_a}/${FIXED_IDS.turn_s1_u1}`);
     receiver.spans.length = 0;
     await exportTo(t.db, 'http/json', { position: 'none' });
     expect(idsOf(receiver.spans)).toEqual(first);
