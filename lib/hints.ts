@@ -36,6 +36,8 @@ export type HintClass =
   | 'system'
   | 'deadline_ingest'
   | 'deadline'
+  | 'statement_timeout'
+  | 'pool_wait'
   | 'sqlite_readonly'
   | 'sqlite_system';
 
@@ -107,6 +109,17 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
   deadline: {
     cli: 'what was not committed is rolled back; run the command again',
     function: 'what was not committed is rolled back; invoke the function again, and raise its timeout if this repeats',
+  },
+  // R4-12: 57014, the server's statement cap (or a cancel); and a statement that found no free pooled connection.
+  statement_timeout: {
+    cli: "a statement ran past the server's statement timeout (or was cancelled); raise --statement-timeout <seconds>, or narrow the command (report: --since/--until, --task)",
+    function:
+      "a statement ran past the function's statement timeout (or was cancelled); raise the function's timeout, or run the work from the CLI with --statement-timeout",
+  },
+  pool_wait: {
+    cli: 'a statement waited for a free pooled connection and got none (the server answered; nothing is wrong with the URL); run the command again',
+    function:
+      'a statement waited for a free pooled connection and got none (the database answered); invoke the function again',
   },
   // R4-5: SQLite runs in this process; it has no server and no server's log.
   sqlite_readonly: {
