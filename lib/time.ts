@@ -156,7 +156,7 @@ export interface ClockSources {
   /**
    * the wall clock at the monotonic source's zero, with its fraction (`performance.timeOrigin`,
    * which Node reads once at start with microseconds): the first anchor, so even the first reading
-   * is microsecond-true (SPEC §8), not a whole millisecond
+   * is microsecond-true (docs/time.md#the-writers-clock), not a whole millisecond
    */
   origin?: () => number;
 }

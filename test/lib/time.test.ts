@@ -230,7 +230,7 @@ describe('R2-9: the microsecond clock never goes backwards', () => {
     [1_005, 0.5, 1_000.123, 1_005_000n],
     [1_000, 0.5, 1_003.5, 1_000_999n],
   ])(
-    'SPEC §8: the first reading is microsecond-true (wall %d, monotonic %d, origin %d → %d µs)',
+    'R2-9: the first reading is microsecond-true (wall %d, monotonic %d, origin %d → %d µs)',
     (wall, monotonic, origin, expected) => {
       const clock = monotonicClock({ wall: () => wall, monotonic: () => monotonic, origin: () => origin });
       expect(clock()).toBe(expected);
