@@ -64,6 +64,7 @@ export function figures(subagents: number, r: () => number, scoped: boolean): Fi
     backfill: subagents - live,
     settled: Math.floor(subagents * 0.9),
     failed: Math.floor(subagents * 0.02),
+    orphan_rows: 0,
     tokens: { sum: reportedTokens === 0 ? null : reportedTokens * 41_237, reported: reportedTokens },
     tool_uses: { sum: reportedTokens === 0 ? null : reportedTokens * 17, reported: reportedTokens },
     duration_ms: {
@@ -215,6 +216,14 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
             tool_call_id: hostile ? `${HOSTILE}${i}` : `toolu_missing_${i}`,
           }))
         : [],
+      unreadable: {
+        total_tokens: 0,
+        tool_use_count: 0,
+        duration_ms: 0,
+        observed_at: 0,
+        cost_subcents: 0,
+        occurred_at: 0,
+      },
       lower_bound_sessions: 2,
       notes: [hostile ? HOSTILE : 'Sessions with activity before capture_since have a fan-out that is a lower bound.'],
     },
