@@ -31,7 +31,15 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     ]);
     const run = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
     expect(run.code).toBe(EXIT.ok);
-    expect(run.json).toMatchObject({ endpoint: `${receiver.origin}/v1/traces`, turns: 1, spans: 3, requests: 1 });
+    expect(run.json).toMatchObject({
+      endpoint: `${receiver.origin}/v1/traces`,
+      turns: 1,
+      new: 1,
+      re_sent: 0,
+      spans: 3,
+      requests: 1,
+      rejected_spans: 0,
+    });
     expect(receiver.requests[0]!.contentType).toBe('application/x-protobuf');
     const again = await cli(
       {},
@@ -45,9 +53,11 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
       '0',
     );
     expect(again.json).toMatchObject({ spans: 0 });
-    // by default a resumed run looks back 900 s behind its position (late frames, R3-1): the same spans again
+    // R4-8: by default a resumed run looks back 900 s behind its position (late frames, R3-1), but
+    // the turns there are as they were sent: nothing goes out again
     const lookback = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
-    expect(lookback.json).toMatchObject({ spans: 3 });
+    expect(lookback.json).toMatchObject({ spans: 0, new: 0, re_sent: 0, unchanged: 1, requests: 0 });
+    expect(receiver.requests).toHaveLength(1);
   });
 
   it('R3-10: the endpoint, headers and protocol come from the OTEL_EXPORTER_OTLP_* variables when no flag says otherwise', async () => {

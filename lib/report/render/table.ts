@@ -1,10 +1,15 @@
-import { type Cell, renderFacts, renderTable } from '../../cli/table.js';
+import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js';
+import { terminalSafe } from '../../terminal-text.js';
 import type { Figures, Group, ReportDocument } from '../document.js';
+import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
 
 /**
  * The terminal table (docs/report.md#the-table): completeness first (R3-8), then the totals, then
  * one line per group. It only reads the document. Numbers carry thousands separators; a NULL
- * figure shows as `-`, never 0 (R3-6). Colour only when asked for (a TTY without NO_COLOR).
+ * figure shows as `-`, never 0 (R3-6). Colour only when asked for (a TTY without NO_COLOR). Host
+ * text (ids, titles, models, the notes that quote a value) is printed through `terminalSafe`
+ * (R4-2): the cells by renderTable, the rest here; it is never redacted (R4-1). Costs name their
+ * unit, the ledger's subcents (1 USD = 10,000 subcents).
  */
 export interface TableOptions {
   color: boolean;
@@ -27,22 +32,28 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
   const shortfall = !c.shortfall.checked
     ? 'not checked (see notes)'
     : c.shortfall.open
-      ? paint('31', `OPEN: ${n(c.shortfall.count)} message key(s) without a row`)
+      ? styled(`OPEN: ${n(c.shortfall.count)} message key(s) without a row`, '31')
       : 'none';
-  const completeness = renderFacts([
-    ['capture_since', c.capture_since ?? 'null (capture not activated)'],
-    ['backfill_through', c.backfill_through ?? 'null'],
-    ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
-    ['shortfall', shortfall],
-    ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
+  const completeness = renderFacts(
     [
-      'lower bound',
-      c.lower_bound_sessions === 0
-        ? 'none'
-        : `${n(c.lower_bound_sessions)} session(s) with activity before capture_since: their fan-out is a lower bound`,
+      ['capture_since', c.capture_since ?? 'null (capture not activated)'],
+      ['backfill_through', c.backfill_through ?? 'null'],
+      ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
+      ['shortfall', shortfall],
+      ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
+      [
+        'lower bound',
+        c.lower_bound_sessions === 0
+          ? 'none'
+          : `${n(c.lower_bound_sessions)} session(s) with activity before capture_since: their fan-out is a lower bound`,
+      ],
     ],
-  ]);
-  const notes = c.notes.map((note) => paint('2', `note: ${note}`));
+    { color: options.color },
+  );
+  // The lower bound is said once, in the fact above: the document's note that repeats it is not printed again.
+  const notes = c.notes
+    .filter((note) => c.lower_bound_sessions === 0 || !note.includes('their fan-out is a lower bound'))
+    .map((note) => paint('2', `note: ${terminalSafe(note)}`));
   const parts = [
     section(`completeness (generated ${doc.generated_at}${filterText(doc)})`),
     [completeness, ...notes].join('\n'),
@@ -60,6 +71,10 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
   return parts.join('\n');
 }
 
+/** A group's key as people read it: one label for a key the host never reported, one for '' (labels.ts). */
+const keyLabel = (key: string | null): string =>
+  key === null ? NOT_REPORTED_LABEL : key === '' ? EMPTY_KEY_LABEL : key;
+
 function filterText(doc: ReportDocument): string {
   const f = doc.filters;
   const set = [
@@ -68,7 +83,7 @@ function filterText(doc: ReportDocument): string {
     f.task === null ? undefined : `task ${f.task}`,
     f.session === null ? undefined : `session ${f.session}`,
   ].filter((s) => s !== undefined);
-  return set.length === 0 ? '' : `; ${set.join(', ')}`;
+  return set.length === 0 ? '' : terminalSafe(`; ${set.join(', ')}`);
 }
 
 /** A sum over reported rows: `sum (n reported)`, or `- (0 reported)` when none reported (R3-6). */
@@ -95,7 +110,7 @@ function totalFacts(f: Figures): [string, Cell][] {
       'cost',
       f.cost_subcents === null
         ? null
-        : `${n(f.cost_subcents)} subcents (${usd(f.cost_subcents)}; estimated ${n(f.estimated_cost_subcents)})`,
+        : `${n(f.cost_subcents)} subcents (${usd(f.cost_subcents)}; estimated ${n(f.estimated_cost_subcents) ?? '-'} subcents)`,
     ],
     [
       'cost per context',
@@ -105,9 +120,10 @@ function totalFacts(f: Figures): [string, Cell][] {
     ],
     [
       'models',
-      [...f.models.counts.map((m) => `${m.model} ${n(m.subagents)}`), `unreported ${n(f.models.unreported)}`].join(
-        ', ',
-      ),
+      [
+        ...f.models.counts.map((m) => `${keyLabel(m.model)} ${n(m.subagents)}`),
+        `${NOT_REPORTED_LABEL} ${n(f.models.unreported)}`,
+      ].join(', '),
     ],
     [
       'fan-out (k: turns)',
@@ -130,12 +146,12 @@ function groupTable(groups: readonly Group[]): string {
     'p95 ms',
     'sessions',
     'contexts',
-    'cost',
-    'per context',
+    'cost (subcents)',
+    'per context (subcents)',
     'lower bound',
   ];
   const rows = groups.map((g): Cell[] => [
-    g.key ?? '(none)',
+    keyLabel(g.key),
     ...(titled ? [g.title] : []),
     n(g.subagents),
     n(g.nested),
