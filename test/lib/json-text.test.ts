@@ -2,12 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonText, MAX_INDENT_LEVELS } from '../../lib/json-text.js';
 
+interface Link {
+  id: number;
+  children: Link[];
+}
+
 /** A chain `{ id, children: [ … ] }` `depth` levels deep, built without recursion. */
-function chain(depth: number): { id: number; children: unknown[] } {
-  const root = { id: 0, children: [] as unknown[] };
+function chain(depth: number): Link {
+  const root: Link = { id: 0, children: [] };
   let at = root;
   for (let i = 1; i < depth; i++) {
-    const next = { id: i, children: [] as unknown[] };
+    const next: Link = { id: i, children: [] };
     at.children.push(next);
     at = next;
   }
@@ -55,7 +60,7 @@ describe('jsonText: JSON without recursion (R4-4)', () => {
     const text = jsonText(deep, { indent: 2 })!;
     // each level is five lines (id, children, the element, two closers), none indented past the cap
     expect(text.length).toBeLessThan(100_000 * (40 + 5 * 2 * MAX_INDENT_LEVELS));
-    let at = JSON.parse(text) as { id: number; children: { id: number; children: unknown[] }[] };
+    let at = JSON.parse(text) as Link;
     let depth = 1;
     while (at.children.length > 0) {
       at = at.children[0]!;
