@@ -118,7 +118,7 @@ function valueLabels(categories: number, position = 'top'): Record<string, unkno
 const axisLabel = (extra: Record<string, unknown> = {}) => ({ fontSize: CHART_FONT_PX, hideOverlap: true, ...extra });
 
 function grid(bottom = 8): Record<string, unknown> {
-  return { left: 8, right: 8, top: 40, bottom, containLabel: true };
+  return { left: 8, right: 8, top: 56, bottom, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' };
 }
 
 const legend = (data: string[]) => ({ top: 4, data, textStyle: { fontSize: CHART_FONT_PX } });
@@ -338,7 +338,7 @@ function horizontalBars(color: string, rows: readonly { label: string; cell: Cha
   const shown = rows.slice(0, CHART_BARS).reverse();
   return render(
     (v) => ({
-      grid: { left: 8, right: 40, top: 8, bottom: 8, containLabel: true },
+      grid: { left: 8, right: 40, top: 8, bottom: 8, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
       xAxis: { type: 'value', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
       yAxis: {
         type: 'category',
@@ -389,7 +389,10 @@ export function byModelChart(totals: Figures): Chart {
     cell: { value: m.subagents, path: `totals.models.counts.${i}.subagents` },
   }));
   if (totals.models.unreported > 0) {
-    rows.push({ label: NOT_REPORTED_LABEL, cell: { value: totals.models.unreported, path: 'totals.models.unreported' } });
+    rows.push({
+      label: NOT_REPORTED_LABEL,
+      cell: { value: totals.models.unreported, path: 'totals.models.unreported' },
+    });
   }
   if (rows.length === 0) return { id, title, caption: 'No subagents in scope.', svg: null, table: null };
   const n = (v: number) => v.toLocaleString('en-US');
@@ -422,14 +425,14 @@ export function durationChart(distributions: Distributions | undefined, totals: 
   }
   const x = hist.buckets.map((b) => bucketLabel(b.from_ms, b.to_ms));
   const svg = render((v) => ({
-    grid: grid(28),
+    grid: grid(v === CHART_VARIANTS.narrow ? 36 : 28),
     xAxis: {
       type: 'category',
       data: x,
       name: 'duration',
       nameLocation: 'middle',
-      nameGap: v === CHART_VARIANTS.narrow ? 44 : 28,
-      axisLabel: axisLabel({ interval: 0, hideOverlap: false, rotate: v === CHART_VARIANTS.narrow ? 45 : 0 }),
+      nameGap: v === CHART_VARIANTS.narrow ? 52 : 44,
+      axisLabel: axisLabel({ interval: 0, hideOverlap: false, rotate: v === CHART_VARIANTS.narrow ? 50 : 35 }),
     },
     yAxis: { type: 'value', name: 'subagents', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
     series: [

@@ -107,7 +107,7 @@ function scope(doc: ReportDocument): Html {
  * lower-bound note is left out, the banner states it once.
  */
 function note(text: string): Html | undefined {
-  if (text.includes('before capture_since: their fan-out is a lower bound')) return undefined;
+  if (text.includes('capture_since') && text.includes('lower bound')) return undefined;
   const plain = text
     .replace(/;\s*(?:AC|R\d+)-\d+\)/g, ')')
     .replace(/\s*\((?:AC|R\d+)-\d+(?:,\s*(?:AC|R\d+)-\d+)*\)/g, '')
@@ -126,8 +126,7 @@ function banner(doc: ReportDocument): Html {
     c.missing.length > 0
       ? html` Missing keys (up to twenty):
   <ul>${c.missing.map(
-    (m, i) =>
-      html`<li>session ${id(m.task_session_id, `m${i}s`)}, tool call ${id(m.tool_call_id, `m${i}t`)}</li>`,
+    (m, i) => html`<li>session ${id(m.task_session_id, `m${i}s`)}, tool call ${id(m.tool_call_id, `m${i}t`)}</li>`,
   )}</ul>`
       : ''
   }
@@ -385,7 +384,8 @@ ${more}
 function trees(doc: ReportDocument, limit: number): { markup: Html; shown: number } {
   const wanted = doc.trees.slice(0, limit);
   const titles = new Map<string, string>();
-  for (const g of groupsFor(doc, 'task')?.groups ?? []) if (g.key !== null && g.title !== null) titles.set(g.key, g.title);
+  for (const g of groupsFor(doc, 'task')?.groups ?? [])
+    if (g.key !== null && g.title !== null) titles.set(g.key, g.title);
   const budget: Budget = { bytes: PAGE_DEFAULTS.treeBytes };
   const drawn: Html[] = [];
   for (const [i, t] of wanted.entries()) {

@@ -56,7 +56,9 @@ function expectFiguresMatch(html: string, document: ReportDocument): number {
     } else if (/cost/.test(f.path)) {
       const subcents = readDollars(f.shown);
       expect(subcents, `${f.path}: ${f.shown}`).toBeDefined();
-      expect(Math.abs(subcents! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(Math.abs(want) < 10_000 ? 0.001 : 50);
+      expect(Math.abs(subcents! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(
+        Math.abs(want) < 10_000 ? 0.001 : 50,
+      );
     } else expect(f.shown, f.path).toBe(want.toLocaleString('en-US'));
   }
   return figures.length;
@@ -151,7 +153,9 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     expect(charts).toMatch(/<text[^>]*>1 Oct<\/text>/);
     expect(page).not.toMatch(/<script/i);
     // the duration chart's n is the document's
-    expect(charts).toContain(`${doc.totals.duration_ms.reported} of ${doc.totals.subagents} subagents reported a duration`);
+    expect(charts).toContain(
+      `${doc.totals.duration_ms.reported} of ${doc.totals.subagents} subagents reported a duration`,
+    );
   });
 
   it("R3-9: a document without the page's series or histogram still renders, each chart saying what is missing", () => {
