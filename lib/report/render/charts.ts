@@ -234,7 +234,7 @@ export function liveBackfillChart(days: GroupsAt | undefined, totals: Figures): 
   const title = 'Live and backfilled subagents';
   const { shown, of } = dayPoints(days);
   const perDay = shown.length > 0;
-  const series = (v: Variant) => [
+  const series = () => [
     {
       name: 'live',
       type: 'bar',
@@ -258,7 +258,7 @@ export function liveBackfillChart(days: GroupsAt | undefined, totals: Figures): 
     grid: grid(),
     xAxis: perDay ? dayAxis(shown, v) : { type: 'category', data: ['all'], axisLabel: axisLabel() },
     yAxis: { type: 'value', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
-    series: series(v),
+    series: series(),
   }));
   return {
     id,
