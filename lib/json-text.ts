@@ -9,7 +9,7 @@
  */
 
 /** Levels beyond this are indented like this one (the text is the same JSON value either way). */
-export const MAX_INDENT_LEVELS = 64;
+export const MAX_INDENT_LEVELS = 12;
 
 export interface JsonTextOptions {
   /** spaces per level (JSON.stringify's `space`): 0 for compact text */
