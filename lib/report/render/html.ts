@@ -113,7 +113,7 @@ function note(text: string): Html | undefined {
     .replace(/\s*\((?:AC|R\d+)-\d+(?:,\s*(?:AC|R\d+)-\d+)*\)/g, '')
     .replace(/\s*\b(?:AC|R\d+)-\d+\b/g, '');
   const parts = plain.split('`');
-  return html`<li data-text="">${parts.map((p, i) => (i % 2 === 1 ? html`<code>${p}</code>` : p))}</li>`;
+  return html`<li data-text="" dir="auto">${parts.map((p, i) => (i % 2 === 1 ? html`<code>${p}</code>` : p))}</li>`;
 }
 
 function banner(doc: ReportDocument): Html {
