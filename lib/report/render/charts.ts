@@ -4,7 +4,7 @@ import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
 import type { Distributions, Figures, Group } from '../document.js';
 import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
-import { humanDay, humanDuration, shortLabel } from './units.js';
+import { codePoints, humanDay, humanDuration, shortLabel } from './units.js';
 
 /*
  * The page's charts (docs/page.md#charts), drawn on the server by Apache ECharts' SSR SVG renderer:
@@ -337,24 +337,35 @@ export function fanOutChart(totals: Figures): Chart {
 function horizontalBars(color: string, rows: readonly { label: string; cell: ChartCell }[]) {
   const shown = rows.slice(0, CHART_BARS).reverse();
   return render(
-    (v) => ({
-      grid: { left: 8, right: 40, top: 8, bottom: 8, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' },
-      xAxis: { type: 'value', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
-      yAxis: {
-        type: 'category',
-        data: shown.map((r) => shortLabel(r.label, v.labelChars)),
-        axisLabel: axisLabel({ hideOverlap: false }),
-      },
-      series: [
-        {
-          type: 'bar',
-          data: shown.map((r) => r.cell.value),
-          itemStyle: { color },
-          label: valueLabels(0, 'right'),
+    (v) => {
+      const labels = shown.map((r) => shortLabel(r.label, v.labelChars));
+      // room for the longest label (SSR measures text roughly, so the grid is sized here)
+      const widest = Math.max(...labels.map((l) => codePoints(l)));
+      return {
+        grid: {
+          left: 12 + Math.ceil(widest * CHART_FONT_PX * 0.6),
+          right: 40,
+          top: 8,
+          bottom: 28,
+          outerBoundsMode: 'none',
         },
-      ],
-    }),
-    () => Math.max(120, 40 + shown.length * 26),
+        xAxis: { type: 'value', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
+        yAxis: {
+          type: 'category',
+          data: labels,
+          axisLabel: axisLabel({ hideOverlap: false }),
+        },
+        series: [
+          {
+            type: 'bar',
+            data: shown.map((r) => r.cell.value),
+            itemStyle: { color },
+            label: valueLabels(0, 'right'),
+          },
+        ],
+      };
+    },
+    () => Math.max(120, 48 + shown.length * 26),
   );
 }
 

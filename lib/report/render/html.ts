@@ -34,6 +34,7 @@ export interface HtmlOptions {
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
+const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
 
 /** A figure: its value and, for a null, the words shown instead of a number (NULL is never 0, R3-6). */
 function fig(value: number | null, path: string, none = 'not reported', show: (v: number) => string = count): Html {
@@ -372,10 +373,10 @@ function tree(t: TurnTree, i: number, titles: ReadonlyMap<string, string>, budge
   const title = titles.get(t.task_id);
   const more =
     drawn < total
-      ? html`<p class="more">and ${count(total - drawn)} more subagents in this turn (the page draws at most ${count(PAGE_DEFAULTS.nodesPerTurn)} a turn; report --json --trees has them all).</p>`
+      ? html`<p class="more">and ${plural(total - drawn, 'more subagent')} in this turn (the page draws at most ${count(PAGE_DEFAULTS.nodesPerTurn)} a turn; report --json --trees has them all).</p>`
       : '';
   return html`<details class="turn" id="turn-${i}" data-turn="${t.turn_id ?? ''}">
-<summary>${at(t.started_at)} · ${title === undefined ? '' : html`${host(title, PAGE_DEFAULTS.textChars, 'tree-title')} `}task ${id(t.task_id)} · session ${id(t.task_session_id)} · turn ${t.turn_id === null ? html`<span class="none">not recorded</span>` : id(t.turn_id)} · ${count(total)} subagents, ${count(t.subagents.length)} top-level</summary>
+<summary>${at(t.started_at)} · ${title === undefined ? '' : html`${host(title, PAGE_DEFAULTS.textChars, 'tree-title')} · `}task ${id(t.task_id)} · session ${id(t.task_session_id)} · turn ${t.turn_id === null ? html`<span class="none">not recorded</span>` : id(t.turn_id)} · ${plural(total, 'subagent')}, ${count(t.subagents.length)} top-level</summary>
 ${trusted(markup)}
 ${more}
 </details>`;

@@ -360,8 +360,8 @@ describe.skipIf(missing !== undefined)(
       for (const width of [1400, 360]) {
         for (const scheme of ['light', 'dark'] as const) {
           const v = await visit(browser, demoFile, { width, scheme });
-          await v.page.locator('details.turn summary').first().click();
-          await v.page.setViewportSize({ width, height: width === 360 ? 1600 : 1100 });
+          // the top of the page: the banner, the totals and the first charts
+          await v.page.setViewportSize({ width, height: width === 360 ? 1800 : 1500 });
           await v.page.screenshot({ path: join(PAGE_OUTPUT, `report-page-${width}-${scheme}.png`) });
           if (width === 1400 && scheme === 'light') {
             await v.page.emulateMedia({ media: 'print' });
