@@ -35,7 +35,9 @@ export type HintClass =
   | 'row'
   | 'system'
   | 'deadline_ingest'
-  | 'deadline';
+  | 'deadline'
+  | 'statement_timeout'
+  | 'pool_wait';
 
 /*
  * A table of words with no imports: the database layer may use it (test/architecture.test.ts) as it
@@ -105,6 +107,17 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
   deadline: {
     cli: 'what was not committed is rolled back; run the command again',
     function: 'what was not committed is rolled back; invoke the function again, and raise its timeout if this repeats',
+  },
+  // R4-12: 57014, the server's statement cap (or a cancel); and a statement that found no free pooled connection.
+  statement_timeout: {
+    cli: "a statement ran past the server's statement timeout (or was cancelled); raise --statement-timeout <seconds>, or narrow the command (report: --since/--until, --task)",
+    function:
+      "a statement ran past the function's statement timeout (or was cancelled); raise the function's timeout, or run the work from the CLI with --statement-timeout",
+  },
+  pool_wait: {
+    cli: 'a statement waited for a free pooled connection and got none (the server answered; nothing is wrong with the URL); run the command again',
+    function:
+      'a statement waited for a free pooled connection and got none (the database answered); invoke the function again',
   },
 };
 

@@ -133,6 +133,7 @@ export function hintClassOf(sqlstate: string | undefined): HintClass {
   if (sqlstate === '42P01' || sqlstate === '42703') return 'missing_object';
   if (sqlstate === '42501') return 'privilege';
   if (sqlstate === '42P05' || sqlstate === '26000') return 'pooler';
+  if (sqlstate === '57014') return 'statement_timeout';
   return classifySqlstate(sqlstate);
 }
 
