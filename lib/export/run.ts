@@ -24,7 +24,7 @@ import {
   type SentTurn,
   type StoredPosition,
 } from './position.js';
-import { unreadableTurn } from './unreadable.js';
+import { unreadableTurn, unreadableUpdatedAt } from './unreadable.js';
 
 /*
  * `subagent-context export --otlp` (docs/otlp.md, R3-10, R4-8): reads turns in the tree reader's
@@ -218,10 +218,10 @@ export async function runExport(
   const stoppedAt = (err: unknown): unknown => {
     if (!(err instanceof OtlpExportError) || err.retryable) return err;
     const where = !keep
-      ? 'no position is kept by this run (--no-position or a one-off export): run it again once fixed'
+      ? 'No position is kept by this run (--no-position or a one-off export): run it again once fixed'
       : moved
-        ? `earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
-        : 'nothing was lost: the export position was not moved';
+        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
+        : 'Nothing was lost: the export position was not moved';
     return new OtlpExportError(`${err.message}. ${where}`, err.status, false, { cause: err });
   };
   const accept = async (next: TurnPosition) => {
@@ -260,7 +260,11 @@ export async function runExport(
         ? { changedAfter: state.position.changed - lookback }
         : { after: state.position };
     first = false;
-    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
+    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns }).catch(
+      async (err: unknown) => {
+        throw (await unreadableUpdatedAt(db, err)) ?? err;
+      },
+    );
     for (let at = 0; at < keys.length; at += options.pageTurns) {
       if (options.keepGoing && !options.keepGoing()) {
         summary.complete = false;
