@@ -25,12 +25,12 @@ export interface DocumentOptions {
   models?: number;
   /** fan-out trees, newest first */
   trees?: number;
-  /** put hostile text (script, </style>, quotes, U+2028) in every string that came from the database */
+  /** put hostile text (script, </style>, quotes, &, an entity, U+2028) in every string that came from the database */
   hostile?: boolean;
   shortfall?: boolean;
 }
 
-export const HOSTILE = `<script>alert("x")</script></style><img src=x onerror=alert(1)>"'\u2028end`;
+export const HOSTILE = `<script>alert("x")</script></style><img src=x onerror=alert(1)>"' R&D &amp;\u2028end`;
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
