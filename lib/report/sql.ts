@@ -291,6 +291,13 @@ costs AS (
 )`;
 }
 
+/**
+ * 1 for a member session with activity before capture_since. `IN` (a hashed subplan on PostgreSQL,
+ * an ephemeral index on SQLite) rather than a join: SQLite planned `LEFT JOIN early` as a scan of
+ * early per member, quadratic in the sessions.
+ */
+const EARLY_MEMBER = 'CASE WHEN m.sid IN (SELECT sid FROM early) THEN 1 ELSE 0 END';
+
 const JOIN_KEYS = (alias: string, other: string) =>
   `${alias}.lvl = ${other}.lvl AND ${alias}.gnull = ${other}.gnull AND ${alias}.gkey = ${other}.gkey`;
 
@@ -360,10 +367,9 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'}
 FROM (
   SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
-    ${early ? 'MAX(CASE WHEN early.sid IS NOT NULL THEN 1 ELSE 0 END)' : '0'} AS lower_bound,
-    ${early ? 'COUNT(early.sid)' : '0'} AS lower_bound_sessions
+    ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
+    ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
   FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
-  ${early ? 'LEFT JOIN early ON early.sid = m.sid' : ''}
   GROUP BY m.lvl, m.gnull, m.gkey
 ) k
 LEFT JOIN (
