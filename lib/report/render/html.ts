@@ -140,6 +140,16 @@ function banner(doc: ReportDocument): Html {
       ? html`<p class="lower-bound">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture began: their fan-out is a lower bound (marked ≥ below).</p>`
       : html`<p class="muted">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture began: no fan-out here is a lower bound.</p>`;
   const notes = c.notes.map(note).filter((n) => n !== undefined);
+  // R4-3: values the report could not read, per column (each one not reported for its figure)
+  const columns = Object.entries(c.unreadable) as [keyof typeof c.unreadable, number][];
+  const odd = columns.filter(([, n]) => n > 0);
+  const unreadable =
+    odd.length === 0
+      ? html`<p class="muted">No unreadable value in scope.</p>`
+      : html`<p class="lower-bound">Values the report could not read, each not reported for its figure (every other figure is exact): ${odd.map(
+          ([column, n], i) =>
+            html`${i > 0 ? ', ' : ''}<code>${column}</code> ${fig(n, `completeness.unreadable.${column}`)}`,
+        )}.</p>`;
   return html`<section id="completeness" class="banner${open ? ' open' : ''}" aria-labelledby="completeness-h">
 <h2 id="completeness-h">Completeness</h2>
 <dl>
@@ -149,6 +159,7 @@ function banner(doc: ReportDocument): Html {
 </dl>
 ${shortfall}
 ${lowerBound}
+${unreadable}
 ${notes.length > 0 ? html`<ul class="notes">${notes}</ul>` : ''}
 </section>`;
 }
@@ -172,6 +183,7 @@ function totals(t: Figures): Html {
     html`${duration(t.duration_ms.p50, `${p}.duration_ms.p50`)} / ${duration(t.duration_ms.p95, `${p}.duration_ms.p95`)} / ${duration(t.duration_ms.max, `${p}.duration_ms.max`)} <span class="muted">(n = ${fig(t.duration_ms.reported, `${p}.duration_ms.reported`)})</span>`,
   )}
   ${item('Sessions / contexts', html`${fig(t.sessions, `${p}.sessions`, 'n/a')} / ${fig(t.contexts, `${p}.contexts`, 'n/a')}`)}
+  ${item('Rows whose session is gone', fig(t.orphan_rows, `${p}.orphan_rows`))}
   ${item('Cost (estimated part)', html`${cost(t.cost_subcents, `${p}.cost_subcents`, 'no cost data')} (${cost(t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, 'n/a')})`)}
   ${item('Cost per context', cost(t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, 'n/a'))}
   ${item('First observed', instant(t.first_observed_at, `${p}.first_observed_at`, 'none'))}

@@ -4,7 +4,7 @@ import { PAGE_DEFAULTS } from '../../../../lib/defaults.js';
 import { type ReportDocument, reportDocument } from '../../../../lib/report/document.js';
 import { text } from '../../../../lib/report/render/escape.js';
 import { renderHtml } from '../../../../lib/report/render/html.js';
-import { HOSTILE, makeReportDocument } from '../../../../local/report-documents.js';
+import { HOSTILE, hugeTurn, makeReportDocument } from '../../../../local/report-documents.js';
 import { decode, pageFigures, resolve, section, strayNumbers } from '../../../support/page-figures.js';
 
 const doc = makeReportDocument({ shortfall: true });
@@ -265,5 +265,70 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     expect(section(html, 'tasks').match(/<tr data-key=/g)).toHaveLength(PAGE_DEFAULTS.tasks);
     expect(renderHtml(big, { trees: 3, tasks: 7 }).match(/<details class="turn"/g)).toHaveLength(3);
     expectFiguresMatch(section(html, 'tasks'), big);
+  });
+  it("R4-10: the status pill shows an async row's agent_status, any other row's tool_status, naming the column", () => {
+    const d = makeReportDocument({ trees: 1 });
+    const at = d.trees[0]!.started_at;
+    const base = hugeTurn('wide', 3, at).subagents;
+    const rows = [
+      { ...base[0]!, is_async: true, agent_status: 'async_launched', tool_status: 'complete' },
+      { ...base[1]!, is_async: false, agent_status: 'completed', tool_status: 'error' },
+      { ...base[2]!, is_async: true, agent_status: null, tool_status: 'complete' },
+    ];
+    d.trees = [{ ...d.trees[0]!, subagents: rows }];
+    const pills = [
+      ...section(renderHtml(d), 'trees').matchAll(
+        /<span class="status([^"]*)" title="([^"]*)">(?:<bdi[^>]*>)?([^<]*)/g,
+      ),
+    ].map((m) => [m[2], m[3], m[1]]);
+    expect(pills).toEqual([
+      ['agent_status', 'async_launched', ''],
+      ['tool_status', 'error', ' failed'],
+      ['tool_status', 'complete', ''],
+    ]);
+  });
+
+  it('R4-10: notes read as page text: backticks as inline code, no rule ids, the lower-bound sentence once', () => {
+    const d = makeReportDocument();
+    d.completeness.notes = [
+      'run `subagent-context health` to check (R3-8)',
+      '2 session(s) in scope have activity before capture_since: their fan-out is a lower bound (groups marked lower_bound; AC-25).',
+      'groups by day have no sessions of their own: their sessions, contexts and cost are null (R3-7).',
+    ];
+    const banner = section(renderHtml(d), 'completeness');
+    expect(banner).toContain('run <code>subagent-context health</code> to check</li>');
+    expect(banner).toContain('their sessions, contexts and cost are null.</li>');
+    expect(banner).not.toMatch(/`|\b(AC|R\d)-\d+/);
+    expect(banner.match(/fan-out is a lower bound/g)).toHaveLength(1);
+  });
+
+  it('R4-3: unreadable values are stated per column with their figures; none says so', () => {
+    const d = makeReportDocument();
+    d.completeness.unreadable = { ...d.completeness.unreadable, total_tokens: 3, occurred_at: 1 };
+    const banner = section(renderHtml(d), 'completeness');
+    expect(pageFigures(banner).filter((f) => f.path.startsWith('completeness.unreadable.'))).toEqual([
+      { path: 'completeness.unreadable.total_tokens', value: 3, shown: '3' },
+      { path: 'completeness.unreadable.occurred_at', value: 1, shown: '1' },
+    ]);
+    expect(section(renderHtml(makeReportDocument()), 'completeness')).toContain('No unreadable value in scope.');
+  });
+
+  it('R4-4: a 100,000-deep chain: 200 nodes drawn, nesting capped with the depth stated, paths by place, figures resolve', () => {
+    const d = makeReportDocument({ trees: 1 });
+    d.trees = [hugeTurn('deep', 100_000, d.trees[0]!.started_at)];
+    const html = renderHtml(d);
+    const trees = section(html, 'trees');
+    expect(trees.match(/<div class="node">/g)).toHaveLength(200);
+    expect(trees).toContain('and 99,800 more subagents in this turn');
+    expect(trees).toContain('100,000 subagents, 1 top-level');
+    // nesting drawn 8 levels deep below the top, then listed with the depth stated
+    expect(Math.max(...[...trees.matchAll(/<ul class="tree">/g)].map((_, i) => i))).toBe(8);
+    expect(trees).toContain('depth 199 ·');
+    expect(pageFigures(trees).find((f) => f.path === 'trees.0.nodes.150.total_tokens')).toEqual({
+      path: 'trees.0.nodes.150.total_tokens',
+      value: 1_150,
+      shown: '1,150',
+    });
+    expectFiguresMatch(trees, d);
   });
 });
