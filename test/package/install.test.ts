@@ -48,7 +48,7 @@ beforeAll(async () => {
   };
   cliTarball = await packed([]); // prepack: npm run build, the producer's dist included
   producerTarball = await packed(['./packages/producer']);
-}, 300_000);
+}, 600_000); // the CLI's prepack runs npm run build: minutes on a loaded machine
 
 /** Flags that change only where npm looks and what it prints, never what it installs. */
 const QUIET_INSTALL = ['--prefer-offline', '--no-audit', '--no-fund'];
