@@ -387,7 +387,7 @@ function reproduce(r: BenchResults): string[] {
     'npm run bench                                                              # PGlite + SQLite',
     '```',
     '',
-    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_EXPORT_RUNS` OTLP export runs per protocol (default 3), `BENCH_ONLY=ingest,host-store,export,cold-start,page`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
+    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_EXPORT_RUNS` OTLP export runs per protocol (default 3), `BENCH_ONLY=ingest,host-store,export,cold-start,page,hostile-text`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
     '',
     `This run: scale ${p.scale}; ingest ${p.ingest.map((s) => `batch ${s.batchSize}: ${s.handlerFrames}/${s.baselineFrames} frames × ${s.runs} runs`).join('; ')}; host store ${r.stores.map((s) => `${s.target} ${int(s.summary.messages)} messages`).join(', ') || 'skipped'}; ${p.hostStoreRuns} backfill/health runs; ${p.coldStartRuns} cold-start loads.`,
     '',

@@ -60,8 +60,12 @@ describe('the page’s escape boundary (docs/page.md#escaping, R3-9)', () => {
   });
 });
 
-/** The CSV's rows read back by an independent parser, comments skipped. */
-const readCsv = (csv: string) => parse(csv, { comment: '#', columns: true }) as Record<string, string>[];
+/** The CSV's rows read back by an independent parser, the completeness cells before the header skipped (R4-6). */
+function readCsv(csv: string): Record<string, string>[] {
+  const records = parse(csv, { relax_column_count: true }) as string[][];
+  const header = records.findIndex((r) => r.length > 1);
+  return records.slice(header + 1).map((r) => Object.fromEntries(records[header]!.map((c, i) => [c, r[i]!])));
+}
 
 describe('CSV cells a spreadsheet would run (docs/report.md#csv, R4-1: escaped for the medium)', () => {
   const FORMULAS = ['=SUM(A1)', '+1+1', '-2+3', '@cmd', '\tx', '\rx', '＝1+1'];
@@ -74,7 +78,7 @@ describe('CSV cells a spreadsheet would run (docs/report.md#csv, R4-1: escaped f
     expect(row!.key).toBe('task-a');
   });
 
-  it('R4-1: a group key and a model name that start a formula are escaped too; plain text is not', () => {
+  it('R4-1, R4-6: a group key that starts a formula is escaped, a model name is safe in its JSON cell; plain text is not', () => {
     const doc: ReportDocument = makeReportDocument();
     doc.filters = { ...doc.filters, by: 'model' };
     doc.groups = [
@@ -87,7 +91,9 @@ describe('CSV cells a spreadsheet would run (docs/report.md#csv, R4-1: escaped f
       },
     ];
     const [row] = readCsv(renderReportCsv(doc));
-    expect(row).toMatchObject({ key: `'=HYPERLINK("x")`, title: 'plain title', models: "'@evil=3" });
+    expect(row).toMatchObject({ key: `'=HYPERLINK("x")`, title: 'plain title' });
+    // R4-6: the models cell is a JSON array: it starts with [, never a formula, and holds the name exactly
+    expect(row!.models).toBe('[{"model":"@evil","subagents":3}]');
   });
 });
 
