@@ -62,7 +62,7 @@ export async function exportCommand(
   options: ExportOptions,
   stderr?: { write(text: string): unknown },
 ): Promise<CommandResult<ExportSummary>> {
-  // R4-11: the OpenTelemetry SDK and exporters load when an export runs, not with every command
+  // R4-11: the OpenTelemetry SDK and serializers load when an export runs, not with every command
   const [{ createOtlpSink }, { runExport }] = await Promise.all([
     import('../../export/otlp/transport.js'),
     import('../../export/run.js'),

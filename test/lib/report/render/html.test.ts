@@ -265,7 +265,7 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     expect(section(html, 'tasks').match(/<tr data-key=/g)).toHaveLength(PAGE_DEFAULTS.tasks);
     expect(renderHtml(big, { trees: 3, tasks: 7 }).match(/<details class="turn"/g)).toHaveLength(3);
     expectFiguresMatch(section(html, 'tasks'), big);
-  });
+  }, 120_000);
   it("R4-10: the status pill shows an async row's agent_status, any other row's tool_status, naming the column", () => {
     const d = makeReportDocument({ trees: 1 });
     const at = d.trees[0]!.started_at;
