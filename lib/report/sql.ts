@@ -235,7 +235,7 @@ function indexedBefore(d: Dialect, column: string, instant: string): string {
 
 /**
  * Cost in scope from the host's office_cost_events (R3-7), per level and key, when the store has
- * the ledger. One attribution rule (docs/report.md#cost): an event's task is its `task_id`, or,
+ * the ledger. One attribution rule (docs/report.md#cost-attribution): an event's task is its `task_id`, or,
  * where the host wrote '' (or NULL), its session's task in task_sessions, under every filter and
  * grouping alike. R4-3: a cost_subcents or occurred_at that is not readable is not summed (nor in
  * any window) and is counted at level 0 (`u_cost_subcents`, `u_occurred_at`).
