@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Database, Queryable, QueryOptions } from '../lib/db/database.js';
-import { PAGE_DEFAULTS } from '../lib/defaults.js';
+import { PAGE_DEFAULTS, STATEMENT_TIMEOUT_SECONDS } from '../lib/defaults.js';
 import { CHECKPOINT_KEY } from '../lib/health/checkpoint.js';
 import { buildReport, type ReportOptions } from '../lib/report/build.js';
 import { formatKey, type Micros } from '../lib/time.js';
@@ -73,7 +73,8 @@ export async function benchReadSide(
     const { db } = bench;
     const generated = await timed(() => generateReadStore(db, plan.messages, { tasks: plan.tasks }));
     const store = generated.result;
-    const pool = bench.connect({ max: 4 });
+    // the CLI's statement cap: the profile and the plan run the page's statements on a loaded machine too
+    const pool = bench.connect({ max: 4, statementTimeoutMs: STATEMENT_TIMEOUT_SECONDS.cli * 1000 });
     const url = bench.url;
     const now: Micros = READ_STORE_END + 60_000_000n;
     const baseline: number[] = [];
@@ -117,7 +118,7 @@ export async function benchReadSide(
       baselineMs: median(baseline),
       baselinePerRunMs: baseline,
       cases,
-      plans: await pagePlan(pool),
+      plans: await pagePlan(pool).catch((err: unknown) => ({ 'the plan failed': (err as Error).message })),
     };
   } finally {
     await bench.dispose();

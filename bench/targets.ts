@@ -12,8 +12,8 @@ export type BenchTargetName = 'postgres' | 'pglite' | 'sqlite';
 export interface BenchDatabase {
   /** one connection (pool of max 1): "on one connection" */
   readonly db: Database;
-  /** another client of the same database: a pool of `max` connections (default 1) */
-  connect(options?: { max?: number }): Database;
+  /** another client of the same database: a pool of `max` connections (default 1), the statement cap of `statementTimeoutMs` (PostgreSQL) */
+  connect(options?: { max?: number; statementTimeoutMs?: number }): Database;
   /** closes every client and drops the database */
   dispose(): Promise<void>;
   /** PostgreSQL only: the same database's URL for a plain TCP client (`pg`), no driver path in between */
@@ -55,7 +55,8 @@ async function serverTarget(adminUrl: string): Promise<BenchTarget> {
       const dbUrl = new URL(adminUrl);
       dbUrl.pathname = `/${name}`;
       return clients(
-        (max) => openDatabase(dbUrl.toString(), { wsProxy: proxy.address, max }),
+        (max, statementTimeoutMs) =>
+          openDatabase(dbUrl.toString(), { wsProxy: proxy.address, max, statementTimeoutMs }),
         async () => {
           await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         },
@@ -72,7 +73,8 @@ async function serverTarget(adminUrl: string): Promise<BenchTarget> {
 
 async function pgliteTarget(): Promise<BenchTarget> {
   const pg: EmbeddedPostgres = await startEmbeddedPostgres();
-  const open = (max = 1) => openDatabase(pg.url, { wsProxy: pg.wsProxy, max });
+  const open = (max = 1, statementTimeoutMs?: number) =>
+    openDatabase(pg.url, { wsProxy: pg.wsProxy, max, statementTimeoutMs });
   const admin = open();
   const [row] = await admin.query<{ server_version: string }>('SHOW server_version');
   return {
@@ -113,14 +115,14 @@ async function sqliteTarget(): Promise<BenchTarget> {
 }
 
 function clients(
-  open: (max: number) => Database,
+  open: (max: number, statementTimeoutMs?: number) => Database,
   drop: () => Promise<void>,
   url: string,
   tcpUrl?: string,
 ): BenchDatabase {
   const opened: Database[] = [];
-  const connect = (options: { max?: number } = {}) => {
-    const db = open(options.max ?? 1);
+  const connect = (options: { max?: number; statementTimeoutMs?: number } = {}) => {
+    const db = open(options.max ?? 1, options.statementTimeoutMs);
     opened.push(db);
     return db;
   };
