@@ -76,6 +76,7 @@ export async function readShortfall(db: Queryable, keys: ActivationKeys, cutoff:
   });
   // Not activated, or no checkpoint (readActivationKeys notes both): the full audit is health's.
   if (captureSince === undefined || verifiedThrough === undefined) return unchecked([]);
+  // biome-ignore lint/complexity/useMathMinMax: instants are bigint, which Math.max does not take
   const from = verifiedThrough > captureSince ? verifiedThrough : captureSince;
   if (cutoff <= from) return { shortfall: { open: false, count: 0, checked: true }, missing: [], notes: [] };
   // R3-3: a store the host activated itself has nothing of ours; host metadata is read with what
