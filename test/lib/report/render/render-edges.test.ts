@@ -132,10 +132,14 @@ describe('CSV layout (docs/report.md#csv, R3-6, R3-8)', () => {
     return d;
   };
 
-  it('R3-8: the comment lines state every completeness value, each note on one physical line', () => {
-    const csv = renderReportCsv(doc());
-    const comments = csv.split('\n').filter((l) => l.startsWith('#'));
-    const block = comments.join('\n');
+  it('R3-8, R4-6: the comment cells state every completeness value, each note whole in one cell', () => {
+    const records = parse(renderReportCsv(doc()), { relax_column_count: true }) as string[][];
+    const comments = records.slice(
+      0,
+      records.findIndex((r) => r.length > 1),
+    );
+    for (const c of comments) expect(c).toHaveLength(1);
+    const block = comments.map((c) => c[0]).join('\n');
     for (const value of [
       '2026-07-20T00:00:00.000000Z',
       '2026-07-19T23:59:59.999999Z',
@@ -145,11 +149,10 @@ describe('CSV layout (docs/report.md#csv, R3-6, R3-8)', () => {
       'another note',
     ])
       expect(block).toContain(value);
-    expect(comments.some((l) => /shortfall\b.*\b3\b/i.test(l))).toBe(true);
-    expect(comments.some((l) => /lower_bound_sessions\b.*\b7\b/.test(l))).toBe(true);
-    expect(comments.filter((l) => l.includes('first note'))).toHaveLength(1);
-    expect(comments.find((l) => l.includes('first note'))).toMatch(/first note\s+second line/);
-    expect(csv).not.toContain('\r');
+    expect(comments.some(([l]) => /shortfall\b.*\b3\b/i.test(l!))).toBe(true);
+    expect(comments.some(([l]) => /lower_bound_sessions\b.*\b7\b/.test(l!))).toBe(true);
+    // R4-1: the note is not rewritten; its line break stays inside its quoted cell
+    expect(comments).toContainEqual(['# note: first note\r\nsecond line']);
   });
 
   it('R3-5: the header names every figure; a row per group with its lists, false for an exact group, empty for null', () => {
@@ -212,8 +215,11 @@ describe('CSV layout (docs/report.md#csv, R3-6, R3-8)', () => {
     });
     const models = row!.models ?? '';
     for (const part of ['opus', '2', 'sonnet', '1']) expect(models).toContain(part);
-    // most first, and the two entries apart (whatever the separator)
-    expect(models).toMatch(/opus\D*2\W+sonnet\D*1/);
+    // most first, and the two entries apart (R4-6: a JSON array)
+    expect(JSON.parse(models)).toEqual([
+      { model: 'opus', subagents: 2 },
+      { model: 'sonnet', subagents: 1 },
+    ]);
     expect(row!.fan_out).toMatch(/1\D+3\D+2\D+1/);
   });
 
