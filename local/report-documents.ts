@@ -302,7 +302,9 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
   checked.groups[0]!.title = `${CONTROLS}${'t'.repeat(1024 * 1024)}`;
   checked.completeness.notes.push(`a note with ${CONTROLS}`);
   // chart labels: controls and bidi in a type, an astral character where a model's label is cut
-  checked.series!.type![0]!.key = `${CONTROLS}type`;
+  const typeGroups = checked.series!.type!;
+  typeGroups[0]!.key = `${CONTROLS}type`;
+  typeGroups[0]!.subagents = Math.max(...typeGroups.map((g) => g.subagents)) + 1; // the largest: drawn
   checked.totals.models.counts[0]!.model = `${'m'.repeat(12)}😀😀${'m'.repeat(12)}😀😀tail`;
   const at = checked.trees[0]?.started_at ?? iso(START);
   checked.trees.unshift(hugeTurn('wide', 30_000, at), hugeTurn('deep', 100_000, at));

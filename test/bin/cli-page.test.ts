@@ -232,6 +232,6 @@ describe.each(TARGETS)('report --html on %s: the page equals the --json report (
       // paths name a node by its place in the turn, not by its depth
       expect(html).toContain('data-figure="trees.0.nodes.199.total_tokens"');
       expect(html).not.toContain('.children.');
-    }, 240_000);
+    }, 600_000);
   }
 });

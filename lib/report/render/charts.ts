@@ -52,6 +52,19 @@ export interface ChartTable {
   columns: readonly string[];
   /** `label` is host text (a type, a model) or the page's own (a day, a bucket) */
   rows: { label: string; cells: ChartCell[] }[];
+  /** rows left out (the page stays under 2 MB, R4-4; `--json` has them) */
+  more?: number;
+}
+
+/** Type and model tables list at most this many rows (the chart shows CHART_BARS). */
+export const CHART_TABLE_ROWS = 50;
+
+function tableOf(columns: readonly string[], rows: readonly { label: string; cell: ChartCell }[]): ChartTable {
+  return {
+    columns,
+    rows: rows.slice(0, CHART_TABLE_ROWS).map((r) => ({ label: r.label, cells: [r.cell] })),
+    more: Math.max(0, rows.length - CHART_TABLE_ROWS),
+  };
 }
 
 export interface Chart {
@@ -386,7 +399,7 @@ export function byTypeChart(types: GroupsAt | undefined): Chart {
     title,
     caption: `${rows.length.toLocaleString('en-US')} subagent types${more}.`,
     svg: horizontalBars(COLORS.primary, rows),
-    table: { columns: ['Type', 'Subagents'], rows: rows.map((r) => ({ label: r.label, cells: [r.cell] })) },
+    table: tableOf(['Type', 'Subagents'], rows),
   };
 }
 
@@ -413,7 +426,7 @@ export function byModelChart(totals: Figures): Chart {
     title,
     caption: `${n(totals.models.counts.length)} models${more}; ${n(totals.models.unreported)} subagents reported no model.`,
     svg: horizontalBars(COLORS.tertiary, rows),
-    table: { columns: ['Model', 'Subagents'], rows: rows.map((r) => ({ label: r.label, cells: [r.cell] })) },
+    table: tableOf(['Model', 'Subagents'], rows),
   };
 }
 

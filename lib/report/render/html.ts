@@ -3,7 +3,6 @@ import type { Figures, Group, GroupBy, ReportDocument, TreeNode, TurnTree } from
 import {
   byModelChart,
   byTypeChart,
-  CHART_BARS,
   type Chart,
   durationChart,
   fanOutChart,
@@ -196,7 +195,7 @@ function totals(t: Figures): Html {
 function chartTable(chart: Chart): Html {
   const t = chart.table;
   if (t === null) return html``;
-  const shown = t.rows.slice(0, Math.max(CHART_BARS, 400));
+  const shown = t.rows;
   return html`<details class="numbers"><summary>The numbers</summary>
 <div class="scroll" tabindex="0" role="region" aria-label="${chart.title}: the numbers">
 <table>
@@ -208,7 +207,7 @@ ${shown.map(
 )}
 </tbody>
 </table>
-${shown.length < t.rows.length ? html`<p class="muted">and ${count(t.rows.length - shown.length)} more rows (report --json has them all)</p>` : ''}
+${t.more ? html`<p class="muted">and ${plural(t.more, 'more row')} (report --json has them all)</p>` : ''}
 </div>
 </details>`;
 }

@@ -176,7 +176,19 @@ describe.skipIf(missing !== undefined)(
       demoFile = writePage('demo.html', renderHtml(await demoDocument()));
       file = writePage('report-page.html', renderHtml(makeReportDocument({ shortfall: true })));
       hostileFile = writePage('hostile.html', renderHtml(makeReportDocument({ hostile: true, shortfall: true })));
-      hugeHtml = renderHtml(makeReportDocument({ hostile: true, shortfall: true, huge: true }));
+      // and ten years of days, 5,000 tasks, 2,000 types and 500 models, all of them hostile text
+      hugeHtml = renderHtml(
+        makeReportDocument({
+          hostile: true,
+          shortfall: true,
+          huge: true,
+          days: 3_650,
+          tasks: 5_000,
+          types: 2_000,
+          models: 500,
+          subagents: 1_000_000,
+        }),
+      );
       hugeFile = writePage('huge.html', hugeHtml);
       // days 1–3 and 10–11 of October: six days without data between them
       const gap = makeReportDocument();
@@ -228,7 +240,7 @@ describe.skipIf(missing !== undefined)(
           await v.page.close();
         }
       }
-    });
+    }, 240_000);
 
     it('R4-10: every chart label is drawn at 11 CSS px or more, at 360 and 1400 px', async () => {
       for (const f of [demoFile, hugeFile]) {
@@ -241,7 +253,7 @@ describe.skipIf(missing !== undefined)(
           await v.page.close();
         }
       }
-    });
+    }, 240_000);
 
     it('R4-10: in the dark scheme no chart label has a light halo (and in the light one none either)', async () => {
       for (const scheme of ['dark', 'light'] as const) {
@@ -290,7 +302,7 @@ describe.skipIf(missing !== undefined)(
       await v.page.close();
     });
 
-    it('R4-4: the page stays under 2 MB with a 30,000-wide turn, a 100,000-deep chain and a 1 MiB title', () => {
+    it('R4-4: the page stays under 2 MB with a 30,000-wide turn, a 100,000-deep chain, a 1 MiB title, ten years of days, 5,000 tasks, 2,000 types', () => {
       const size = readFileSync(hugeFile).length;
       expect(size).toBeLessThan(MB2);
       const html = readFileSync(hugeFile, 'utf8');
