@@ -1,7 +1,7 @@
 import { checkDatabaseUrl, DatabaseUrlConfigError, loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutMsOf } from '../db/neon.js';
-import { openDatabase } from '../db/open.js';
+import { databaseKind } from '../db/open.js';
 import {
   EXPORT_DEFAULTS,
   HEALTH_CONFIRM_DELAY_SECONDS,
@@ -26,6 +26,7 @@ import { checkFlagsApply, countFlag, instantFlag, parseFlags, secondsFlag } from
 import type { CliIo, CommandResult } from './io.js';
 import { jsonDocument } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
+import { discardCreatedStore, openStore } from './open-store.js';
 import { UsageError } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
@@ -211,17 +212,22 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   let db: Database | undefined;
   let proxy: ProxyChoice | undefined;
   let localPostgres: string | undefined;
+  let created: string | undefined;
+  let dialect: 'postgres' | 'sqlite' | undefined;
   // `reading`: the command writes nothing (health --full, report), so a SQLite store opens read-only.
   const open = async (mode: 'writing' | 'reading' = 'writing'): Promise<Database> => {
     const url = await databaseUrl(values['database-url'], io.env);
     proxy = await proxyFor(url, io.env);
     if (proxy.wsProxy) localPostgres = hostPort(url);
-    return openDatabase(url, {
+    dialect = databaseKind(url);
+    const store = openStore(url, {
       wsProxy: proxy.wsProxy,
       statementTimeoutMs: statementTimeoutMs(values['statement-timeout']),
       readonly: mode === 'reading',
       create: mode === 'writing' && values.create,
     });
+    created = store.created;
+    return store.db;
   };
   try {
     const [command, ...rest] = positionals;
@@ -317,9 +323,10 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     }
     await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
     db = undefined;
-    const { message, exitCode, name } = await describeFailure(err, { localPostgres });
+    const { message, exitCode, name } = await describeFailure(err, { localPostgres, dialect });
     if (values.json) io.stdout.write(jsonDocument({ error: message, name }));
     io.stderr.write(`subagent-context: ${message}\n`);
+    if (created !== undefined) io.stderr.write(`note: ${discardCreatedStore(created)}\n`);
     return exitCode;
   } finally {
     await db?.close();

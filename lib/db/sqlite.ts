@@ -189,8 +189,14 @@ function toDatabaseError(err: unknown): DatabaseError {
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
   const sqlstate = sqlstateOfSqliteCode(driverCode);
   const detail = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate})`;
-  return new DatabaseError(`${detail}: ${hintFor(sqlstate)}`, classifySqlstate(sqlstate), sqlstate, driverCode, {
-    cause: err,
-    detail,
-  });
+  return new DatabaseError(
+    `${detail}: ${hintFor(sqlstate, 'function', 'sqlite')}`,
+    classifySqlstate(sqlstate),
+    sqlstate,
+    driverCode,
+    {
+      cause: err,
+      detail,
+    },
+  );
 }

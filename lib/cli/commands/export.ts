@@ -5,6 +5,7 @@ import { createOtlpSink } from '../../export/otlp/transport.js';
 import { type ExportOptions, type ExportSummary, runExport } from '../../export/run.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
+import { requireMigrated } from '../preflight.js';
 import { renderFacts } from '../table.js';
 
 export function renderExport(summary: ExportSummary): string {
@@ -25,6 +26,8 @@ export async function exportCommand(
   target: OtlpTarget,
   options: ExportOptions,
 ): Promise<CommandResult<ExportSummary>> {
+  // a never-migrated store says "run migrate", as report, health and ingest do (issue 34)
+  await requireMigrated(db);
   const sink = createOtlpSink(target, {
     timeoutMillis: EXPORT_DEFAULTS.requestTimeoutMs,
     retries: EXPORT_DEFAULTS.retries,
