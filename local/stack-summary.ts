@@ -51,7 +51,7 @@ export function renderStackSummary(result: LocalStackResult): string {
     ),
     section('ingest counters', renderCounters(result.totals)),
     section('dead-letter queue', renderDeadLetters(result.deadLetters)),
-    section('health', renderHealth(result.health)),
+    section('health', renderHealth(result.health, { graceSeconds: 0 })),
     ...(result.otlp
       ? [
           section(
