@@ -222,7 +222,7 @@ describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
 
   it('examples/frames.jsonl (README): stored, skipped and parked frames, each explained, the parked one by its line', async () => {
     await cli('migrate', '--database-url', t.url);
-    await seedSession(t.db, 'example-session', 'example-task');
+    await seedSession(t.db, 'g1-ses-00000000', 'g1-task-00000000');
     const rejected = join(dir, `example-${name}.jsonl`);
     const run = await cli('ingest', 'examples/frames.jsonl', '--database-url', t.url, '--rejected', rejected);
     expect(run.code).toBe(EXIT.attention);
