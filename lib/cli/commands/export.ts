@@ -1,8 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import { EXPORT_DEFAULTS } from '../../defaults.js';
 import type { OtlpTarget } from '../../export/otlp/config.js';
-import { createOtlpSink } from '../../export/otlp/transport.js';
-import { type ExportOptions, type ExportSummary, runExport } from '../../export/run.js';
+import type { ExportOptions, ExportSummary } from '../../export/run.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
 import { requireMigrated } from '../preflight.js';
@@ -28,6 +27,11 @@ export async function exportCommand(
 ): Promise<CommandResult<ExportSummary>> {
   // a never-migrated store says "run migrate", as report, health and ingest do (issue 34)
   await requireMigrated(db);
+  // The OpenTelemetry exporters load only when an export runs: every other command starts faster.
+  const [{ createOtlpSink }, { runExport }] = await Promise.all([
+    import('../../export/otlp/transport.js'),
+    import('../../export/run.js'),
+  ]);
   const sink = createOtlpSink(target, {
     timeoutMillis: EXPORT_DEFAULTS.requestTimeoutMs,
     retries: EXPORT_DEFAULTS.retries,
