@@ -153,6 +153,9 @@ const SQLITE_HINTS: Partial<Record<HintClass, Record<Caller, string>>> = {
   },
 };
 
+/** Every class of the table, for tests that must hold for each (e.g. no SQLite hint names a server). */
+export const HINT_CLASSES = Object.keys(HINTS) as readonly HintClass[];
+
 /** The hint class for running out of time while doing `work`. */
 export function deadlineHintClass(work: Work): HintClass {
   return work === 'ingest' ? 'deadline_ingest' : 'deadline';
