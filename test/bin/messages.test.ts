@@ -242,6 +242,8 @@ describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
     expect(run.stdout).toMatch(/^count\s+failure\s+lines\s+reason$/m);
     expect(run.stdout).toMatch(/^\s+1\s+invalid_frame\s+5\s+body is not JSON/m);
     expect(JSON.parse(readFileSync(rejected, 'utf8').trim())).toMatchObject({ line: 5, failure: 'invalid_frame' });
+    // issue 34: the lag of frames observed on 2026-08-12 is in days, not 9,606,141,869 ms
+    expect(run.stdout).toMatch(/^lag p50 \/ p90 \/ p99 \/ max\s+\d+ days \/ \d+ days \/ \d+ days \/ \d+ days$/m);
   });
 
   it('a BOM at the start of the file is not part of the first frame', async () => {
