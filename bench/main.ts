@@ -5,6 +5,7 @@ import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 import { benchColdStart, type ColdStartFigures } from './cold-start.js';
 import { benchExport, type ExportFigures } from './export.js';
 import { benchHostStore, type HostStoreFigures } from './host-store.js';
+import { benchHostileText, type HostileTextFigures } from './hostile-text.js';
 import { benchIngest, type HandlerFactory, type IngestFigures } from './ingest.js';
 import { machineFacts } from './machine.js';
 import { benchPageDocument, type PageFigures } from './page.js';
@@ -97,6 +98,12 @@ if (wants('page')) {
   pageDocument = await benchPageDocument(plan.hostStoreRuns);
   log(`  ${pageDocument.bytes} bytes in ${Math.round(pageDocument.renderMs)} ms`);
 }
+let hostileText: HostileTextFigures | undefined;
+if (wants('hostile-text')) {
+  log('hostile text: report --json with and without a 1 MiB task title, and redaction of 1 MiB inputs');
+  hostileText = await benchHostileText({ messages: Math.max(1_000, Math.round(20_000 * plan.scale)), runs: 5 });
+  log(`  ${Math.round(hostileText.plainMs)} ms without, ${Math.round(hostileText.hostileMs)} ms with the title`);
+}
 const totalSeconds = (performance.now() - started) / 1000;
 // The heavy health-at-scale section (npm run bench -- health) is kept from the previous file.
 const kept = keptHealthSection(plan.out);
@@ -113,6 +120,7 @@ writeFileSync(
     exports,
     coldStart,
     pageDocument,
+    hostileText,
     totalSeconds,
   }) + kept,
 );

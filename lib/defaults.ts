@@ -130,11 +130,11 @@ export const EXPORT_DEFAULTS = Object.freeze({
    * health grace, the delay the pipeline already budgets for (docs/otlp.md#incremental-export)
    */
   lookbackSeconds: 900,
-  /** one request's bound, the SDK's own retries (429, 502, 503, 504) included */
+  /** one attempt's bound (lib/export/otlp/transport.ts) */
   requestTimeoutMs: 10_000,
-  /** further attempts of a request that still failed retryably (other 5xx, timeouts, connection errors) */
+  /** further attempts of a request that failed retryably (429, 5xx, a timeout, a connection error) */
   retries: 3,
-  /** the first pause before such an attempt; doubles each time */
+  /** the first pause before such an attempt; doubles each time (a longer Retry-After wins, up to 60 s) */
   backoffMs: 1_000,
 });
 

@@ -40,9 +40,10 @@ export type HintClass =
   | 'foreign_key'
   | 'row'
   | 'system'
-  | 'statement_timeout'
   | 'deadline_ingest'
-  | 'deadline';
+  | 'deadline'
+  | 'statement_timeout'
+  | 'pool_wait';
 
 /*
  * A table of words with no imports: the database layer may use it (test/architecture.test.ts) as it
@@ -104,12 +105,6 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
     cli: "the database or its schema is not in a usable state; see the server's log, fix it, then run the command again",
     function: "the database or its schema is not in a usable state; see the server's log and fix it",
   },
-  // 57014 (R4-12): the server's statement_timeout ended a statement (or it was cancelled).
-  statement_timeout: {
-    cli: 'the server ended a statement that ran longer than the statement timeout; raise --statement-timeout <seconds> (subagent-context --help gives the default) or narrow the command (--since, --task)',
-    function:
-      "the server ended a statement that ran longer than the function's statement timeout; it runs again on the next invocation (raise the function's timeout in serverless.yml if this repeats)",
-  },
   // The deadline (R2-5): only a deployed function sets one (its invocation's remaining time).
   deadline_ingest: {
     cli: 'the frames not written stay on the local queue and are delivered again',
@@ -118,6 +113,17 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
   deadline: {
     cli: 'what was not committed is rolled back; run the command again',
     function: 'what was not committed is rolled back; invoke the function again, and raise its timeout if this repeats',
+  },
+  // R4-12: 57014, the server's statement cap (or a cancel); and a statement that found no free pooled connection.
+  statement_timeout: {
+    cli: "a statement ran past the server's statement timeout (or was cancelled); raise --statement-timeout <seconds>, or narrow the command (report: --since/--until, --task)",
+    function:
+      "a statement ran past the function's statement timeout (or was cancelled); raise the function's timeout, or run the work from the CLI with --statement-timeout",
+  },
+  pool_wait: {
+    cli: 'a statement waited for a free pooled connection and got none (the server answered; nothing is wrong with the URL); run the command again',
+    function:
+      'a statement waited for a free pooled connection and got none (the database answered); invoke the function again',
   },
 };
 

@@ -9,21 +9,58 @@ import protobuf from 'protobufjs';
  * A real OTLP/HTTP trace receiver on 127.0.0.1 (docs/otlp.md#testing): it accepts
  * `POST /v1/traces` as http/json or http/protobuf (gzip or not), decodes protobuf with the official
  * OTLP definitions (local/otlp-proto, through protobufjs: not the exporter's serializer),
- * and answers with the statuses a test scripts (default 200). Spans of accepted requests only are
- * `spans`; every request is in `requests`.
+ * and answers as a test scripts (default 200; a status, a partial success in the request's
+ * encoding, a Retry-After, a body, the request's headers echoed). Spans of 2xx requests only are
+ * `spans` (a partial success's included: the receiver does not pick which it rejected); every
+ * request is in `requests`.
  */
 
 const PROTO_DIR = join(dirname(fileURLToPath(import.meta.url)), 'otlp-proto');
 
-let requestType: protobuf.Type | undefined;
-function exportRequestType(): protobuf.Type {
-  if (!requestType) {
-    const root = new protobuf.Root();
-    root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
-    root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
-    requestType = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+let serviceRoot: protobuf.Root | undefined;
+function traceService(): protobuf.Root {
+  if (!serviceRoot) {
+    serviceRoot = new protobuf.Root();
+    serviceRoot.resolvePath = (_origin, target) => join(PROTO_DIR, target);
+    serviceRoot.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
   }
-  return requestType;
+  return serviceRoot;
+}
+const exportRequestType = () =>
+  traceService().lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+const exportResponseType = () =>
+  traceService().lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
+
+/**
+ * A scripted answer: a status (default 200), a partial success (a 2xx whose body says spans were
+ * rejected, in the request's own encoding, as the OTLP specification has it), a Retry-After, a
+ * body of its own, or `echoHeaders`: the body lists the request's headers, as some collectors'
+ * error pages do (a test that credentials never reach any output).
+ */
+export interface ScriptedAnswer {
+  status?: number;
+  partialSuccess?: { rejectedSpans: number; errorMessage?: string };
+  retryAfter?: string;
+  body?: string;
+  echoHeaders?: boolean;
+}
+
+function answerBody(answer: ScriptedAnswer, status: number, json: boolean, req: IncomingMessage): string | Buffer {
+  if (answer.echoHeaders)
+    return Object.entries(req.headers)
+      .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : v}`)
+      .join('\r\n');
+  if (answer.body !== undefined) return answer.body;
+  if (status >= 300) return status === 400 ? 'invalid span: trace_id' : 'unavailable';
+  if (answer.partialSuccess === undefined) return json ? '{}' : '';
+  const partial = answer.partialSuccess;
+  if (json)
+    // OTLP/JSON: int64 as a decimal string is what the proto3 JSON mapping writes
+    return JSON.stringify({
+      partialSuccess: { rejectedSpans: String(partial.rejectedSpans), errorMessage: partial.errorMessage ?? '' },
+    });
+  const type = exportResponseType();
+  return Buffer.from(type.encode(type.fromObject({ partialSuccess: partial })).finish());
 }
 
 export type AttributeValue = string | number | boolean;
@@ -42,6 +79,9 @@ export interface ReceivedSpan {
   status: { code: number; message: string };
   resource: Record<string, AttributeValue>;
   scope: string;
+  /** the resource's and the scope's schema_url ('' when absent) */
+  resourceSchemaUrl: string;
+  scopeSchemaUrl: string;
 }
 
 export interface ReceivedRequest {
@@ -49,6 +89,8 @@ export interface ReceivedRequest {
   contentEncoding: string | undefined;
   headers: IncomingMessage['headers'];
   answered: number;
+  /** the rejectedSpans this request was answered with (0: none) */
+  rejected: number;
   spans: ReceivedSpan[];
 }
 
@@ -60,8 +102,8 @@ export interface OtlpReceiver {
   readonly spans: ReceivedSpan[];
   /** request bodies received, as sent (compressed) */
   readonly bytes: number;
-  /** the statuses of the next requests, in order (then 200) */
-  respond(...statuses: number[]): void;
+  /** the answers to the next requests, in order (then 200): a status or a ScriptedAnswer */
+  respond(...answers: (number | ScriptedAnswer)[]): void;
   close(): Promise<void>;
 }
 
@@ -110,6 +152,8 @@ function normalize(request: any, encoding: 'hex' | 'base64'): ReceivedSpan[] {
           status: { code: Number(s.status?.code ?? 0), message: s.status?.message ?? '' },
           resource,
           scope: ss.scope?.name ?? '',
+          resourceSchemaUrl: rs.schemaUrl ?? '',
+          scopeSchemaUrl: ss.schemaUrl ?? '',
         });
       }
     }
@@ -139,14 +183,15 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
   let bytes = 0;
   const requests: ReceivedRequest[] = [];
   const spans: ReceivedSpan[] = [];
-  const script: number[] = [];
+  const script: ScriptedAnswer[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const status = script.shift() ?? 200;
+      const answer = script.shift() ?? {};
+      const status = answer.status ?? 200;
       try {
-        if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://x').pathname !== '/v1/traces') {
           res.writeHead(404).end('not found');
           return;
         }
@@ -165,13 +210,21 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
           contentEncoding: encoding,
           headers: req.headers,
           answered: status,
+          rejected: answer.partialSuccess?.rejectedSpans ?? 0,
           spans: decoded,
         });
         if (status >= 200 && status < 300) spans.push(...decoded);
         const json = contentType.startsWith('application/json');
-        res
-          .writeHead(status, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
-          .end(status < 300 ? (json ? '{}' : '') : status === 400 ? 'invalid span: trace_id' : 'unavailable');
+        const headers: Record<string, string> = {
+          'content-type':
+            answer.echoHeaders || answer.body !== undefined
+              ? 'text/plain'
+              : json
+                ? 'application/json'
+                : 'application/x-protobuf',
+        };
+        if (answer.retryAfter !== undefined) headers['retry-after'] = answer.retryAfter;
+        res.writeHead(status, headers).end(answerBody(answer, status, json, req));
       } catch (err) {
         res.writeHead(500).end(String(err));
       }
@@ -186,7 +239,7 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
     get bytes() {
       return bytes;
     },
-    respond: (...statuses) => script.push(...statuses),
+    respond: (...answers) => script.push(...answers.map((a) => (typeof a === 'number' ? { status: a } : a))),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

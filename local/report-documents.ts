@@ -25,12 +25,12 @@ export interface DocumentOptions {
   models?: number;
   /** fan-out trees, newest first */
   trees?: number;
-  /** put hostile text (script, </style>, quotes, U+2028) in every string that came from the database */
+  /** put hostile text (script, </style>, quotes, &, an entity, U+2028) in every string that came from the database */
   hostile?: boolean;
   shortfall?: boolean;
 }
 
-export const HOSTILE = `<script>alert("x")</script></style><img src=x onerror=alert(1)>"'\u2028end`;
+export const HOSTILE = `<script>alert("x")</script></style><img src=x onerror=alert(1)>"' R&D &amp;\u2028end`;
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -64,6 +64,7 @@ export function figures(subagents: number, r: () => number, scoped: boolean): Fi
     backfill: subagents - live,
     settled: Math.floor(subagents * 0.9),
     failed: Math.floor(subagents * 0.02),
+    orphan_rows: 0,
     tokens: { sum: reportedTokens === 0 ? null : reportedTokens * 41_237, reported: reportedTokens },
     tool_uses: { sum: reportedTokens === 0 ? null : reportedTokens * 17, reported: reportedTokens },
     duration_ms: {
@@ -215,6 +216,14 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
             tool_call_id: hostile ? `${HOSTILE}${i}` : `toolu_missing_${i}`,
           }))
         : [],
+      unreadable: {
+        total_tokens: 0,
+        tool_use_count: 0,
+        duration_ms: 0,
+        observed_at: 0,
+        cost_subcents: 0,
+        occurred_at: 0,
+      },
       lower_bound_sessions: 2,
       notes: [hostile ? HOSTILE : 'Sessions with activity before capture_since have a fan-out that is a lower bound.'],
     },

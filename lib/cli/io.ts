@@ -14,6 +14,11 @@ export interface CommandResult<T> {
   result: T;
   /** the human rendering (tables) */
   text: string;
+  /**
+   * the result is the host's data (the report, R4-1): printed exactly, escaped only for its medium
+   * and never redacted; without it the result is a diagnostic and passes the redaction (R2-6)
+   */
+  data?: boolean;
   /** what a person should know beside the result (a value used instead of the one asked for): stderr */
   notes?: readonly string[];
 }

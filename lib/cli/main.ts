@@ -13,7 +13,7 @@ import { OtlpConfigError, resolveOtlpTarget } from '../export/otlp/config.js';
 import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
-import { redactText } from '../redact.js';
+import { redact, redactText } from '../redact.js';
 import { wantsColor } from '../report/render/table.js';
 import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
@@ -180,7 +180,9 @@ export interface CliDeps {
 
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
 export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDeps): Promise<number> {
-  // R2-6: everything the CLI prints passes through the redaction helper (a URL's password never shows).
+  // R2-6, R4-1: every diagnostic the CLI prints (errors, notes, usage, progress, the other commands'
+  // results) passes through the redaction helper, so a URL's password never shows. The report's data
+  // (`outcome.data`) is printed exactly as the host wrote it: redaction is for diagnostics only.
   const io: CliIo = {
     ...rawIo,
     stdout: { isTTY: rawIo.stdout.isTTY, write: (text: string) => rawIo.stdout.write(redactText(text)) },
@@ -280,21 +282,26 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           const positionKey = usage(() => checkPositionKey(values['position-key'] ?? POSITION_KEY));
           const keep = !values['no-position'] && (!oneOff || values['position-key'] !== undefined);
           db = await open();
-          return exportCommand(db, target, {
-            since: instantFlag('--since', values.since),
-            until: instantFlag('--until', values.until),
-            task: values.task,
-            session: values.session,
-            openSpans: values['open-spans'],
-            batchSpans: countFlag('--batch-spans', values['batch-spans'], 'spans') ?? EXPORT_DEFAULTS.batchSpans,
-            pageTurns: EXPORT_DEFAULTS.pageTurns,
-            settleSeconds: secondsFlag('--settle-seconds', values['settle-seconds']) ?? EXPORT_DEFAULTS.settleSeconds,
-            lookbackSeconds:
-              secondsFlag('--lookback-seconds', values['lookback-seconds']) ?? EXPORT_DEFAULTS.lookbackSeconds,
-            position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
-            positionKey,
-            serviceName: io.env.OTEL_SERVICE_NAME,
-          });
+          return exportCommand(
+            db,
+            target,
+            {
+              since: instantFlag('--since', values.since),
+              until: instantFlag('--until', values.until),
+              task: values.task,
+              session: values.session,
+              openSpans: values['open-spans'],
+              batchSpans: countFlag('--batch-spans', values['batch-spans'], 'spans') ?? EXPORT_DEFAULTS.batchSpans,
+              pageTurns: EXPORT_DEFAULTS.pageTurns,
+              settleSeconds: secondsFlag('--settle-seconds', values['settle-seconds']) ?? EXPORT_DEFAULTS.settleSeconds,
+              lookbackSeconds:
+                secondsFlag('--lookback-seconds', values['lookback-seconds']) ?? EXPORT_DEFAULTS.lookbackSeconds,
+              position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
+              positionKey,
+              serviceName: io.env.OTEL_SERVICE_NAME,
+            },
+            io.stderr,
+          );
         }
         case 'ingest':
           expectArguments(rest, 1, command);
@@ -314,7 +321,10 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     };
     const outcome = await run();
     for (const note of outcome.notes ?? []) io.stderr.write(`note: ${note}\n`);
-    io.stdout.write(values.json ? jsonDocument(outcome.result) : `${outcome.text}\n`);
+    if (outcome.data) rawIo.stdout.write(values.json ? jsonDocument(outcome.result) : `${outcome.text}\n`);
+    // a JSON document is redacted value by value before it is serialised, so it stays valid JSON
+    else if (values.json) rawIo.stdout.write(jsonDocument(redact(outcome.result)));
+    else io.stdout.write(`${outcome.text}\n`);
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
@@ -324,7 +334,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
     db = undefined;
     const { message, exitCode, name } = await describeFailure(err, { localPostgres, dialect });
-    if (values.json) io.stdout.write(jsonDocument({ error: message, name }));
+    if (values.json) rawIo.stdout.write(jsonDocument({ error: redactText(message), name }));
     io.stderr.write(`subagent-context: ${message}\n`);
     if (created !== undefined) io.stderr.write(`note: ${discardCreatedStore(created)}\n`);
     return exitCode;

@@ -16,6 +16,12 @@ export interface QueryOptions {
 
 export interface Queryable {
   readonly dialect: Dialect;
+  /**
+   * How many statements it runs at once (a pool's connections); absent: one. A caller that sends
+   * several statements side by side sends no more than this (lib/db/limit.ts), so none waits for
+   * a connection the pool cannot give it (R4-12).
+   */
+  readonly connections?: number;
   /** One statement, one round trip. SQL uses `$1…$n` placeholders on every dialect. */
   query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
-import type { DeadlineOwner } from '../hints.js';
+import { type DeadlineOwner, hint } from '../hints.js';
 import { coalescingWebSocket } from './coalescing-websocket.js';
 import type { Database, Queryable, QueryOptions, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
@@ -85,9 +85,10 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       }
     }
   }
+  const max = options.max ?? 4;
   const pool = new Pool({
     connectionString,
-    max: options.max ?? 4,
+    max,
     // whole milliseconds within the server's range (a fraction would reach it as 0: no limit)
     statement_timeout: statementTimeoutMsOf((options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) / 1000),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -111,6 +112,9 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 
   /** A pooled connection, within the deadline; one that arrives after it is handed back. */
   const connect = async (): Promise<PoolClient> => {
+    // Every connection already checked out: the pool queues the request, and pg-pool applies
+    // connectionTimeoutMillis to that wait too. Failing it is no network failure (R4-12).
+    const saturated = pool.totalCount >= max && pool.idleCount === 0;
     try {
       // inside the try: the driver throws a malformed URL's TypeError (its `input` holds the URL)
       // synchronously, and it must leave as a DatabaseError like any other connect failure (R2-6)
@@ -119,7 +123,10 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
         pending.then((client) => client.release(), ignore);
       });
     } catch (err) {
-      const error = toDatabaseError(err);
+      const error =
+        saturated && !(err instanceof DatabaseError) && sqlstateOf(err) === undefined && !isSocketError(err)
+          ? poolWait(max, err)
+          : toDatabaseError(err);
       connectFailures.add(error);
       throw error;
     }
@@ -257,6 +264,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
   return {
     dialect: postgresDialect,
     stats,
+    connections: max,
     query: <T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions) =>
       onceMoreIfDead(() => runAlone<T>(sql, params, options)),
     setDeadline(next: number | undefined, by?: DeadlineOwner) {
@@ -288,6 +296,24 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 }
 
 function ignore(): void {}
+
+/** An error the socket raised (it names its system call): a connection attempt that failed. */
+function isSocketError(err: unknown): boolean {
+  return typeof (err as { syscall?: unknown } | null)?.syscall === 'string';
+}
+
+/**
+ * R4-12: a statement that waited CONNECT_TIMEOUT_MS for one of the pool's `max` connections, all
+ * in use by this process: the server was reached, so it is not worded as an unreachable one.
+ */
+function poolWait(max: number, cause: unknown): DatabaseError {
+  const detail = `no pooled connection became free within ${CONNECT_TIMEOUT_MS} ms (all ${max} in use by this process's other statements)`;
+  return new DatabaseError(`${detail}: ${hint('pool_wait', 'function')}`, 'system', undefined, 'POOL_WAIT', {
+    cause,
+    detail,
+    hintClass: 'pool_wait',
+  });
+}
 
 const connectionTags = new WeakMap<PoolClient, string>();
 

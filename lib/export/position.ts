@@ -1,13 +1,16 @@
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
 import type { TurnPosition } from '../report/trees.js';
-import { formatKey, parseStoredTimestamp } from '../time.js';
+import { formatKey, type Micros, parseStoredTimestamp } from '../time.js';
 
 /*
  * The export's resumable position (docs/otlp.md#incremental-export): the last turn a collector
  * accepted, in the tree reader's `changed` order, kept in the host's kandev_meta under a key of
  * ours. It is written only after the collector accepted the batch that held that turn, so a
- * failed run resumes where the last accepted batch ended and loses nothing.
+ * failed run resumes where the last accepted batch ended and loses nothing. Beside that point it
+ * records, for the turns of its lookback window, what was sent of each (a digest), so a rerun
+ * sends only what changed (R4-8, docs/otlp.md#change-detection), and the partial successes it
+ * passed.
  */
 
 export const POSITION_KEY = 'subagent_context_otlp_position';
@@ -31,30 +34,83 @@ export async function readPositionText(db: Queryable, key: string): Promise<stri
   return rows[0]?.value ?? null;
 }
 
-export function parsePosition(key: string, raw: string | null): TurnPosition | undefined {
+/** What the position records of one turn it sent: the digest of its spans and its `changed` then. */
+export interface SentTurn {
+  /** turnDigest of what was sent ('' : the turn had nothing to send yet) */
+  digest: string;
+  changed: Micros;
+}
+
+/** A collector's partial successes this position passed (R4-8: moved and recorded, never silently). */
+export interface RejectedRecord {
+  /** spans rejected, summed over every run that moved this position */
+  spans: number;
+  /** the latest errorMessage (as messages show it) */
+  message?: string;
+  /** when the latest was answered (the key form) */
+  at: string;
+}
+
+export interface StoredPosition {
+  position: TurnPosition;
+  /** turns sent within the lookback window, by turnKeyDigest (docs/otlp.md#change-detection) */
+  sent: Map<string, SentTurn>;
+  rejected?: RejectedRecord;
+}
+
+export function parsePosition(key: string, raw: string | null): StoredPosition | undefined {
   if (raw === null) return undefined;
   const fail = () =>
     new PositionError(
       `kandev_meta key ${key} does not hold an export position; delete the key to export everything again (ids stay the same, so a collector that dedupes by id keeps one copy)`,
     );
-  let value: { changed?: unknown; task_session_id?: unknown; turn_key?: unknown };
+  let value: { changed?: unknown; task_session_id?: unknown; turn_key?: unknown; sent?: unknown; rejected?: unknown };
   try {
     value = JSON.parse(raw);
   } catch {
     throw fail();
   }
-  const changed = typeof value.changed === 'string' ? parseStoredTimestamp(value.changed) : undefined;
+  const changed = typeof value?.changed === 'string' ? parseStoredTimestamp(value.changed) : undefined;
   if (changed === undefined || typeof value.task_session_id !== 'string' || typeof value.turn_key !== 'string')
     throw fail();
-  return { changed, task_session_id: value.task_session_id, turn_key: value.turn_key };
+  const sent = new Map<string, SentTurn>();
+  // A position written before R4-8 has no record: its lookback window is sent once more, then recorded.
+  if (value.sent !== undefined) {
+    if (!Array.isArray(value.sent)) throw fail();
+    for (const entry of value.sent) {
+      if (!Array.isArray(entry) || entry.length !== 3 || !entry.every((e) => typeof e === 'string')) throw fail();
+      const [turn, digest, micros] = entry as [string, string, string];
+      if (!/^-?\d{1,20}$/.test(micros)) throw fail();
+      sent.set(turn, { digest, changed: BigInt(micros) });
+    }
+  }
+  const r = value.rejected as { spans?: unknown; message?: unknown; at?: unknown } | undefined;
+  const rejected =
+    r !== undefined && r !== null && typeof r.spans === 'number' && typeof r.at === 'string'
+      ? { spans: r.spans, at: r.at, ...(typeof r.message === 'string' ? { message: r.message } : {}) }
+      : undefined;
+  return {
+    position: { changed, task_session_id: value.task_session_id, turn_key: value.turn_key },
+    sent,
+    ...(rejected ? { rejected } : {}),
+  };
 }
 
-export function positionText(position: TurnPosition): string {
+/** The position's point alone (what summaries show): changed, session, turn. */
+export function pointText(position: TurnPosition): string {
   return JSON.stringify({
     changed: formatKey(position.changed),
     task_session_id: position.task_session_id,
     turn_key: position.turn_key,
   });
+}
+
+/** The stored form: the point, the record of turns sent in the window, and any rejections passed. */
+export function positionText(stored: StoredPosition): string {
+  const point = JSON.parse(pointText(stored.position)) as Record<string, unknown>;
+  if (stored.sent.size > 0) point.sent = [...stored.sent].map(([turn, s]) => [turn, s.digest, String(s.changed)]);
+  if (stored.rejected) point.rejected = stored.rejected;
+  return JSON.stringify(point);
 }
 
 /**

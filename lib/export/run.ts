@@ -2,19 +2,37 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Queryable } from '../db/database.js';
 import { EXPORT_DEFAULTS, SERVICE_NAME } from '../defaults.js';
-import { listChangedTurns, readTurnsAt, type TreeFilter, type TurnPosition } from '../report/trees.js';
-import { type Micros, nowMicros } from '../time.js';
+import {
+  type ChangedTurn,
+  listChangedTurns,
+  readTurnsAt,
+  type TreeFilter,
+  type TurnPosition,
+} from '../report/trees.js';
+import { formatKey, type Micros, nowMicros } from '../time.js';
 import { describeEndpoint } from './otlp/config.js';
-import { type SpanOptions, turnSpans } from './otlp/spans.js';
-import type { SpanSink } from './otlp/transport.js';
-import { movePosition, parsePosition, positionMoved, positionText, readPositionText } from './position.js';
+import { turnDigest, turnKeyDigest } from './otlp/digest.js';
+import { SCHEMA_URL, type SpanOptions, turnSpans } from './otlp/spans.js';
+import { OtlpExportError, type SpanSink } from './otlp/transport.js';
+import {
+  movePosition,
+  parsePosition,
+  pointText,
+  positionMoved,
+  positionText,
+  readPositionText,
+  type SentTurn,
+  type StoredPosition,
+} from './position.js';
+import { unreadableTurn, unreadableUpdatedAt } from './unreadable.js';
 
 /*
- * `subagent-context export --otlp` (docs/otlp.md, R3-10): reads turns in the tree reader's
- * `changed` order, page by page, turns each into spans, sends them in bounded batches, and after
- * each batch the collector accepted moves the position past the turns it held. A turn is always
- * sent whole (its root and every exportable row, the same ids every time), so a turn that gains a
- * settled row later is simply sent again.
+ * `subagent-context export --otlp` (docs/otlp.md, R3-10, R4-8): reads turns in the tree reader's
+ * `changed` order, page by page, turns each into spans, and sends those of the turns whose spans
+ * differ from what the position records as sent (docs/otlp.md#change-detection), in bounded
+ * batches; after each batch the collector accepted it moves the position past the turns it held
+ * and records what was sent. A turn is always sent whole (its root and every exportable row, the
+ * same ids every time).
  */
 
 /** Pages of turn keys one key listing reads ahead. */
@@ -35,9 +53,10 @@ export interface ExportOptions {
   /** only turns whose newest write is at least this old: a late commit cannot land behind the position */
   settleSeconds: number;
   /**
-   * a resumed run starts this far before its position: under R3-1 a row's updated_at is the
+   * a resumed run reads this far before its position: under R3-1 a row's updated_at is the
    * observation instant of its newest frame, so a frame delivered late lands up to the queue's
-   * delay behind it; turns in the window are sent again (same ids). Default: the health grace.
+   * delay behind it; turns in the window whose spans changed are sent again (same ids), the
+   * others not. Default: the health grace.
    */
   lookbackSeconds?: number;
   /** `resume`: from the stored position, moving it; `restart`: from the start, moving it; `none`: neither */
@@ -50,23 +69,87 @@ export interface ExportOptions {
   keepGoing?: () => boolean;
 }
 
+/** A turn the export could not read and went past (R4-3), named so a person can fix the row. */
+export interface SkippedTurn {
+  task_session_id: string;
+  /** null: the rows without a turn */
+  turn_id: string | null;
+  /** what could not be read, e.g. `observed_at unreadable (tool call toolu_01)` */
+  reason: string;
+}
+
 export interface ExportSummary {
   endpoint: string;
+  /** turns sent: `new` + `re_sent` */
   turns: number;
+  /** turns sent for the first time as far as the position knows */
+  new: number;
+  /** turns sent before and sent again because what they send changed (R4-8) */
+  re_sent: number;
+  /** turns read in the lookback window whose spans were as sent: not sent (R4-8) */
+  unchanged: number;
   spans: number;
   requests: number;
+  /** spans the collector answered it rejected (partialSuccess): > 0 exits 3 (R4-8) */
+  rejected_spans: number;
+  /** the collector's latest partialSuccess.errorMessage (masked, terminal-safe, cut) */
+  rejected_message?: string;
+  /** turns left out because a value could not be read (R4-3) */
+  skipped: SkippedTurn[];
+  /** values left out of spans, by column, because they are not what the column means (R4-3) */
+  unreadable: Record<string, number>;
   /** false: stopped early (keepGoing), more turns may be waiting */
   complete: boolean;
-  /** the stored position before and after (null: none) */
+  /** the stored position's point before and after (null: none) */
   position: { before: string | null; after: string | null; key: string | null };
 }
 
 function spanOptions(options: ExportOptions): SpanOptions {
   return {
-    resource: resourceFromAttributes({ 'service.name': options.serviceName ?? SERVICE_NAME }),
-    scope: { name: SERVICE_NAME },
+    resource: resourceFromAttributes(
+      { 'service.name': options.serviceName ?? SERVICE_NAME },
+      { schemaUrl: SCHEMA_URL },
+    ),
+    scope: { name: SERVICE_NAME, schemaUrl: SCHEMA_URL },
     openSpans: options.openSpans,
   };
+}
+
+/** `changed` order: negative when a comes first. */
+function compare(a: TurnPosition, b: TurnPosition): number {
+  if (a.changed !== b.changed) return a.changed < b.changed ? -1 : 1;
+  if (a.task_session_id !== b.task_session_id) return a.task_session_id < b.task_session_id ? -1 : 1;
+  if (a.turn_key !== b.turn_key) return a.turn_key < b.turn_key ? -1 : 1;
+  return 0;
+}
+
+/** The page's trees; a page that cannot be read is read turn by turn, and a turn that still fails is skipped. */
+async function readPage(
+  db: Queryable,
+  keys: readonly TurnPosition[],
+  filter: TreeFilter,
+  skipped: SkippedTurn[],
+): Promise<ChangedTurn[]> {
+  try {
+    return await readTurnsAt(db, keys, filter);
+  } catch (pageError) {
+    const turns: ChangedTurn[] = [];
+    for (const key of keys) {
+      try {
+        turns.push(...(await readTurnsAt(db, [key], filter)));
+      } catch (turnError) {
+        // Only an unreadable value is skipped; anything else (a lost connection) stops the run.
+        const reason = await unreadableTurn(db, key);
+        if (reason === undefined) throw turnError === undefined ? pageError : turnError;
+        skipped.push({
+          task_session_id: key.task_session_id,
+          turn_id: key.turn_key === '' ? null : key.turn_key,
+          reason,
+        });
+      }
+    }
+    return turns;
+  }
 }
 
 export async function runExport(
@@ -78,34 +161,87 @@ export async function runExport(
   const keep = options.position !== 'none';
   // What the key holds now: a move compares with it (compare-and-set, movePosition).
   let stored = keep ? await readPositionText(db, options.positionKey) : null;
-  let position = options.position === 'resume' ? parsePosition(options.positionKey, stored) : undefined;
-  const before = position === undefined ? null : positionText(position);
-  const changedUntil = (options.now ?? nowMicros)() - BigInt(Math.round(options.settleSeconds * 1e6));
+  const previous = keep ? parsePosition(options.positionKey, stored) : undefined;
+  const lookback = BigInt(Math.round((options.lookbackSeconds ?? EXPORT_DEFAULTS.lookbackSeconds) * 1e6));
+  // resume: from the stored point, with its record; restart: from the start, an empty record.
+  const state: {
+    position: TurnPosition | undefined;
+    sent: Map<string, SentTurn>;
+    rejected: StoredPosition['rejected'];
+  } =
+    options.position === 'resume' && previous
+      ? { position: previous.position, sent: new Map(previous.sent), rejected: previous.rejected }
+      : { position: undefined, sent: new Map(), rejected: previous?.rejected };
+  const before = previous === undefined || options.position !== 'resume' ? null : pointText(previous.position);
+  const now = options.now ?? nowMicros;
+  const changedUntil = now() - BigInt(Math.round(options.settleSeconds * 1e6));
   const make = spanOptions(options);
   const summary: ExportSummary = {
     endpoint: describeEndpoint(endpoint),
     turns: 0,
+    new: 0,
+    re_sent: 0,
+    unchanged: 0,
     spans: 0,
     requests: 0,
+    rejected_spans: 0,
+    skipped: [],
+    unreadable: {},
     complete: true,
     position: { before, after: before, key: keep ? options.positionKey : null },
   };
+  let moved = false;
 
   const send = async (spans: ReadableSpan[]) => {
     for (let i = 0; i < spans.length; i += options.batchSpans) {
-      await sink.send(spans.slice(i, i + options.batchSpans));
+      let result: Awaited<ReturnType<SpanSink['send']>>;
+      try {
+        result = await sink.send(spans.slice(i, i + options.batchSpans));
+      } catch (err) {
+        throw stoppedAt(err);
+      }
       summary.requests++;
+      if (result.rejectedSpans > 0) {
+        // Moved and recorded (docs/otlp.md#partial-success): OTLP forbids retrying a partial success.
+        summary.rejected_spans += result.rejectedSpans;
+        if (result.errorMessage !== undefined) summary.rejected_message = result.errorMessage;
+        state.rejected = {
+          spans: (state.rejected?.spans ?? 0) + result.rejectedSpans,
+          at: formatKey(now()),
+          ...(result.errorMessage === undefined ? {} : { message: result.errorMessage }),
+        };
+      }
     }
     summary.spans += spans.length;
   };
+  /** A failed request's message, saying where the position stands now (R4-9). */
+  const stoppedAt = (err: unknown): unknown => {
+    if (!(err instanceof OtlpExportError) || err.retryable) return err;
+    const where = !keep
+      ? 'No position is kept by this run (--no-position or a one-off export): run it again once fixed'
+      : moved
+        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
+        : 'Nothing was lost: the export position was not moved';
+    return new OtlpExportError(`${err.message}. ${where}`, err.status, false, { cause: err });
+  };
   const accept = async (next: TurnPosition) => {
-    position = next;
+    // The point only moves forward (a lookback re-reads turns behind it).
+    if (state.position === undefined || compare(next, state.position) > 0) state.position = next;
     if (!keep) return;
-    const text = positionText(next);
+    // The record keeps the turns the next run's lookback will read again.
+    const windowStart = state.position.changed - lookback;
+    for (const [turn, sent] of state.sent) if (sent.changed <= windowStart) state.sent.delete(turn);
+    const text = positionText({
+      position: state.position,
+      sent: state.sent,
+      ...(state.rejected ? { rejected: state.rejected } : {}),
+    });
+    summary.position.after = pointText(state.position);
+    if (text === stored) return; // idle: nothing to write (R4-8)
     if (!(await movePosition(db, options.positionKey, stored, text)))
       throw positionMoved(options.positionKey, summary.turns);
     stored = text;
-    summary.position.after = text;
+    moved = true;
   };
 
   const filter: TreeFilter = {
@@ -117,33 +253,69 @@ export async function runExport(
   // Keys first (a cheap GROUP BY, no row bodies), many pages' worth at once; then each page's
   // rows by key, so every row is read once per export.
   const listTurns = options.pageTurns * LIST_PAGES;
-  const lookback = BigInt(Math.round((options.lookbackSeconds ?? EXPORT_DEFAULTS.lookbackSeconds) * 1e6));
   let first = true;
   for (;;) {
-    const from = first && position !== undefined ? { changedAfter: position.changed - lookback } : { after: position };
+    const from =
+      first && state.position !== undefined
+        ? { changedAfter: state.position.changed - lookback }
+        : { after: state.position };
     first = false;
-    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
+    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns }).catch(
+      async (err: unknown) => {
+        throw (await unreadableUpdatedAt(db, err)) ?? err;
+      },
+    );
     for (let at = 0; at < keys.length; at += options.pageTurns) {
       if (options.keepGoing && !options.keepGoing()) {
         summary.complete = false;
         return summary;
       }
-      const page = await readTurnsAt(db, keys.slice(at, at + options.pageTurns), filter);
+      const page = await readPage(db, keys.slice(at, at + options.pageTurns), filter, summary.skipped);
       let batch: ReadableSpan[] = [];
       let batchEnd: TurnPosition | undefined;
+      let pending: [string, SentTurn][] = [];
+      const flush = async () => {
+        if (batch.length > 0) await send(batch);
+        for (const [turn, sent] of pending) state.sent.set(turn, sent);
+        batch = [];
+        pending = [];
+      };
       for (const turn of page) {
-        const spans = turnSpans(turn.tree, make);
-        if (spans.length > 0) summary.turns++;
+        const unreadable = new Map<string, number>();
+        const spans = turnSpans(turn.tree, { ...make, unreadable });
+        const digest = spans.length === 0 ? '' : turnDigest(spans);
+        const turnKey = turnKeyDigest(turn.position.task_session_id, turn.position.turn_key);
+        const known = state.sent.get(turnKey);
+        const entry: SentTurn = { digest, changed: turn.position.changed };
+        if (known !== undefined && known.digest === digest) {
+          // As sent: nothing to send (R4-8). Its entry follows the turn's newest change.
+          if (digest !== '') summary.unchanged++;
+          state.sent.set(turnKey, entry);
+          continue;
+        }
+        if (spans.length === 0) {
+          pending.push([turnKey, entry]);
+          continue;
+        }
+        // Sent before: recorded with spans, or (no record, e.g. a restart) at or behind the old point.
+        const sentBefore =
+          known !== undefined
+            ? known.digest !== ''
+            : previous !== undefined && compare(turn.position, previous.position) <= 0;
+        if (sentBefore) summary.re_sent++;
+        else summary.new++;
+        summary.turns++;
+        for (const [column, n] of unreadable) summary.unreadable[column] = (summary.unreadable[column] ?? 0) + n;
         if (batch.length > 0 && batch.length + spans.length > options.batchSpans) {
-          await send(batch);
+          await flush();
           await accept(batchEnd!);
-          batch = [];
         }
         batch.push(...spans);
+        pending.push([turnKey, entry]);
         batchEnd = turn.position;
       }
-      if (batch.length > 0) await send(batch);
-      // The page's last turns may have had nothing to send (all unsettled, or gone): still past them.
+      await flush();
+      // The page's last turns may have had nothing to send (unchanged, unsettled, gone, skipped): still past them.
       const pageEnd = keys[Math.min(at + options.pageTurns, keys.length) - 1]!;
       await accept(pageEnd);
     }

@@ -55,7 +55,7 @@ export function shortfallSql(dialect: Dialect, options: { messagesFrom?: number 
   EXCEPT
   SELECT task_session_id, tool_call_id FROM ${TABLE} WHERE ${dialect.comparable('observed_at')} >= ${since}
 ) missing
-ORDER BY task_session_id, tool_call_id
+ORDER BY ${dialect.byteOrder('task_session_id')}, ${dialect.byteOrder('tool_call_id')}
 LIMIT ${MISSING_SAMPLE_SIZE}`;
 }
 
@@ -75,7 +75,7 @@ export function historyShortfallSql(dialect: Dialect): string {
   EXCEPT
   SELECT task_session_id, tool_call_id FROM ${TABLE}
 ) missing
-ORDER BY task_session_id, tool_call_id
+ORDER BY ${dialect.byteOrder('task_session_id')}, ${dialect.byteOrder('tool_call_id')}
 LIMIT ${MISSING_SAMPLE_SIZE}`;
 }
 
@@ -136,7 +136,7 @@ export function windowShortfallSql(dialect: Dialect): string {
       AND r.tool_call_id = sm_all.meta_tool_call_id AND ${dialect.comparable('r.observed_at')} >= ${dialect.timestampParam(1)} ${dialect.fence})
   GROUP BY sm_all.task_session_id, sm_all.meta_tool_call_id
 ) missing
-ORDER BY task_session_id, tool_call_id
+ORDER BY ${dialect.byteOrder('task_session_id')}, ${dialect.byteOrder('tool_call_id')}
 LIMIT ${MISSING_SAMPLE_SIZE}`;
 }
 

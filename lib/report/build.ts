@@ -1,9 +1,11 @@
 import type { Queryable, Row } from '../db/database.js';
+import { limitConcurrency } from '../db/limit.js';
 import { HEALTH_GRACE_SECONDS } from '../defaults.js';
 import { formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
 import { readStoreCatalog, type StoreCatalog } from './catalog.js';
 import { readActivationKeys, readShortfall } from './completeness.js';
 import {
+  type Completeness,
   type Distributions,
   DURATION_BUCKET_UPPER_MS,
   type Figures,
@@ -43,7 +45,10 @@ export interface ReportOptions {
   trees?: number;
 }
 
-export async function buildReport(db: Queryable, options: ReportOptions = {}): Promise<ReportDocument> {
+export async function buildReport(source: Queryable, options: ReportOptions = {}): Promise<ReportDocument> {
+  // R4-12: the statements below start side by side; no more run at once than the pool has
+  // connections, so none waits for one it cannot get (lib/db/limit.ts).
+  const db = limitConcurrency(source);
   const now = options.now ?? nowMicros();
   const graceSeconds = options.graceSeconds ?? HEALTH_GRACE_SECONDS;
   const catalog = await readStoreCatalog(db);
@@ -58,7 +63,7 @@ export async function buildReport(db: Queryable, options: ReportOptions = {}): P
   };
   const sort = options.sort ?? 'subagents';
   const filter = { since: options.since, until: options.until, task: options.task, session: options.session };
-  // Independent statements: on PostgreSQL they run side by side on pooled connections.
+  // Independent statements: on PostgreSQL they run side by side on the pool's connections.
   const [main, shortfall, series, distributions, trees] = await Promise.all([
     readFigures(db, scope, catalog),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
@@ -66,7 +71,7 @@ export async function buildReport(db: Queryable, options: ReportOptions = {}): P
     options.pageData ? readDistributions(db, scope) : undefined,
     options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
   ]);
-  const { totals, groups, lowerBoundSessions } = main;
+  const { totals, groups, lowerBoundSessions, unreadable, overflow } = main;
   const limited = sortGroups(groups, sort).slice(0, options.limit);
 
   return {
@@ -87,8 +92,14 @@ export async function buildReport(db: Queryable, options: ReportOptions = {}): P
       verified_through: keys.verifiedThrough === undefined ? null : formatRfc3339(keys.verifiedThrough),
       shortfall: shortfall.shortfall,
       missing: shortfall.missing,
+      unreadable,
       lower_bound_sessions: lowerBoundSessions,
-      notes: [...keys.notes, ...shortfall.notes, ...scopeNotes(scope, catalog, lowerBoundSessions)],
+      notes: [
+        ...keys.notes,
+        ...shortfall.notes,
+        ...scopeNotes(scope, catalog, lowerBoundSessions),
+        ...valueNotes(totals, unreadable, overflow),
+      ],
     },
     totals,
     groups: limited,
@@ -121,6 +132,9 @@ interface FigureResult {
   totals: Figures;
   groups: Group[];
   lowerBoundSessions: number;
+  unreadable: Completeness['unreadable'];
+  /** scopes (totals or groups) whose sum is null because it lies beyond 2^53 − 1, per figure */
+  overflow: { tokens: number; tool_uses: number; cost: number };
 }
 
 /** Statements 1 and 2 (sql.ts) for one grouping, put into the document's shape. */
@@ -153,12 +167,26 @@ async function readFigures(db: Queryable, scope: ReportScope, catalog: StoreCata
 
   let totals: Figures | undefined;
   let lowerBoundSessions = 0;
+  let unreadable: Completeness['unreadable'] | undefined;
+  const overflow = { tokens: 0, tool_uses: 0, cost: 0 };
   const groups: Group[] = [];
   for (const row of figureRows) {
     const f = toFigures(row, lists.get(groupKey(row)));
+    // R4-3: a sum is null with values reported only when it lies beyond 2^53 − 1 (sql.ts boundedSum).
+    if (f.tokens.sum === null && f.tokens.reported > 0) overflow.tokens++;
+    if (f.tool_uses.sum === null && f.tool_uses.reported > 0) overflow.tool_uses++;
+    if (f.cost_subcents === null && int(row.cost_events) > 0) overflow.cost++;
     if (int(row.lvl) === 0) {
       totals = f;
       lowerBoundSessions = int(row.lower_bound_sessions);
+      unreadable = {
+        total_tokens: int(row.u_total_tokens),
+        tool_use_count: int(row.u_tool_use_count),
+        duration_ms: int(row.u_duration_ms),
+        observed_at: int(row.u_observed_at),
+        cost_subcents: int(row.u_cost_subcents),
+        occurred_at: int(row.u_occurred_at),
+      };
       continue;
     }
     groups.push({
@@ -170,7 +198,34 @@ async function readFigures(db: Queryable, scope: ReportScope, catalog: StoreCata
       started_at: instant(row.started),
     });
   }
-  return { totals: totals!, groups, lowerBoundSessions };
+  return { totals: totals!, groups, lowerBoundSessions, unreadable: unreadable!, overflow };
+}
+
+/** R4-3 and R4-7: the values the figures leave out, one sentence each (docs/report.md#unreadable-values). */
+function valueNotes(
+  totals: Figures,
+  unreadable: Completeness['unreadable'],
+  overflow: FigureResult['overflow'],
+): string[] {
+  const notes: string[] = [];
+  const counted = Object.entries(unreadable).filter(([, n]) => n > 0);
+  if (counted.length > 0) {
+    notes.push(
+      `${counted.map(([column, n]) => `${n} ${column}`).join(', ')} value(s) in scope could not be read (not an integer in range, or not an instant): each is not reported for its figure (completeness.unreadable); every other figure is exact.`,
+    );
+  }
+  for (const [figure, n] of Object.entries(overflow)) {
+    if (n > 0)
+      notes.push(
+        `the ${figure} sum of ${n} scope(s) is null: it exceeds 2^53 − 1, beyond what a JSON reader keeps exactly.`,
+      );
+  }
+  if (totals.orphan_rows > 0) {
+    notes.push(
+      `${totals.orphan_rows} row(s) in scope belong to a session that is no longer in task_sessions: they count as subagents (orphan_rows), never as a session.`,
+    );
+  }
+  return notes;
 }
 
 /** Why a figure is null or partial in this scope (docs/report.md#notes). */
@@ -225,6 +280,7 @@ function toFigures(row: Row, lists: { models: Figures['models']; fan_out: Figure
     unknown_execution: int(row.unknown_execution),
     turns: int(row.turns),
     sessions: nullableInt(row.sessions),
+    orphan_rows: int(row.orphan_rows),
     contexts: nullableInt(row.contexts),
     cost_subcents: nullableInt(row.cost_subcents),
     estimated_cost_subcents: nullableInt(row.estimated_cost_subcents),

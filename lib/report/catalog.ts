@@ -14,6 +14,12 @@ export interface StoreCatalog {
   sessionStartedAt: boolean;
   /** the host's office cost ledger, when it has the columns R3-7 reads; `turnId`: it attributes cost to turns */
   costEvents: { turnId: boolean } | undefined;
+  /**
+   * the host's index on task_session_messages(task_session_id, created_at) (idx_messages_session_created,
+   * Appendix B) exists: whether a session has a message before capture_since is one probe per
+   * session in scope, not a pass over every message before it (R4-12)
+   */
+  sessionCreatedIndex: boolean;
 }
 
 /** The store cannot be reported on: exit 1, with what to do (docs/report.md#bad-input). */
@@ -30,12 +36,25 @@ export class ReportStoreError extends SubagentContextError {
 
 const COST_COLUMNS = ['session_id', 'task_id', 'cost_subcents', 'estimated', 'occurred_at'] as const;
 
+/** An index (not partial, valid) on task_session_messages whose first two columns are task_session_id, created_at. */
+const SESSION_CREATED_INDEX: Record<Queryable['dialect']['name'], string> = {
+  postgres: `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace ns ON ns.oid = t.relnamespace
+  WHERE t.relname = 'task_session_messages' AND ns.nspname = current_schema() AND i.indisvalid AND i.indpred IS NULL
+    AND i.indnkeyatts >= 2
+    AND (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = t.oid AND a.attnum = i.indkey[0]) = 'task_session_id'
+    AND (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = t.oid AND a.attnum = i.indkey[1]) = 'created_at') AS found`,
+  sqlite: `SELECT EXISTS (SELECT 1 FROM pragma_index_list('task_session_messages') il WHERE il.partial = 0
+  AND (SELECT ii.name FROM pragma_index_info(il.name) ii WHERE ii.seqno = 0) = 'task_session_id'
+  AND (SELECT ii.name FROM pragma_index_info(il.name) ii WHERE ii.seqno = 1) = 'created_at') AS found`,
+};
+
 export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
   const columnsOf = async (table: string) =>
     new Set((await db.query<{ column_name: string }>(db.dialect.columnDefaults, [table])).map((c) => c.column_name));
-  const [subagents, sessions, meta, tasks, costs] = await Promise.all(
-    [TABLE, 'task_sessions', 'kandev_meta', 'tasks', 'office_cost_events'].map(columnsOf),
-  );
+  const [[subagents, sessions, meta, tasks, costs], indexRows] = await Promise.all([
+    Promise.all([TABLE, 'task_sessions', 'kandev_meta', 'tasks', 'office_cost_events'].map(columnsOf)),
+    db.query<{ found: unknown }>(SESSION_CREATED_INDEX[db.dialect.name]),
+  ]);
   if (sessions!.size === 0) {
     throw new ReportStoreError(
       'the store has no task_sessions table: this is not a host store; point --database-url (or DATABASE_URL) at the host database',
@@ -54,5 +73,6 @@ export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
     taskTitle: tasks!.has('title'),
     sessionStartedAt: sessions!.has('started_at'),
     costEvents: hasCosts ? { turnId: costs!.has('turn_id') } : undefined,
+    sessionCreatedIndex: indexRows[0]?.found === true || Number(indexRows[0]?.found) === 1,
   };
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { CheckpointError, readCheckpoint } from '../health/checkpoint.js';
-import { shortfallSql, windowShortfallSql } from '../health/queries.js';
+import { windowShortfallSql } from '../health/queries.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { forReading, NotMigratedError, type ReadingConnection } from '../store/reading.js';
 import { formatCanonical, formatRfc3339, type Micros, parseStoredTimestamp } from '../time.js';
@@ -9,8 +9,10 @@ import type { Completeness } from './document.js';
 /*
  * R3-8: how complete the report's figures are, read-only (docs/report.md#completeness). The keys
  * come from kandev_meta; the open shortfall is the health check's own statement (lib/health/
- * queries.ts), never a second one: the scheduled window's from the checkpoint to now − grace, or
- * the full audit's from capture_since when no check has run yet.
+ * queries.ts), never a second one: the scheduled window's, from the checkpoint to now − grace.
+ * R4-12: the report costs what it shows, so it never runs the full audit (every message since
+ * capture_since: seconds at a million messages): with no checkpoint yet the shortfall is not
+ * checked, and a note names the commands that check it (`health`, `health --full`).
  */
 
 export interface ActivationKeys {
@@ -52,7 +54,7 @@ export async function readActivationKeys(db: Queryable): Promise<ActivationKeys>
   const verifiedThrough = checkpoint?.at;
   if (captureSince !== undefined && verifiedThrough === undefined) {
     notes.push(
-      'the scheduled health check has not verified anything yet (no checkpoint): the shortfall is the full audit since capture_since.',
+      'the scheduled health check has not verified anything yet (no checkpoint): the shortfall is not checked here; `subagent-context health` checks it and records the checkpoint (`health --full` audits the whole history).',
     );
   }
   return { captureSince, backfillThrough, verifiedThrough, notes };
@@ -64,7 +66,7 @@ export interface Shortfall {
   notes: string[];
 }
 
-/** The open shortfall up to `cutoff` (now − grace), with up to 20 missing keys. */
+/** The open shortfall up to `cutoff` (now − grace) since the checkpoint, with up to 20 missing keys. */
 export async function readShortfall(db: Queryable, keys: ActivationKeys, cutoff: Micros): Promise<Shortfall> {
   const { captureSince, verifiedThrough } = keys;
   const unchecked = (notes: string[]): Shortfall => ({
@@ -72,8 +74,9 @@ export async function readShortfall(db: Queryable, keys: ActivationKeys, cutoff:
     missing: [],
     notes,
   });
-  if (captureSince === undefined) return unchecked([]);
-  const from = verifiedThrough !== undefined && verifiedThrough > captureSince ? verifiedThrough : captureSince;
+  // Not activated, or no checkpoint (readActivationKeys notes both): the full audit is health's.
+  if (captureSince === undefined || verifiedThrough === undefined) return unchecked([]);
+  const from = verifiedThrough > captureSince ? verifiedThrough : captureSince;
   if (cutoff <= from) return { shortfall: { open: false, count: 0, checked: true }, missing: [], notes: [] };
   // R3-3: a store the host activated itself has nothing of ours; host metadata is read with what
   // the store supports (lib/store/reading.ts), and where nothing does, the shortfall is a note.
@@ -84,14 +87,9 @@ export async function readShortfall(db: Queryable, keys: ActivationKeys, cutoff:
     if (!(err instanceof NotMigratedError)) throw err;
     return unchecked([`the shortfall was not computed: ${err.message}.`]);
   }
-  const { dialect } = reader;
-  const [sql, params] =
-    verifiedThrough === undefined
-      ? [shortfallSql(dialect), [formatCanonical(captureSince), formatCanonical(cutoff)]]
-      : [windowShortfallSql(dialect), [formatCanonical(captureSince), formatCanonical(from), formatCanonical(cutoff)]];
   const rows = await reader.query<{ task_session_id: string; tool_call_id: string; total: number | string }>(
-    sql,
-    params,
+    windowShortfallSql(reader.dialect),
+    [formatCanonical(captureSince), formatCanonical(from), formatCanonical(cutoff)],
   );
   const count = Number(rows[0]?.total ?? 0);
   return {

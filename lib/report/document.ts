@@ -63,6 +63,11 @@ export const figures = z.object({
   turns: count,
   /** the scope's rows in the host's task_sessions (R3-7); null where the scope has no sessions of its own (type, model) */
   sessions: z.nullable(count),
+  /**
+   * Added in version 1 (additive): rows whose task_session_id is not in task_sessions (a session
+   * the host deleted; R4-7). They are subagents like any other row, never a session.
+   */
+  orphan_rows: count,
   /** sessions + subagents (R3-7); null when sessions is */
   contexts: z.nullable(count),
   /** from the host's office_cost_events (R3-7); null when the store has no such table or the scope has no cost of its own */
@@ -112,6 +117,26 @@ export const completeness = z.object({
   shortfall: z.object({ open: z.boolean(), count: count, checked: z.boolean() }),
   /** up to 20 of the missing keys */
   missing: z.array(z.object({ task_session_id: z.string(), tool_call_id: z.string() })),
+  /**
+   * Added in version 1 (additive), R4-3: values in the totals' scope the report could not read,
+   * per column, every column present (0: none). Each such value is not reported for its figure;
+   * every other figure is exact (docs/report.md#unreadable-values).
+   */
+  unreadable: z.object({
+    /** metrics that are not an integer in 0 … 2^31 − 1 (text, a fraction, a negative or larger value) */
+    total_tokens: count,
+    tool_use_count: count,
+    duration_ms: count,
+    /**
+     * rows whose observed_at is not an instant (0001 … 9999): counted in the scope's row figures
+     * without a time filter, in no window with one, never in a day, first/last_observed_at or tree
+     */
+    observed_at: count,
+    /** cost events (office_cost_events) whose cost_subcents is not an integer in −2^31 … 2^31 − 1 */
+    cost_subcents: count,
+    /** cost events whose occurred_at is not an instant: summed without a time filter, in no window with one */
+    occurred_at: count,
+  }),
   /** sessions in scope with activity before capture_since: their fan-out is a lower bound */
   lower_bound_sessions: count,
   /** why a figure is null or partial, one sentence each (no cost table, not activated, …) */

@@ -1,4 +1,4 @@
-import { TABLE } from '../columns.js';
+import { MAX_METRIC, TABLE } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { formatCanonical, type Micros } from '../time.js';
 import type { StoreCatalog } from './catalog.js';
@@ -58,31 +58,81 @@ const SESSION_GROUPS: readonly GroupBy[] = ['task', 'session', 'turn'];
 const TOP_LEVEL = "COALESCE(parent_tool_call_id, '') = ''";
 const FAILED = "tool_status IN ('error', 'failed', 'cancelled')";
 
-/** Rows in scope, once per level, with their group key (the CTEs every statement starts with). */
+/**
+ * R4-3 (docs/report.md#unreadable-values): the ranges a value must be in to be read. A metric is
+ * the table's declared INTEGER (32-bit on PostgreSQL, the range ingest and the backfill write);
+ * a cost, the ledger's INTEGER. Every value read is then below 2^31, so no SUM over fewer than 2^32
+ * rows can overflow a 64-bit integer on either dialect; a sum beyond 2^53 − 1 (what a JSON reader
+ * keeps exactly) is NULL (`boundedSum`).
+ */
+export const METRIC_RANGE = [0, MAX_METRIC] as const;
+export const COST_RANGE = [-2_147_483_648, 2_147_483_647] as const;
+
+/** SUM(expr), NULL when it lies beyond ±(2^53 − 1): no JSON reader keeps it exactly. */
+const boundedSum = (expr: string) =>
+  `CAST(CASE WHEN SUM(${expr}) BETWEEN -${Number.MAX_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER} THEN SUM(${expr}) END AS BIGINT)`;
+
+/** A 0/1 column: `raw` holds a value and `readable` (its readable form) is NULL. */
+const unreadableFlag = (raw: string, readable: string) =>
+  `CASE WHEN ${raw} IS NOT NULL AND ${readable} IS NULL THEN 1 ELSE 0 END`;
+
+const METRICS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
+
+/**
+ * Rows in scope, once per level, with their group key (the CTEs every statement starts with).
+ * `rows_in` holds the rows of the --task/--session filter whose observed_at is in the window or
+ * unreadable (R4-3: `in_window` 0, counted but in no window); its metrics and `observed` are the
+ * readable values only (NULL otherwise), `u_*` flag the unreadable ones, `known` says the row's
+ * session is in task_sessions (R4-7). `leveled` holds the rows in scope only; a row whose
+ * observed_at is unreadable is in no day (`--by day` leaves it out).
+ */
 function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
-  const observed = d.comparable('r.observed_at');
   const where: string[] = [];
-  if (scope.since !== undefined) where.push(`${observed} >= ${p.instant(scope.since)}`);
-  if (scope.until !== undefined) where.push(`${observed} < ${p.instant(scope.until)}`);
   if (scope.task !== undefined) where.push(`r.task_id = ${p.text(scope.task)}`);
   if (scope.session !== undefined) where.push(`r.task_session_id = ${p.text(scope.session)}`);
-  const day = scope.by === 'day' ? `, ${d.utcDay('r.observed_at')} AS day` : '';
+  const window: string[] = [];
+  if (scope.since !== undefined) window.push(`observed >= ${p.instant(scope.since)}`);
+  if (scope.until !== undefined) window.push(`observed < ${p.instant(scope.until)}`);
+  const readable = (c: string) => d.readableInteger(`r.${c}`, ...METRIC_RANGE);
+  const observed = d.readableInstant('r.observed_at');
+  const day =
+    scope.by === 'day' ? `, CASE WHEN ${observed} IS NOT NULL THEN ${d.utcDay('r.observed_at')} END AS day` : '';
   const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
-    r.subagent_type, r.model, r.tool_status, r.is_async, r.total_tokens, r.tool_use_count, r.duration_ms,
-    r.source, r.settled_at, ${observed} AS observed${day}
-  FROM ${TABLE} r${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    r.subagent_type, r.model, r.tool_status, r.is_async, r.source, r.settled_at,
+    ${METRICS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
+    ${METRICS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
+    CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known,
+    ${observed} AS observed${day}
+  FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+  const inWindow = window.length === 0 ? '1' : `CASE WHEN observed IS NULL THEN 0 ELSE 1 END`;
+  const windowed =
+    window.length === 0
+      ? `SELECT scanned.*, 1 AS in_window FROM (${rows}) scanned`
+      : `SELECT scanned.*, ${inWindow} AS in_window FROM (${rows}) scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
   const key = scope.by === null ? undefined : GROUP_KEY[scope.by];
+  const inScope = window.length === 0 ? '' : ' WHERE in_window = 1';
   const grouped =
     key === undefined
       ? ''
       : `
   UNION ALL
-  SELECT 1, CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END, COALESCE(${key}, ''), rows_in.* FROM rows_in`;
+  SELECT 1, CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END, COALESCE(${key}, ''), rows_in.* FROM rows_in${
+    scope.by === 'day' ? ' WHERE day IS NOT NULL' : inScope
+  }`;
   return `rows_in AS (
-  ${rows}
+  ${windowed}
 ),
 leveled AS (
-  SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, rows_in.* FROM rows_in${grouped}
+  SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, rows_in.* FROM rows_in${inScope}${grouped}
+)`;
+}
+
+/** R4-3: the totals scope's unreadable values per column (docs/report.md#unreadable-values). */
+function unreadableRows(): string {
+  return `unreadable AS (
+  SELECT ${METRICS.map((c) => `COALESCE(SUM(in_window * u_${c}), 0) AS u_${c}`).join(', ')},
+    COALESCE(SUM(CASE WHEN observed IS NULL THEN 1 ELSE 0 END), 0) AS u_observed_at
+  FROM rows_in
 )`;
 }
 
@@ -98,7 +148,7 @@ function scopedSessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p
   if (scope.since !== undefined || scope.until !== undefined) {
     if (!catalog.sessionStartedAt) where.push('1 = 0');
     else {
-      const started = d.comparable('s.started_at');
+      const started = d.readableInstant('s.started_at');
       if (scope.since !== undefined) where.push(`${started} >= ${p.instant(scope.since)}`);
       if (scope.until !== undefined) where.push(`${started} < ${p.instant(scope.until)}`);
     }
@@ -113,33 +163,69 @@ function scopedSessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p
   SELECT s.id AS sid, s.task_id FROM task_sessions s${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
 ),
 members AS (
-  SELECT lvl, gnull, gkey, task_session_id AS sid FROM leveled
+  SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid FROM leveled
   UNION SELECT 0, 0, '', sid FROM sess${bySessions}
 )`;
 }
 
-/** Sessions with activity before capture_since: a message created before it, or (where known) a start before it. */
+/**
+ * Sessions in scope with activity before capture_since: a message created before it, or (where
+ * known) a start before it. Where the host has its (task_session_id, created_at) index (Appendix B)
+ * each session in scope is one probe through it (R4-12: the lower bound costs the sessions shown,
+ * not the history); without it, one pass over the messages before capture_since (its created_at
+ * index), the only way to find them.
+ */
 function earlySessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string | undefined {
   if (scope.captureSince === undefined) return undefined;
   const cs = p.instant(scope.captureSince);
+  const createdBefore = `${d.comparable('msg.created_at')} < ${cs}`;
+  if (catalog.sessionCreatedIndex) {
+    const started = catalog.sessionStartedAt
+      ? `EXISTS (SELECT 1 FROM task_sessions s WHERE s.id = ms.sid AND ${d.comparable('s.started_at')} < ${cs})
+    OR `
+      : '';
+    return `early AS (
+  SELECT ms.sid FROM (SELECT DISTINCT sid FROM members WHERE sid IS NOT NULL) ms
+  WHERE ${started}EXISTS (SELECT 1 FROM task_session_messages msg WHERE msg.task_session_id = ms.sid
+      AND ${indexedBefore(d, 'msg.created_at', cs)} AND ${createdBefore} ${d.fence})
+)`;
+  }
   const started = catalog.sessionStartedAt
     ? `\n  UNION SELECT id FROM task_sessions WHERE ${d.comparable('started_at')} < ${cs}`
     : '';
   return `early AS (
-  SELECT DISTINCT task_session_id AS sid FROM task_session_messages WHERE ${d.comparable('created_at')} < ${cs}${started}
+  SELECT DISTINCT task_session_id AS sid FROM task_session_messages msg WHERE ${createdBefore}${started}
 )`;
 }
 
-/** Cost in scope from the host's office_cost_events (R3-7), per level and key, when the store has the ledger. */
+/**
+ * A condition on a host timestamp column that holds wherever `comparable(column) < instant` does and
+ * that the column's plain index can serve as a range (lib/health/queries.ts indexedRange: SQLite's
+ * text starts with its `YYYY-MM-DD?HH:MM:SS`, ? = ' ' or 'T', and ' ' < 'T'; every character after
+ * the seconds sorts before '~'). PostgreSQL compares the column itself already.
+ */
+function indexedBefore(d: Dialect, column: string, instant: string): string {
+  if (d.name === 'postgres') return 'TRUE';
+  return `${column} < (substr(${instant}, 1, 10) || 'T' || substr(${instant}, 12, 8) || '~')`;
+}
+
+/**
+ * Cost in scope from the host's office_cost_events (R3-7), per level and key, when the store has
+ * the ledger. One attribution rule (docs/report.md#cost): an event's task is its `task_id`, or,
+ * where the host wrote '' (or NULL), its session's task in task_sessions, under every filter and
+ * grouping alike. R4-3: a cost_subcents or occurred_at that is not readable is not summed (nor in
+ * any window) and is counted at level 0 (`u_cost_subcents`, `u_occurred_at`).
+ */
 function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string | undefined {
   const ledger = catalog.costEvents;
   if (ledger === undefined) return undefined;
   const where: string[] = [];
-  const occurred = d.comparable('e.occurred_at');
-  if (scope.since !== undefined) where.push(`${occurred} >= ${p.instant(scope.since)}`);
-  if (scope.until !== undefined) where.push(`${occurred} < ${p.instant(scope.until)}`);
-  if (scope.task !== undefined) where.push(`e.task_id = ${p.text(scope.task)}`);
-  if (scope.session !== undefined) where.push(`e.session_id = ${p.text(scope.session)}`);
+  if (scope.task !== undefined) where.push(`task_id = ${p.text(scope.task)}`);
+  if (scope.session !== undefined) where.push(`session_id = ${p.text(scope.session)}`);
+  const window: string[] = [];
+  if (scope.since !== undefined) window.push(`occurred >= ${p.instant(scope.since)}`);
+  if (scope.until !== undefined) window.push(`occurred < ${p.instant(scope.until)}`);
+  if (window.length > 0) where.push(`(occurred IS NULL OR (${window.join(' AND ')}))`);
   const column =
     scope.by === 'task'
       ? 'task_id'
@@ -148,18 +234,32 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
         : scope.by === 'turn' && ledger.turnId
           ? 'turn_id'
           : undefined;
-  const sums = `CAST(SUM(cost_subcents) AS BIGINT) AS cost, CAST(SUM(CASE WHEN estimated = 1 THEN cost_subcents ELSE 0 END) AS BIGINT) AS estimated_cost`;
+  const inWindow = window.length === 0 ? '1' : 'CASE WHEN occurred IS NULL THEN 0 ELSE 1 END';
+  // `weight` 0 leaves an event out of the sums (level 0 reads the events outside the window too).
+  const sums = (weight: string) =>
+    `${boundedSum(`${weight}cost`)} AS cost, ${boundedSum(`${weight}CASE WHEN estimated = 1 THEN cost ELSE 0 END`)} AS estimated_cost,
+    SUM(${weight}CASE WHEN cost IS NOT NULL THEN 1 ELSE 0 END) AS cost_events`;
   const grouped =
     column === undefined
       ? ''
       : `
   UNION ALL
-  SELECT 1, 0, ${column}, ${sums} FROM cost_in WHERE ${column} IS NOT NULL AND ${column} <> '' GROUP BY ${column}`;
+  SELECT 1, 0, ${column}, ${sums('')}, 0, 0 FROM cost_in WHERE in_window = 1 AND ${column} IS NOT NULL AND ${column} <> '' GROUP BY ${column}`;
+  const cost = d.readableInteger('e.cost_subcents', ...COST_RANGE);
   return `cost_in AS (
-  SELECT e.task_id, e.session_id${ledger.turnId ? ', e.turn_id' : ''}, e.cost_subcents, e.estimated FROM office_cost_events e${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
+  SELECT attributed.*, ${inWindow} AS in_window FROM (
+    SELECT CASE WHEN COALESCE(e.task_id, '') = '' THEN s.task_id ELSE e.task_id END AS task_id, e.session_id${ledger.turnId ? ', e.turn_id' : ''},
+      ${cost} AS cost, ${unreadableFlag('e.cost_subcents', cost)} AS u_cost_subcents, e.estimated,
+      ${d.readableInstant('e.occurred_at')} AS occurred
+    FROM office_cost_events e LEFT JOIN task_sessions s ON s.id = e.session_id
+  ) attributed${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
 ),
 costs AS (
-  SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, ${sums} FROM cost_in${grouped}
+  SELECT 0 AS lvl, 0 AS gnull, '' AS gkey,
+    ${sums(window.length === 0 ? '' : 'in_window * ')},
+    COALESCE(SUM(in_window * u_cost_subcents), 0) AS u_cost_subcents,
+    COALESCE(SUM(CASE WHEN occurred IS NULL THEN 1 ELSE 0 END), 0) AS u_occurred_at
+  FROM cost_in${grouped}
 )`;
 }
 
@@ -178,6 +278,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const p = new Params(d);
   const ctes = [
     scopedRows(d, scope, p),
+    unreadableRows(),
     scopedSessions(d, scope, catalog, p),
     earlySessions(d, scope, catalog, p),
     costs(d, scope, catalog, p),
@@ -195,9 +296,9 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const started = !catalog.sessionStartedAt
     ? 'NULL'
     : scope.by === 'session'
-      ? `(SELECT ${d.comparable('s.started_at')} FROM task_sessions s WHERE k.lvl = 1 AND s.id = k.gkey)`
+      ? `(SELECT ${d.readableInstant('s.started_at')} FROM task_sessions s WHERE k.lvl = 1 AND s.id = k.gkey)`
       : scope.by === 'task'
-        ? `(SELECT MIN(${d.comparable('s.started_at')}) FROM task_sessions s WHERE k.lvl = 1 AND s.task_id = k.gkey)`
+        ? `(SELECT MIN(${d.readableInstant('s.started_at')}) FROM task_sessions s WHERE k.lvl = 1 AND s.task_id = k.gkey)`
         : 'NULL';
   const sql = `WITH ${ctes.join(',\n')}
 SELECT k.lvl, k.gnull, k.gkey,
@@ -215,7 +316,9 @@ SELECT k.lvl, k.gnull, k.gkey,
     ELSE ${floorDiv(`(2 * ${cost} + ${contexts})`, `(2 * ${contexts})`)} END AS cost_per_context_subcents,
   f.first_observed, f.last_observed,
   ${title} AS title, ${started} AS started,
-  k.lower_bound, k.lower_bound_sessions
+  k.lower_bound, k.lower_bound_sessions, COALESCE(f.orphan_rows, 0) AS orphan_rows,
+  ${METRICS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at,
+  ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'}
 FROM (
   SELECT m.lvl, m.gnull, m.gkey, COUNT(DISTINCT m.sid) AS sessions,
     ${early ? 'MAX(CASE WHEN early.sid IS NOT NULL THEN 1 ELSE 0 END)' : '0'} AS lower_bound,
@@ -233,16 +336,18 @@ LEFT JOIN (
     SUM(CASE WHEN source = 'backfill' THEN 1 ELSE 0 END) AS backfill,
     SUM(CASE WHEN settled_at IS NOT NULL THEN 1 ELSE 0 END) AS settled,
     SUM(CASE WHEN ${FAILED} THEN 1 ELSE 0 END) AS failed,
-    CAST(SUM(total_tokens) AS BIGINT) AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
-    CAST(SUM(tool_use_count) AS BIGINT) AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
+    ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
+    ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
     COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
     COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END) AS executions,
     SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
     COUNT(DISTINCT NULLIF(turn_id, '')) AS turns,
-    MIN(observed) AS first_observed, MAX(observed) AS last_observed
+    MIN(observed) AS first_observed, MAX(observed) AS last_observed,
+    SUM(1 - known) AS orphan_rows
   FROM leveled GROUP BY lvl, gnull, gkey
 ) f ON ${JOIN_KEYS('f', 'k')}
 LEFT JOIN (${d.nearestRank('leveled', ['lvl', 'gnull', 'gkey'], 'duration_ms', [50, 95])}) pct ON ${JOIN_KEYS('pct', 'k')}
+LEFT JOIN unreadable u ON k.lvl = 0
 ${hasCosts ? `LEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}`;
   return { sql, params: p.values };
 }
@@ -276,6 +381,6 @@ export function durationHistogramStatement(d: Dialect, scope: ReportScope, upper
   const p = new Params(d);
   const bucket = `CASE ${upper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${upper.length} END`;
   const sql = `WITH ${scopedRows(d, { ...scope, by: null }, p)}
-SELECT ${bucket} AS bucket, COUNT(*) AS n FROM rows_in WHERE duration_ms IS NOT NULL GROUP BY ${bucket}`;
+SELECT ${bucket} AS bucket, COUNT(*) AS n FROM rows_in WHERE in_window = 1 AND duration_ms IS NOT NULL GROUP BY ${bucket}`;
   return { sql, params: p.values };
 }

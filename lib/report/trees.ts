@@ -3,6 +3,7 @@ import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
 import { formatCanonical, formatRfc3339, type Micros, parseStoredTimestamp } from '../time.js';
 import type { TreeNode, TurnTree } from './document.js';
+import { METRIC_RANGE } from './sql.js';
 
 /*
  * The fan-out tree reader of the shared query layer (docs/report.md, R3-9, R3-10, docs/otlp.md): one
@@ -124,9 +125,16 @@ const whereClause = (conditions: readonly string[]) => (conditions.length ? ` WH
 function rowSelect(db: Queryable, alias: string): string {
   const d = db.dialect;
   const q = (c: string) => `${alias}${c}`;
+  // R4-3: only readable values (lib/report/sql.ts METRIC_RANGE): an odd metric is null, an odd settled_at too.
+  const readable: Partial<Record<(typeof ROW_COLUMNS)[number], string>> = {
+    parent_tool_call_id: `NULLIF(${q('parent_tool_call_id')}, '')`,
+    total_tokens: d.readableInteger(q('total_tokens'), ...METRIC_RANGE),
+    tool_use_count: d.readableInteger(q('tool_use_count'), ...METRIC_RANGE),
+    duration_ms: d.readableInteger(q('duration_ms'), ...METRIC_RANGE),
+    settled_at: `CASE WHEN ${d.readableInstant(q('settled_at'))} IS NOT NULL THEN ${q('settled_at')} END`,
+  };
   return [
-    ...ROW_COLUMNS.filter((c) => c !== 'parent_tool_call_id').map(q),
-    `NULLIF(${q('parent_tool_call_id')}, '') AS parent_tool_call_id`,
+    ...ROW_COLUMNS.map((c) => (readable[c] === undefined ? q(c) : `${readable[c]} AS ${c}`)),
     `COALESCE(${q('turn_id')}, '') AS turn_key`,
     `${d.comparable(q('observed_at'))} AS observed_c`,
   ].join(', ');
@@ -140,19 +148,20 @@ function hostTimes(host: { started: boolean; completed: boolean }): string {
 /** `recent` order (the report's `--trees N`): one statement, newest first turn first. */
 function recentStatement(db: Queryable, filter: TreeFilter, host: { started: boolean; completed: boolean }): Statement {
   const bind = binder(db);
-  const where = rowConditions(db, filter, bind);
+  // R4-3: a row whose observed_at is not an instant is in no tree (it has no place in time).
+  const where = [...rowConditions(db, filter, bind), `${db.dialect.readableInstant('observed_at')} IS NOT NULL`];
   const limit = filter.limit === undefined ? '' : `WHERE turn_rank <= ${bind.value(filter.limit)}`;
   const sql = `WITH r AS (
   SELECT ${rowSelect(db, '')} FROM ${TABLE}${whereClause(where)}
 ), w AS (
   SELECT r.*, MIN(observed_c) OVER (PARTITION BY task_session_id, turn_key) AS turn_first FROM r
 ), ranked AS (
-  SELECT w.*, DENSE_RANK() OVER (ORDER BY turn_first DESC, task_session_id, turn_key) AS turn_rank FROM w
+  SELECT w.*, DENSE_RANK() OVER (ORDER BY turn_first DESC, ${db.dialect.byteOrder('task_session_id')}, ${db.dialect.byteOrder('turn_key')}) AS turn_rank FROM w
 )
 SELECT ranked.*, ${hostTimes(host)}
 FROM ranked LEFT JOIN task_session_turns h ON h.id = ranked.turn_id AND h.task_session_id = ranked.task_session_id
 ${limit}
-ORDER BY turn_rank, observed_c, tool_call_id, agent_execution_id`;
+ORDER BY turn_rank, observed_c, ${db.dialect.byteOrder('tool_call_id')}, ${db.dialect.byteOrder('agent_execution_id')}`;
   return { sql, params: bind.params };
 }
 

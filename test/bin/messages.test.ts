@@ -566,7 +566,7 @@ describe.each(TARGETS)('issue 34: messages on %s', (name) => {
       await db.close();
       const { message, exitCode } = await describeFailure(err, { dialect: 'postgres' });
       expect(message).toBe(
-        'canceling statement due to statement timeout (SQLSTATE 57014): the server ended a statement that ran longer than the statement timeout; raise --statement-timeout <seconds> (subagent-context --help gives the default) or narrow the command (--since, --task)',
+        "canceling statement due to statement timeout (SQLSTATE 57014): a statement ran past the server's statement timeout (or was cancelled); raise --statement-timeout <seconds>, or narrow the command (report: --since/--until, --task)",
       );
       expect(message).not.toContain("server's log");
       expect(exitCode).toBe(EXIT.failure);

@@ -19,7 +19,7 @@ describe.each(TARGET_FIXTURES)('export function on %s, %s host schema', (name, f
   });
   afterAll(() => receiver.close());
 
-  it('R3-10: a scheduled run reads endpoint and headers from SSM parameters, exports, and resumes on the next run with its lookback', async () => {
+  it('R3-10, R4-8: a scheduled run reads endpoint and headers from SSM parameters, exports, and an idle next run sends nothing', async () => {
     await insertRows(t.db, [
       { tool_call_id: 'a', observed_at: T(1), settled_at: T(2) },
       { tool_call_id: 'b', parent_tool_call_id: 'a', observed_at: T(3), settled_at: T(4) },
@@ -43,9 +43,10 @@ describe.each(TARGET_FIXTURES)('export function on %s, %s host schema', (name, f
     expect(first).toMatchObject({ spans: 3, complete: true });
     expect(receiver.requests[0]!.headers.authorization).toBe('Bearer s3cret');
     expect(receiver.requests[0]!.contentType).toBe('application/json');
-    // the next run resumes 900 s (the lookback) before its position: these turns once more, same ids
-    expect((await handler({}, context)).spans).toBe(3);
-    expect(new Set(receiver.requests.flatMap((r) => r.spans.map((s) => s.spanId))).size).toBe(3);
+    // R4-8: the next run reads 900 s (the lookback) before its position, finds these turns as they
+    // were sent, and sends nothing (the scheduled run every 15 minutes stays silent when idle)
+    expect(await handler({}, context)).toMatchObject({ spans: 0, unchanged: 1, requests: 0 });
+    expect(receiver.requests).toHaveLength(1);
   });
 
   it('R3-10: a run with too little time left starts no page and says it is not complete', async () => {

@@ -88,6 +88,29 @@ const UNCHANGED: [string, string][] = [
   ['plain text', 'no secret here'],
 ];
 
+/** `piece` repeated to 1 MiB (2^20 UTF-16 code units, whole pieces). */
+const mib = (piece: string) => piece.repeat(Math.floor(2 ** 20 / piece.length));
+
+// R4-1: inputs that made the old expressions backtrack for minutes or overflow the stack, with what
+// redaction must make of them (written by hand: most hold no secret, so they pass unchanged).
+const ADVERSARIAL: [string, string, string][] = [
+  ['a:// repeated', mib('a://'), mib('a://')],
+  ['x: repeated', mib('x:'), mib('x:')],
+  ['an @ run', mib('@'), mib('@')],
+  ['one long word', mib('a'), mib('a')],
+  ['a.b.c… (a scheme start at every letter)', mib('a.'), mib('a.')],
+  ['=x: repeated (a bare user:password start at every =)', mib('=x:'), mib('=x:')],
+  ['s://u: repeated (user info that never ends)', mib('s://u:'), mib('s://u:')],
+  ['newlines after a user info', `s://u:${mib('\n')}`, `s://u:${mib('\n')}`],
+  ['%3A%2F%2F repeated', mib('a%3A%2F%2F'), mib('a%3A%2F%2F')],
+  ['password= repeated (one value to the end)', mib('password='), 'password=***'],
+  // 209,715 pieces: each second one is the value of the one before; the last has no value
+  ['pwd: repeated', mib('pwd: '), `${'pwd: *** '.repeat(104_857)}pwd: `],
+  ['an escaped quote run', `"token":"${mib('\\"')}"`, '"token":"***"'],
+  ['bare user info repeated', mib(' a:b@h'), mib(' ***@h')],
+  ['URLs with a password repeated', mib('postgres://u:p@h/ '), mib('postgres://***@h/ ')],
+];
+
 describe('redact.ts: the one redaction step (docs/security.md R2-6)', () => {
   it.each(REDACTED)('R2-6: %s is redacted', (_form, input, expected) => {
     expect(redactText(input)).toBe(expected);
@@ -111,6 +134,25 @@ describe('redact.ts: the one redaction step (docs/security.md R2-6)', () => {
           expect(out).toBe('connect postgres://***@db.example:5432/neondb failed');
         },
       ),
+    );
+  });
+
+  it.each(ADVERSARIAL)(
+    'R4-1: a 1 MiB input, %s, is redacted correctly (linear time: npm run bench)',
+    (_f, input, out) => {
+      expect(redactText(input)).toBe(out);
+    },
+  );
+
+  it('R4-1: any text around a URL with a password: the password is hidden and the rest kept', () => {
+    const unit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+    // text that cannot join the URL: it ends in white space, and its own words cannot start user info
+    const around = fc.string({ unit, maxLength: 40 }).filter((t) => !/[:@%=]/.test(t));
+    fc.assert(
+      fc.property(around, around, (before, after) => {
+        const out = redactText(`${before} postgres://app:S3cr3t@db.example/x ${after}`);
+        expect(out).toBe(`${before} postgres://***@db.example/x ${after}`);
+      }),
     );
   });
 

@@ -8,7 +8,7 @@ import type { SubagentRow } from '../../lib/row.js';
  */
 export type RowFigures = Omit<
   Figures,
-  'sessions' | 'contexts' | 'cost_subcents' | 'estimated_cost_subcents' | 'cost_per_context_subcents'
+  'sessions' | 'orphan_rows' | 'contexts' | 'cost_subcents' | 'estimated_cost_subcents' | 'cost_per_context_subcents'
 >;
 
 const rank = (values: number[], p: number) => {

@@ -1,29 +1,67 @@
 import type { Queryable } from '../../db/database.js';
 import { EXPORT_DEFAULTS } from '../../defaults.js';
 import type { OtlpTarget } from '../../export/otlp/config.js';
+import type { RetryNotice } from '../../export/otlp/transport.js';
 import type { ExportOptions, ExportSummary } from '../../export/run.js';
+import { terminalSafe } from '../../terminal-text.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
 import { requireMigrated } from '../preflight.js';
 import { renderFacts } from '../table.js';
 
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
 export function renderExport(summary: ExportSummary): string {
-  return renderFacts([
+  const facts: [string, string | number | null][] = [
     ['endpoint', summary.endpoint],
-    ['turns', summary.turns],
+    ['new', `${plural(summary.new, 'turn')}`],
+    ['re-sent', `${plural(summary.re_sent, 'turn')} (changed since last sent)`],
+    ['unchanged', `${plural(summary.unchanged, 'turn')} (not sent again)`],
     ['spans', summary.spans],
     ['requests', summary.requests],
+  ];
+  if (summary.rejected_spans > 0)
+    facts.push([
+      'rejected',
+      `${plural(summary.rejected_spans, 'span')} by the collector${summary.rejected_message === undefined ? '' : `: ${summary.rejected_message}`}`,
+    ]);
+  const columns = Object.entries(summary.unreadable);
+  if (columns.length > 0)
+    facts.push(['unreadable', columns.map(([column, n]) => `${column} ${n} (left out)`).join(', ')]);
+  const skipped = summary.skipped;
+  if (skipped.length > 0)
+    facts.push([
+      'skipped',
+      `${plural(skipped.length, 'turn')}: ${skipped
+        .slice(0, 5)
+        .map(
+          (s) =>
+            `${s.reason} (session ${terminalSafe(s.task_session_id)}, turn ${s.turn_id === null ? '(none)' : terminalSafe(s.turn_id)})`,
+        )
+        .join('; ')}${skipped.length > 5 ? `; and ${skipped.length - 5} more (--json lists them)` : ''}`,
+    ]);
+  facts.push(
     ['position key', summary.position.key ?? '(none: a one-off export)'],
     ['position before', summary.position.before],
     ['position after', summary.position.after],
-  ]);
+  );
+  return renderFacts(facts);
 }
 
-/** `subagent-context export --otlp <url>` (docs/otlp.md): exit 0 once every batch was accepted. */
+/** One stderr line per retry, as it happens (R4-9). */
+export function retryLine(notice: RetryNotice): string {
+  return `export: attempt ${notice.attempt} of ${notice.attempts} failed (${notice.reason}); retrying in ${(notice.waitMillis / 1000).toFixed(1)} s\n`;
+}
+
+/**
+ * `subagent-context export --otlp <url>` (docs/otlp.md): exit 0 once every batch was accepted,
+ * 3 when the collector rejected spans of an accepted batch (partialSuccess) or a turn was skipped.
+ */
 export async function exportCommand(
   db: Queryable,
   target: OtlpTarget,
   options: ExportOptions,
+  stderr?: { write(text: string): unknown },
 ): Promise<CommandResult<ExportSummary>> {
   // a never-migrated store says "run migrate", as report, health and ingest do (issue 34)
   await requireMigrated(db);
@@ -36,10 +74,12 @@ export async function exportCommand(
     timeoutMillis: EXPORT_DEFAULTS.requestTimeoutMs,
     retries: EXPORT_DEFAULTS.retries,
     backoffMillis: EXPORT_DEFAULTS.backoffMs,
+    onRetry: (notice) => stderr?.write(retryLine(notice)),
   });
   try {
     const summary = await runExport(db, sink, target.url, options);
-    return { exitCode: EXIT.ok, result: summary, text: renderExport(summary) };
+    const attention = summary.rejected_spans > 0 || summary.skipped.length > 0;
+    return { exitCode: attention ? EXIT.attention : EXIT.ok, result: summary, text: renderExport(summary) };
   } finally {
     await sink.shutdown();
   }

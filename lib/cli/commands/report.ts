@@ -114,7 +114,7 @@ export async function reportCommand(
 ): Promise<CommandResult<ReportDocument>> {
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
   const render: (doc: ReportDocument, ctx: RenderContext) => string = REPORT_FORMATS[request.format];
-  if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: render(doc, ctx) };
+  if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: render(doc, ctx), data: true };
   // Loaded only for --html: the page's chart library is most of the CLI's start-up time (issue 34).
   const { renderHtml } = await import('../../report/render/html.js');
   const page = renderHtml(doc, { trees: request.options.trees, tasks: request.options.limit });
@@ -131,5 +131,5 @@ export async function reportCommand(
     request.format === 'table'
       ? `wrote the page to ${request.html} (${Buffer.byteLength(page).toLocaleString('en-US')} bytes)`
       : render(doc, ctx);
-  return { exitCode: EXIT.ok, result: doc, text };
+  return { exitCode: EXIT.ok, result: doc, text, data: true };
 }

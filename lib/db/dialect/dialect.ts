@@ -119,4 +119,21 @@ export interface Dialect {
   jsonMember(json: string, label: string): string;
   /** Element `index` of a JSON array `json` as an SQL value of `type` (JSON null and absence: NULL). */
   jsonElement(json: string, index: number, type: SqlType): string;
+  /**
+   * R4-3 (docs/report.md#unreadable-values): the integer column `expr` when it holds an integer in
+   * [min, max], else NULL. The host's table has no CHECKs, so a column can hold text, a fraction or
+   * any value its type can: none of them is read, and none can fail the statement.
+   */
+  readableInteger(expr: string, min: number, max: number): string;
+  /**
+   * R4-3: `comparable(expr)` when the stored timestamp is an instant lib/time.ts reads (UTC,
+   * 0001-01-01 … 9999-12-31, at most nine fraction digits), else NULL: garbage, `''`, a number,
+   * another offset, `infinity`, a BC date or a year past 9999 is not an instant, never an error.
+   */
+  readableInstant(expr: string): string;
+  /**
+   * An ORDER BY term ordering text by code point (the byte order of its UTF-8), whatever the
+   * database's collation: where a list is cut (`LIMIT`), every database keeps the same items.
+   */
+  byteOrder(expr: string): string;
 }

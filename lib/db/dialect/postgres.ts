@@ -84,6 +84,12 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   jsonParam: (index) => `$${index}::jsonb`,
   jsonMember: (json, label) => `(${json} -> ${label})`,
   jsonElement: (json, index, type) => `((${json} ->> ${index})::${SCALAR_TYPE[type]})`,
+  // An integer column holds no text nor fraction on PostgreSQL: only the range is tested.
+  readableInteger: (expr, min, max) => `(CASE WHEN ${expr} BETWEEN ${min} AND ${max} THEN ${expr} END)`,
+  // `timestamp` holds infinity, -infinity, BC dates and years up to 294276: outside 0001 … 9999, not read.
+  readableInstant: (expr) =>
+    `(CASE WHEN ${expr} >= '0001-01-01 00:00:00'::timestamp AND ${expr} < '10000-01-01 00:00:00'::timestamp THEN ${expr} END)`,
+  byteOrder: (expr) => `(${expr}) COLLATE "C"`,
   // percentile_disc returns the first value whose cumulative share reaches p/100: rank ⌈p/100 · n⌉.
   nearestRank: (from, keys, value, percents) =>
     `SELECT ${keys.join(', ')}, ${percents

@@ -12,6 +12,18 @@ const fixedWidth = (expr: string, digits: number) =>
   ` || '${'0'.repeat(digits)}', 1, ${digits}))`;
 
 /**
+ * A condition: the stored value is text that `fixedWidth` and lib/time.ts read as one instant.
+ * SQLite's own parser (strftime) checks the date (no 30 February) and the time; its text must be
+ * the stored prefix (an offset it converted, a missing seconds field, 24:00 do not round-trip);
+ * the year is 0001 … 9999 (a fifth digit fails strftime), the hour at most 23, and the rest only
+ * a fraction of at most nine digits with `Z` or `+00:00`.
+ */
+const isInstantText = (expr: string) =>
+  `(typeof(${expr}) = 'text' AND substr(${expr}, 1, 4) >= '0001' AND substr(${expr}, 12, 2) <= '23'` +
+  ` AND strftime('%Y-%m-%d %H:%M:%S', ${expr}) = replace(substr(${expr}, 1, 19), 'T', ' ')` +
+  ` AND NOT substr(${expr}, 20) GLOB '*[^0-9.Z+:]*' AND length(rtrim(replace(substr(${expr}, 20), '+00:00', ''), 'Z')) <= 10)`;
+
+/**
  * Functions this dialect's SQL calls that SQLite lacks, registered on every connection
  * (lib/db/sqlite.ts). Each runs only where a cheap SQL test found a rare document first.
  */
@@ -111,6 +123,12 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   jsonMember: (json, label) => `(${json} -> ('$."' || ${label} || '"'))`,
   jsonElement: (json, index) => `(${json} ->> ${index})`,
   utcDay: (expr) => `substr(${sqliteDialect.comparable(expr)}, 1, 10)`,
+  // Any value can sit in any column (type affinity): only an SQL integer in range is read.
+  readableInteger: (expr, min, max) =>
+    `(CASE WHEN typeof(${expr}) = 'integer' AND ${expr} BETWEEN ${min} AND ${max} THEN ${expr} END)`,
+  readableInstant: (expr) => `(CASE WHEN ${isInstantText(expr)} THEN ${fixedWidth(expr, 6)} END)`,
+  // BINARY, SQLite's default collation, is byte order already.
+  byteOrder: (expr) => expr,
   // No percentile aggregate: number the sorted values and pick rank ⌈p · n / 100⌉ in integer arithmetic.
   nearestRank: (from, keys, value, percents) =>
     `SELECT ${keys.join(', ')}, ${percents

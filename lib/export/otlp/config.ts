@@ -1,6 +1,7 @@
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { SubagentContextError } from '../../errors.js';
 import { redactText } from '../../redact.js';
+import { terminalSafe } from '../../terminal-text.js';
 
 /*
  * Where and how spans go (docs/otlp.md#configuration): the flags win, then the standard
@@ -33,9 +34,25 @@ export class OtlpConfigError extends SubagentContextError {
   override readonly name = 'OtlpConfigError';
 }
 
-/** An endpoint as messages may show it: credentials in the URL removed (R2-6). */
+/**
+ * An endpoint as every output shows it (R4-9): scheme://host:port/path only. Never the query (a
+ * SAS `?sig=`, an Azure Functions `?code=`, a `?key=`: credentials by another name), never the
+ * fragment, never `user:password@` (shown as `***@` so a reader knows the URL carried some).
+ * Text that is not a URL is only redacted and made terminal-safe.
+ */
 export function describeEndpoint(url: string): string {
-  return redactText(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    const cut = url.search(/[?#]/);
+    return terminalSafe(redactText(cut < 0 ? url : `${url.slice(0, cut)}?…`));
+  }
+  const credentials = parsed.username !== '' || parsed.password !== '' ? '***@' : '';
+  const port =
+    parsed.port === '' ? (parsed.protocol === 'https:' ? '443' : parsed.protocol === 'http:' ? '80' : '') : parsed.port;
+  const hostPort = port === '' ? parsed.hostname : `${parsed.hostname}:${port}`;
+  return terminalSafe(`${parsed.protocol}//${credentials}${hostPort}${parsed.pathname}`);
 }
 
 function withTracesPath(base: string): string {

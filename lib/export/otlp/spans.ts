@@ -4,6 +4,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { TreeNode, TurnTree } from '../../report/document.js';
 import { latestOf, type Micros, parseRfc3339 } from '../../time.js';
 import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from './ids.js';
+import { providerOf } from './provider.js';
 
 /*
  * One turn's fan-out tree → OTLP spans (docs/otlp.md#mapping, R3-10, GenAI semantic conventions):
@@ -16,6 +17,14 @@ import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from './ids.js';
 /** This project's attribute namespace: identity and metrics that are not GenAI conventions. */
 export const NAMESPACE = 'subagent_context';
 
+/**
+ * The semantic conventions these spans follow (R4-9), on the resource and the scope: 1.37.0 is the
+ * release that defines every attribute used here in its current form (`gen_ai.provider.name`
+ * replaced `gen_ai.system` there; `invoke_agent`, `gen_ai.agent.*`, `gen_ai.conversation.id`,
+ * `error.type` are unchanged since).
+ */
+export const SCHEMA_URL = 'https://opentelemetry.io/schemas/1.37.0';
+
 /** The sentinel the host's DDL defaults agent_execution_id to: never exported as an id (R3-6). */
 const UNKNOWN_EXECUTION = 'unknown';
 
@@ -24,9 +33,22 @@ const FAILED = new Set(['error', 'failed', 'cancelled']);
 
 export interface SpanOptions {
   resource: Resource;
-  scope: { name: string; version?: string };
+  scope: { name: string; version?: string; schemaUrl?: string };
   /** also export rows not settled yet, as zero-length spans marked `subagent_context.settled=false` */
   openSpans: boolean;
+  /** counts, by column, the values a span left out because they are not what the column means (R4-3) */
+  unreadable?: Map<string, number>;
+}
+
+/** The latest instant an OTLP span may carry: int64 nanoseconds since 1970 (2262-04-11). */
+const MAX_SPAN_US: Micros = 9_223_372_036_854_775n;
+
+/** A reported count (tokens, tool uses, milliseconds): an integer in range, else not reported (R4-3). */
+function count(value: number | null, column: string, options: SpanOptions): number | null {
+  if (value === null) return null;
+  if (Number.isSafeInteger(value) && value >= 0) return value;
+  options.unreadable?.set(column, (options.unreadable.get(column) ?? 0) + 1);
+  return null;
 }
 
 function hrTime(us: Micros): HrTime {
@@ -49,8 +71,9 @@ function set(attributes: Attributes, key: string, value: string | number | boole
   attributes[key] = value;
 }
 
-function rowAttributes(tree: TurnTree, node: TreeNode): Attributes {
+function rowAttributes(tree: TurnTree, node: TreeNode, options: SpanOptions): Attributes {
   const a: Attributes = { 'gen_ai.operation.name': 'invoke_agent' };
+  set(a, 'gen_ai.provider.name', providerOf(node.model));
   set(a, 'gen_ai.agent.name', node.subagent_type);
   set(a, 'gen_ai.agent.id', node.agent_id);
   set(a, 'gen_ai.agent.description', node.description);
@@ -69,15 +92,22 @@ function rowAttributes(tree: TurnTree, node: TreeNode): Attributes {
   set(a, `${NAMESPACE}.tool_status`, node.tool_status);
   a[`${NAMESPACE}.is_async`] = node.is_async;
   // The subagent's own report (its final message): never gen_ai.usage.*, never priced (R3-6, R3-10).
-  set(a, `${NAMESPACE}.total_tokens`, node.total_tokens);
-  set(a, `${NAMESPACE}.tool_use_count`, node.tool_use_count);
-  set(a, `${NAMESPACE}.duration_ms`, node.duration_ms);
+  set(a, `${NAMESPACE}.total_tokens`, count(node.total_tokens, 'total_tokens', options));
+  set(a, `${NAMESPACE}.tool_use_count`, count(node.tool_use_count, 'tool_use_count', options));
+  set(a, `${NAMESPACE}.duration_ms`, count(node.duration_ms, 'duration_ms', options));
   a[`${NAMESPACE}.settled`] = node.settled_at !== null;
+  // On an ERROR span only (R4-9): the failing value, a low-cardinality class as error.type asks.
+  set(a, 'error.type', failure(node));
   return a;
 }
 
+/** The failing status value (`error`, `failed`, `cancelled`), tool_status first; undefined: not failed. */
+function failure(node: TreeNode): string | undefined {
+  return [node.tool_status, node.agent_status].find((s): s is string => s !== null && FAILED.has(s));
+}
+
 function status(node: TreeNode): ReadableSpan['status'] {
-  const failed = [node.tool_status, node.agent_status].find((s) => s !== null && FAILED.has(s));
+  const failed = failure(node);
   return failed === undefined
     ? { code: SpanStatusCode.UNSET }
     : {
@@ -118,13 +148,32 @@ function span(
   };
 }
 
-/** Every node of a tree, parents before children, with its span id and its parent span's. */
+/**
+ * Every node of a tree, parents before children (depth first, in the tree's order), with its span
+ * id and its parent span's. An explicit stack, not recursion: a parent chain of any depth (R4-4).
+ */
 function* walk(nodes: readonly TreeNode[], parentSpanId: string): Generator<[TreeNode, string, string]> {
-  for (const node of nodes) {
+  const stack: [TreeNode, string][] = [];
+  for (let i = nodes.length - 1; i >= 0; i--) stack.push([nodes[i]!, parentSpanId]);
+  while (stack.length > 0) {
+    const [node, parent] = stack.pop()!;
     const spanId = rowSpanIdOf(node.task_session_id, node.agent_execution_id, node.tool_call_id);
-    yield [node, spanId, parentSpanId];
-    yield* walk(node.children, spanId);
+    yield [node, spanId, parent];
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push([node.children[i]!, spanId]);
   }
+}
+
+/**
+ * A row span's end (R4-9): its start plus `duration_ms` where that was reported (what the subagent
+ * measured), else `settled_at` (the observation that settled it), else its start (an open span).
+ */
+function endOf(node: TreeNode, start: Micros, options: SpanOptions): Micros {
+  const duration = count(node.duration_ms, 'duration_ms', { ...options, unreadable: undefined });
+  if (duration !== null) {
+    const end = start + BigInt(duration) * 1000n;
+    if (end <= MAX_SPAN_US) return end;
+  }
+  return node.settled_at === null ? start : instant(node.settled_at);
 }
 
 /**
@@ -141,7 +190,7 @@ export function turnSpans(tree: TurnTree, options: SpanOptions): ReadableSpan[] 
   for (const [node, spanId, parentSpanId] of walk(tree.subagents, rootId)) {
     if (node.settled_at === null && !options.openSpans) continue;
     const start = instant(node.observed_at);
-    const end = node.settled_at === null ? start : instant(node.settled_at);
+    const end = endOf(node, start, options);
     if (latest === undefined || end > latest) latest = end;
     rows.push(
       span(
@@ -153,7 +202,7 @@ export function turnSpans(tree: TurnTree, options: SpanOptions): ReadableSpan[] 
           start,
           end,
         },
-        rowAttributes(tree, node),
+        rowAttributes(tree, node, options),
         status(node),
         options,
       ),
@@ -171,8 +220,9 @@ export function turnSpans(tree: TurnTree, options: SpanOptions): ReadableSpan[] 
       traceId,
       spanId: rootId,
       start,
-      // The host's completed_at; a turn still running ends at its latest exported subagent.
-      end: tree.completed_at === null ? (latest ?? start) : instant(tree.completed_at),
+      // The host's completed_at (or the rows' last observation), but never before a subagent it
+      // holds ends (a duration_ms may reach past both); a turn still running ends at its latest subagent.
+      end: tree.completed_at === null ? (latest ?? start) : latestOf(instant(tree.completed_at), latest ?? start),
     },
     rootAttributes,
     { code: SpanStatusCode.UNSET },

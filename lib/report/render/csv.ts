@@ -1,11 +1,18 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Figures, Group, ReportDocument } from '../document.js';
+import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
 
 /**
- * `report --csv` (docs/report.md#csv): completeness as `#` comment lines on top (R3-8), then a
- * header and one row per group; without --by, one row for the totals (`by` = `totals`). A NULL
- * figure is an empty cell, never 0 (R3-6). Lists are one cell each: `model=n;…`, `k:turns …`.
- * Cells that a spreadsheet would read as a formula are escaped.
+ * `report --csv` (docs/report.md#csv, R4-6): one table a spreadsheet and a CSV reader read the same
+ * way. Completeness first (R3-8), one record of one cell per line (`# capture_since: …`), written
+ * like every other cell: quoted, so a comma, a quote or a line break in a host id stays inside it,
+ * and starting with `#`, so no spreadsheet runs it as a formula. Then a header and one row per group;
+ * without --by, one row for the totals (`by` = `totals`). A NULL figure is an empty cell, never 0
+ * (R3-6); a NULL key is `(not reported)`, a key '' is `(empty)` (labels.ts). `models` is a JSON array
+ * (`[{"model":"m=5;fake=999","subagents":2}]`: any model name reads back exactly); `fan_out` is
+ * `k:turns …` (numbers only). A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab,
+ * CR first; a negative number is a number) gets a leading `'` (csv-stringify `escape_formulas`);
+ * nothing else is changed (R4-1). No trailing empty record: the text ends with the last row.
  */
 export const CSV_COLUMNS = [
   'by',
@@ -42,6 +49,8 @@ export const CSV_COLUMNS = [
   'cost_per_context_subcents',
   'first_observed_at',
   'last_observed_at',
+  // added after the first columns (R4-7): a reader by position keeps reading the ones before
+  'orphan_rows',
 ] as const;
 
 type Cell = string | number | boolean | null;
@@ -64,7 +73,7 @@ function figureCells(f: Figures): Cell[] {
     f.duration_ms.p50,
     f.duration_ms.p95,
     f.duration_ms.max,
-    f.models.counts.map((m) => `${m.model}=${m.subagents}`).join(';'),
+    JSON.stringify(f.models.counts.map((m) => ({ model: m.model, subagents: m.subagents }))),
     f.models.unreported,
     f.fan_out.map((b) => `${b.top_level}:${b.turns}`).join(' '),
     f.executions,
@@ -77,12 +86,16 @@ function figureCells(f: Figures): Cell[] {
     f.cost_per_context_subcents,
     f.first_observed_at,
     f.last_observed_at,
+    f.orphan_rows,
   ];
 }
 
-const groupRow = (g: Group): Cell[] => [g.by, g.key, g.title, g.lower_bound, g.started_at, ...figureCells(g)];
+const keyCell = (key: string | null): string =>
+  key === null ? NOT_REPORTED_LABEL : key === '' ? EMPTY_KEY_LABEL : key;
 
-/** R3-8 as comment lines: what a spreadsheet user needs to read the rows honestly. */
+const groupRow = (g: Group): Cell[] => [g.by, keyCell(g.key), g.title, g.lower_bound, g.started_at, ...figureCells(g)];
+
+/** R3-8 as comment lines (`# …`), one per fact: what a spreadsheet user needs to read the rows honestly. */
 export function completenessComments(doc: ReportDocument): string[] {
   const c = doc.completeness;
   const f = doc.filters;
@@ -93,26 +106,33 @@ export function completenessComments(doc: ReportDocument): string[] {
     `backfill_through: ${c.backfill_through ?? 'null'}`,
     `verified_through: ${c.verified_through ?? 'null (the scheduled check has not run)'}`,
     `shortfall: ${c.shortfall.checked ? `${c.shortfall.open ? 'OPEN' : 'none'} (${c.shortfall.count})` : 'not checked'}`,
-    ...c.missing.map((m) => `missing: ${m.task_session_id} ${m.tool_call_id}`),
+    ...c.missing.map((m) => `missing: ${JSON.stringify([m.task_session_id, m.tool_call_id])}`),
+    `unreadable: ${JSON.stringify(c.unreadable)}`,
     `lower_bound_sessions: ${c.lower_bound_sessions}`,
     ...c.notes.map((n) => `note: ${n}`),
   ];
-  // One physical line each: a newline inside a value would end the comment.
-  return lines.map((l) => `# ${l.replace(/[\r\n]+/g, ' ')}`);
+  return lines.map((l) => `# ${l}`);
 }
+
+const STRINGIFY = {
+  cast: { boolean: (value: boolean) => (value ? 'true' : 'false') },
+  // A task title or a model is the host's text: a cell starting = + - @ is not run as a formula
+  // by a spreadsheet (the library prefixes it with ').
+  escape_formulas: true,
+} as const;
 
 export function renderReportCsv(doc: ReportDocument): string {
   const rows: Cell[][] =
     doc.filters.by === null
       ? [['totals', null, null, null, null, ...figureCells(doc.totals)]]
       : doc.groups.map(groupRow);
-  const body = stringify(rows, {
-    header: true,
-    columns: [...CSV_COLUMNS],
-    cast: { boolean: (value) => (value ? 'true' : 'false') },
-    // A task title or a model is the host's text: a cell starting = + - @ is not run as a formula
-    // by a spreadsheet (the library prefixes it with ').
-    escape_formulas: true,
-  });
-  return `${completenessComments(doc).join('\n')}\n${body}`;
+  // every comment is quoted, so each reads as one cell whatever it holds (R4-6)
+  const comments = stringify(
+    completenessComments(doc).map((line) => [line]),
+    { ...STRINGIFY, quoted: true },
+  );
+  const body = stringify(rows, { ...STRINGIFY, header: true, columns: [...CSV_COLUMNS] });
+  // the CLI ends the output with a newline: a record delimiter here would make an empty last record
+  const text = `${comments}${body}`;
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
 }

@@ -1,10 +1,15 @@
-import { type Cell, renderFacts, renderTable } from '../../cli/table.js';
+import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js';
+import { terminalSafe } from '../../terminal-text.js';
 import type { Figures, Group, ReportDocument } from '../document.js';
+import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
 
 /**
  * The terminal table (docs/report.md#the-table): completeness first (R3-8), then the totals, then
  * one line per group. It only reads the document. Numbers carry thousands separators; a NULL
- * figure shows as `-`, never 0 (R3-6). Colour only when asked for (a TTY without NO_COLOR).
+ * figure shows as `-`, never 0 (R3-6). Colour only when asked for (a TTY without NO_COLOR). Host
+ * text (ids, titles, models, the notes that quote a value) is printed through `terminalSafe`
+ * (R4-2): the cells by renderTable, the rest here; it is never redacted (R4-1). Costs name their
+ * unit, the ledger's subcents (1 USD = 10,000 subcents).
  */
 export interface TableOptions {
   color: boolean;
@@ -27,22 +32,29 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
   const shortfall = !c.shortfall.checked
     ? 'not checked (see notes)'
     : c.shortfall.open
-      ? paint('31', `OPEN: ${n(c.shortfall.count)} message key(s) without a row`)
+      ? styled(`OPEN: ${n(c.shortfall.count)} message key(s) without a row`, '31')
       : 'none';
-  const completeness = renderFacts([
-    ['capture_since', c.capture_since ?? 'null (capture not activated)'],
-    ['backfill_through', c.backfill_through ?? 'null'],
-    ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
-    ['shortfall', shortfall],
-    ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
+  const completeness = renderFacts(
     [
-      'lower bound',
-      c.lower_bound_sessions === 0
-        ? 'none'
-        : `${n(c.lower_bound_sessions)} session(s) with activity before capture_since: their fan-out is a lower bound`,
+      ['capture_since', c.capture_since ?? 'null (capture not activated)'],
+      ['backfill_through', c.backfill_through ?? 'null'],
+      ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
+      ['shortfall', shortfall],
+      ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
+      ['unreadable', unreadableText(c.unreadable)],
+      [
+        'lower bound',
+        c.lower_bound_sessions === 0
+          ? 'none'
+          : `${n(c.lower_bound_sessions)} session(s) with activity before capture_since: their fan-out is a lower bound`,
+      ],
     ],
-  ]);
-  const notes = c.notes.map((note) => paint('2', `note: ${note}`));
+    { color: options.color },
+  );
+  // The lower bound is said once, in the fact above: the document's note that repeats it is not printed again.
+  const notes = c.notes
+    .filter((note) => c.lower_bound_sessions === 0 || !note.includes('their fan-out is a lower bound'))
+    .map((note) => paint('2', `note: ${terminalSafe(note)}`));
   const parts = [
     section(`completeness (generated ${doc.generated_at}${filterText(doc)})`),
     [completeness, ...notes].join('\n'),
@@ -60,6 +72,18 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
   return parts.join('\n');
 }
 
+/** A group's key as people read it: one label for a key the host never reported, one for '' (labels.ts). */
+const keyLabel = (key: string | null): string =>
+  key === null ? NOT_REPORTED_LABEL : key === '' ? EMPTY_KEY_LABEL : key;
+
+/** Values the report could not read (R4-3), per column: `none`, or each column with a count. */
+function unreadableText(u: ReportDocument['completeness']['unreadable']): string {
+  const counted = Object.entries(u).filter(([, count]) => count > 0);
+  return counted.length === 0
+    ? 'none'
+    : `${counted.map(([column, count]) => `${column} ${n(count)}`).join(', ')} (not reported for their figures)`;
+}
+
 function filterText(doc: ReportDocument): string {
   const f = doc.filters;
   const set = [
@@ -68,7 +92,7 @@ function filterText(doc: ReportDocument): string {
     f.task === null ? undefined : `task ${f.task}`,
     f.session === null ? undefined : `session ${f.session}`,
   ].filter((s) => s !== undefined);
-  return set.length === 0 ? '' : `; ${set.join(', ')}`;
+  return set.length === 0 ? '' : terminalSafe(`; ${set.join(', ')}`);
 }
 
 /** A sum over reported rows: `sum (n reported)`, or `- (0 reported)` when none reported (R3-6). */
@@ -90,12 +114,20 @@ function totalFacts(f: Figures): [string, Cell][] {
     ['executions', `${n(f.executions)} (rows with an unknown execution: ${n(f.unknown_execution)})`],
     ['turns with subagents', n(f.turns)],
     ['sessions', n(f.sessions)],
+    ...(f.orphan_rows === 0
+      ? []
+      : [
+          ['orphan rows', `${n(f.orphan_rows)} (subagent rows whose session is not in task_sessions)`] as [
+            string,
+            Cell,
+          ],
+        ]),
     ['contexts', f.contexts === null ? null : `${n(f.contexts)} (sessions + subagents)`],
     [
       'cost',
       f.cost_subcents === null
         ? null
-        : `${n(f.cost_subcents)} subcents (${usd(f.cost_subcents)}; estimated ${n(f.estimated_cost_subcents)})`,
+        : `${n(f.cost_subcents)} subcents (${usd(f.cost_subcents)}; estimated ${n(f.estimated_cost_subcents) ?? '-'} subcents)`,
     ],
     [
       'cost per context',
@@ -105,9 +137,10 @@ function totalFacts(f: Figures): [string, Cell][] {
     ],
     [
       'models',
-      [...f.models.counts.map((m) => `${m.model} ${n(m.subagents)}`), `unreported ${n(f.models.unreported)}`].join(
-        ', ',
-      ),
+      [
+        ...f.models.counts.map((m) => `${keyLabel(m.model)} ${n(m.subagents)}`),
+        `${NOT_REPORTED_LABEL} ${n(f.models.unreported)}`,
+      ].join(', '),
     ],
     [
       'fan-out (k: turns)',
@@ -119,6 +152,7 @@ function totalFacts(f: Figures): [string, Cell][] {
 
 function groupTable(groups: readonly Group[]): string {
   const titled = groups.some((g) => g.title !== null);
+  const orphans = groups.some((g) => g.orphan_rows > 0);
   const headers = [
     'key',
     ...(titled ? ['title'] : []),
@@ -129,13 +163,14 @@ function groupTable(groups: readonly Group[]): string {
     'reported',
     'p95 ms',
     'sessions',
+    ...(orphans ? ['orphan rows'] : []),
     'contexts',
-    'cost',
-    'per context',
+    'cost (subcents)',
+    'per context (subcents)',
     'lower bound',
   ];
   const rows = groups.map((g): Cell[] => [
-    g.key ?? '(none)',
+    keyLabel(g.key),
     ...(titled ? [g.title] : []),
     n(g.subagents),
     n(g.nested),
@@ -144,6 +179,7 @@ function groupTable(groups: readonly Group[]): string {
     n(g.tokens.reported),
     n(g.duration_ms.p95),
     n(g.sessions),
+    ...(orphans ? [n(g.orphan_rows)] : []),
     n(g.contexts),
     n(g.cost_subcents),
     n(g.cost_per_context_subcents),

@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OtlpConfigError, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from '../../../lib/export/otlp/ids.js';
+import { FIXED_IDS } from '../../support/otlp-ids.js';
 
 describe('OTLP target (flags, then OTEL_EXPORTER_OTLP_* variables, then defaults)', () => {
   it.each([
@@ -93,6 +96,24 @@ describe('ids derived from the rows', () => {
         expect(traceIdOf(session, turn)).not.toMatch(/^0+$/);
       }),
     );
+  });
+
+  it('R3-10: ids are the same in another process and equal the values computed outside the code (docs/otlp.md#ids)', () => {
+    const here = {
+      trace_s1_u1: traceIdOf('s1', 'u1'),
+      trace_s1_none: traceIdOf('s1', ''),
+      turn_s1_u1: turnSpanIdOf('s1', 'u1'),
+      row_s1_e1_a: rowSpanIdOf('s1', 'e1', 'a'),
+    };
+    const child = JSON.parse(
+      execFileSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(new URL('../../support/ids-child.ts', import.meta.url))],
+        { encoding: 'utf8' },
+      ),
+    );
+    expect(child).toEqual(here);
+    expect(here).toEqual(FIXED_IDS);
   });
 
   it('R3-10: every part of the identity changes the id (session, execution, tool call; session, turn)', () => {

@@ -6,6 +6,7 @@ import { POSITION_KEY, PositionError } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+import { FIXED_IDS } from '../../support/otlp-ids.js';
 import { insertRows, type StoredRow, withDefaults } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
@@ -67,7 +68,11 @@ const ROWS: StoredRow[] = [
   { tool_call_id: 'e', subagent_type: 'explore', observed_at: T(7) },
 ];
 
-/** What R3-10 says the row's span carries, written from the row (not from the exporter's code). */
+/** R4-9's provider for the models ROWS names, written out by hand (docs/otlp.md#provider). */
+const PROVIDER: Record<string, string> = { 'claude-opus-5[1m]': 'anthropic' };
+const FAILED = ['error', 'failed', 'cancelled'];
+
+/** What R3-10 and R4-9 say the row's span carries, written from the row (not from the exporter's code). */
 function expectedAttributes(input: StoredRow, all: readonly StoredRow[]): Record<string, string | number | boolean> {
   const r = withDefaults(input);
   const parentInTurn = all.some(
@@ -79,7 +84,9 @@ function expectedAttributes(input: StoredRow, all: readonly StoredRow[]): Record
     'gen_ai.agent.id': r.agent_id,
     'gen_ai.agent.description': r.description,
     'gen_ai.request.model': r.model,
+    'gen_ai.provider.name': r.model === null ? null : (PROVIDER[r.model] ?? null),
     'gen_ai.conversation.id': r.task_session_id,
+    'error.type': [r.tool_status, r.agent_status].find((v) => v !== null && FAILED.includes(v)) ?? null,
     'subagent_context.task_id': r.task_id,
     'subagent_context.task_session_id': r.task_session_id,
     'subagent_context.turn_id': r.turn_id,
@@ -163,9 +170,11 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
         expect(span.attributes).toEqual(expectedAttributes(row, ROWS));
         const type = withDefaults(row).subagent_type;
         expect(span.name).toBe(type ? `invoke_agent ${type}` : 'invoke_agent');
+        // R4-9: the end is the start plus duration_ms where reported, else settled_at
+        const duration = withDefaults(row).duration_ms;
         expect([span.startTimeUnixNano, span.endTimeUnixNano]).toEqual([
           nanos(row.observed_at),
-          nanos(row.settled_at!),
+          duration === null ? nanos(row.settled_at!) : nanos(row.observed_at) + BigInt(duration) * 1_000_000n,
         ]);
         expect(span.kind).toBe(1); // SPAN_KIND_INTERNAL
       }
@@ -177,8 +186,12 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       expect(byCall(spans, 'd')!.status).toEqual({ code: 2, message: 'tool_status error' });
       expect(byCall(spans, 'a')!.status.code).toBe(0);
       // the turn's times: the host's where it has them (this fixture's fixed start), else the rows' span
+      // (a's end, T(1) + its duration_ms 48,211 ms, is past its settled_at T(49): the turn ends with it)
       if (fixture === 'minimal')
-        expect([root.startTimeUnixNano, root.endTimeUnixNano]).toEqual([nanos(T(1)), nanos(T(49))]);
+        expect([root.startTimeUnixNano, root.endTimeUnixNano]).toEqual([
+          nanos(T(1)),
+          nanos('2026-08-12T13:00:49.334456Z'),
+        ]);
     },
   );
 
@@ -200,6 +213,9 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
     await insertRows(t.db, ROWS);
     await exportTo(t.db, 'http/protobuf', { position: 'none' });
     const first = idsOf(receiver.spans);
+    // not only equal to each other: the documented derivation, computed outside the code (test/support/otlp-ids.ts)
+    expect(first).toContain(`${FIXED_IDS.trace_s1_u1}/${FIXED_IDS.turn_s1_u1}/`);
+    expect(first).toContain(`${FIXED_IDS.trace_s1_u1}/${FIXED_IDS.row_s1_e1_a}/${FIXED_IDS.turn_s1_u1}`);
     receiver.spans.length = 0;
     await exportTo(t.db, 'http/json', { position: 'none' });
     expect(idsOf(receiver.spans)).toEqual(first);
@@ -254,11 +270,12 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
     // While this run's first batch is in flight, another run (same key) moves the position.
     const sink = {
       send: async (spans: Parameters<typeof real.send>[0]) => {
-        await real.send(spans);
+        const result = await real.send(spans);
         await t.db.query(
           'INSERT INTO kandev_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
           [POSITION_KEY, other],
         );
+        return result;
       },
       shutdown: () => real.shutdown(),
     };

@@ -6,7 +6,7 @@ import type { Figures, Group, GroupBy } from '../../../lib/report/document.js';
 import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
-/** The figures that add up over a partition of the rows (distinct counts, percentiles, sessions do not). */
+/** The figures that add up over a partition of the rows (distinct counts, percentiles, sessions do not); null sums kept null. */
 function additive(f: Figures) {
   const counts = new Map<string, number>();
   for (const m of f.models.counts) counts.set(m.model, m.subagents);
@@ -21,9 +21,9 @@ function additive(f: Figures) {
     backfill: f.backfill,
     settled: f.settled,
     failed: f.failed,
-    tokens: f.tokens.sum ?? 0,
+    tokens: f.tokens.sum,
     tokens_reported: f.tokens.reported,
-    tool_uses: f.tool_uses.sum ?? 0,
+    tool_uses: f.tool_uses.sum,
     tool_uses_reported: f.tool_uses.reported,
     duration_reported: f.duration_ms.reported,
     unknown_execution: f.unknown_execution,
@@ -45,8 +45,15 @@ function add(a: Additive, b: Additive): Additive {
   for (const key of Object.keys(a) as (keyof Additive)[]) {
     const x = a[key];
     const y = b[key];
+    // R3-6: a sum nobody reported is null, never 0: null + null stays null, null + n is n
     (out as Record<string, unknown>)[key] =
-      x instanceof Map ? merge(x as Map<unknown, number>, y as Map<unknown, number>) : (x as number) + (y as number);
+      x instanceof Map
+        ? merge(x as Map<unknown, number>, y as Map<unknown, number>)
+        : x === null
+          ? y
+          : y === null
+            ? x
+            : (x as number) + (y as number);
   }
   return out;
 }
@@ -116,6 +123,11 @@ describe.each(TARGET_FIXTURES)('report groups add up on %s, %s host schema', (ta
           expect(own.reduce((n, s) => n + s.sessions!, 0)).toBe(task.sessions);
         }
         expect(sumOf(sessions)).toEqual(additive(totals));
+        // R3-6: in every scope a sum is null exactly when no row reported the metric
+        for (const f of [totals, ...turns, ...sessions, ...tasks]) {
+          expect(f.tokens.sum === null).toBe(f.tokens.reported === 0);
+          expect(f.tool_uses.sum === null).toBe(f.tool_uses.reported === 0);
+        }
         expect(sumOf(tasks)).toEqual(additive(totals));
       }),
       { numRuns: target === 'sqlite' ? 25 : 10 },

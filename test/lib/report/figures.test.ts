@@ -280,6 +280,8 @@ describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, 
       });
     }
     await insertRows(t.db, [{ tool_call_id: 'm0', observed_at: '2026-08-12T13:00:01Z' }]);
+    // A checkpoint at capture_since: nothing verified yet, the window is the whole time since.
+    await setMeta(t.db, CHECKPOINT_KEY, '2026-08-12T12:00:00.000000000Z');
     const { completeness } = await report({ graceSeconds: 0 });
     expect(completeness.shortfall).toEqual({ open: true, count: 21, checked: true });
     expect(completeness.missing).toHaveLength(20);
@@ -291,6 +293,15 @@ describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, 
       count: 0,
       checked: true,
     });
+  });
+
+  it('R4-12: with no health checkpoint the shortfall is not checked (the full audit is health’s), and a note names the command', async () => {
+    await setMeta(t.db, CAPTURE_SINCE_KEY, '2026-08-12T12:00:00.000000000Z');
+    await seedMessage(t.db, { createdAt: us('2026-08-12T13:00:00Z'), toolCallId: 'm0' });
+    const { completeness } = await report({ graceSeconds: 0 });
+    expect(completeness.shortfall).toEqual({ open: false, count: 0, checked: false });
+    expect(completeness.missing).toEqual([]);
+    expect(completeness.notes.join(' ')).toMatch(/no checkpoint.*not checked.*`subagent-context health`/);
   });
 
   it('R3-6, AC-25: a group whose session has activity before capture_since is a lower bound, and counted', async () => {

@@ -143,7 +143,7 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     expect(page).not.toMatch(/\b(src|href)="(https?:)?\/\//);
   });
 
-  it('R3-9: hostile text from the database (<script>, </style>, quotes, U+2028) is escaped everywhere it appears', () => {
+  it('R3-9: hostile text from the database (<script>, </style>, quotes, &, an entity, U+2028) is escaped everywhere it appears, as written by hand', () => {
     const hostile = makeReportDocument({ hostile: true, shortfall: true });
     const html = renderHtml(hostile);
     expect(html).not.toMatch(/<script/i);
@@ -152,16 +152,52 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     const count = (h: string, s: RegExp) => h.match(s)?.length ?? 0;
     expect(count(html, /<\/style>/g)).toBe(count(page, /<\/style>/g));
     expect(count(html, /<style[ >]/g)).toBe(count(html, /<\/style>/g));
-    expect(html).toContain(text(HOSTILE));
+    // written by hand from docs/page.md#escaping, not by text(): `& < > " '` as references, U+2028 as &#x2028;
+    const ESCAPED =
+      '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;/style&gt;&lt;img src=x onerror=alert(1)&gt;&quot;&#39; R&amp;D &amp;amp;&#x2028;end';
+    expect(HOSTILE).toContain('&');
+    expect(section(html, 'tasks')).toContain(`${ESCAPED} task 0`);
+    expect(section(html, 'trees')).toContain(`>${ESCAPED}<`);
+    expect(html).not.toContain(HOSTILE);
     expect(html).not.toContain('\u2028');
+    // every & on the page starts a character reference: none is the data's own
+    expect(html.match(/&(?!(?:[a-z]+|#\d+|#x[0-9a-f]+);)/gi) ?? []).toEqual([]);
     expectFiguresMatch(html, hostile);
+  });
+
+  /** Any text, rich in what the boundary must escape: markup, quotes, &, references, line separators, controls. */
+  const hostileText = fc.string({
+    unit: fc.oneof(
+      fc.constantFrom(
+        '&',
+        '<',
+        '>',
+        '"',
+        "'",
+        '\u2028',
+        '\u2029',
+        '&amp;',
+        '&lt;',
+        '&#39;',
+        '&#x2028;',
+        '\u0000',
+        '\u007f',
+      ),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
+  });
+
+  it('R3-9: the generator below really produces every character the page escapes (so the property is not hollow)', () => {
+    const sample = fc.sample(hostileText, { numRuns: 500, seed: 1 }).join('');
+    for (const c of ['&', '<', '>', '"', "'", '\u2028', '\u2029', '&amp;', '\u0000']) expect(sample).toContain(c);
   });
 
   it('R3-9: text() leaves no markup character for any input and reads back as the input (controls as U+FFFD)', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), (s) => {
+      fc.property(hostileText, (s) => {
         const out = text(s);
         expect(out).not.toMatch(/[<>"'\u2028\u2029]/);
+        expect(out).not.toMatch(/&(?!(?:amp|lt|gt|quot|#39|#x2028|#x2029);)/);
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the controls text() replaces
         expect(decode(out)).toBe(s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '\uFFFD'));
       }),

@@ -1,0 +1,99 @@
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { CSV_COLUMNS, renderReportCsv } from '../../../../lib/report/render/csv.js';
+import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from '../../../../lib/report/render/labels.js';
+import { figures, group, reportDoc } from '../../../support/report-document.js';
+
+/** The CSV as a reader gets it: the one-cell `#` records before the header, then the rows by column. */
+function read(text: string) {
+  const records = parse(text, { relax_column_count: true }) as string[][];
+  const header = records.findIndex((r) => r.length > 1);
+  return {
+    records,
+    comments: records.slice(0, header),
+    header: records[header],
+    rows: records
+      .slice(header + 1)
+      .map((r) => Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, r[i]])) as Record<string, string>),
+  };
+}
+
+describe('report --csv (R4-6: one table)', () => {
+  it('R4-6: a missing key holding a comma and a formula stays inside one quoted comment cell', () => {
+    const text = renderReportCsv(
+      reportDoc([group()], {
+        shortfall: { open: true, count: 1, checked: true },
+        missing: [{ task_session_id: 's,1', tool_call_id: "x,=cmd|' /C calc'!A0" }],
+      }),
+    );
+    expect(text).toContain(`"# missing: [""s,1"",""x,=cmd|' /C calc'!A0""]"`);
+    const { comments } = read(text);
+    // every comment is one cell, starting with # (no spreadsheet runs it as a formula)
+    for (const c of comments) {
+      expect(c).toHaveLength(1);
+      expect(c[0]).toMatch(/^# /);
+    }
+    const missing = comments.find((c) => c[0]!.startsWith('# missing: '))![0]!;
+    expect(JSON.parse(missing.slice('# missing: '.length))).toEqual(['s,1', "x,=cmd|' /C calc'!A0"]);
+  });
+
+  it('R4-6: a note with a line break and quotes reads back whole, as one cell (R4-1: not rewritten)', () => {
+    const { comments } = read(renderReportCsv(reportDoc([group()], { notes: ['a note\nthat says "two" lines, too'] })));
+    expect(comments).toContainEqual(['# note: a note\nthat says "two" lines, too']);
+  });
+
+  it('R4-6: the models cell is a JSON array, unambiguous for a model named m=5;fake=999', () => {
+    const counts = [
+      { model: 'm=5;fake=999', subagents: 2 },
+      { model: 'a,"b"', subagents: 1 },
+      { model: '', subagents: 1 },
+    ];
+    const [row] = read(renderReportCsv(reportDoc([group({ models: { counts, unreported: 0 } })]))).rows;
+    expect(JSON.parse(row!.models!)).toEqual(counts);
+  });
+
+  it('R4-6: the header is CSV_COLUMNS, one row per group, and no trailing empty record', () => {
+    const text = renderReportCsv(reportDoc([group({ key: 'a' }), group({ key: 'b' })]));
+    expect(text.endsWith('\n')).toBe(false);
+    // the CLI adds one newline: still no empty record
+    const { header, rows, records } = read(`${text}\n`);
+    expect(header).toEqual([...CSV_COLUMNS]);
+    expect(rows.map((r) => r.key)).toEqual(['a', 'b']);
+    expect(records.at(-1)).toHaveLength(CSV_COLUMNS.length);
+  });
+
+  it('R4-6: a title a spreadsheet would run is read back neutralised; a negative cost stays a number', () => {
+    const [row] = read(
+      renderReportCsv(reportDoc([group({ key: 't,1', title: '=SUM(A1)', cost_subcents: -5, lower_bound: true })])),
+    ).rows;
+    expect(row).toMatchObject({ key: 't,1', title: "'=SUM(A1)", cost_subcents: '-5', lower_bound: 'true' });
+  });
+
+  it('R4-6: a key the host never reported and a key "" have their own labels; a NULL figure is an empty cell', () => {
+    const rows = read(renderReportCsv(reportDoc([group({ key: null }), group({ key: '' })]))).rows;
+    expect(rows.map((r) => r.key)).toEqual([NOT_REPORTED_LABEL, EMPTY_KEY_LABEL]);
+    expect(rows[0]).toMatchObject({ tokens_sum: '', tokens_reported: '0', cost_subcents: '' });
+  });
+
+  it('R4-6: without --by, one totals row', () => {
+    const doc = { ...reportDoc([]), filters: { ...reportDoc([]).filters, by: null } };
+    const { rows } = read(renderReportCsv({ ...doc, totals: figures({ subagents: 7 }) }));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ by: 'totals', key: '', subagents: '7' });
+  });
+  it('R4-3, R4-7: the unreadable counts are a JSON cell, orphan_rows the last column', () => {
+    const unreadable = {
+      total_tokens: 2,
+      tool_use_count: 0,
+      duration_ms: 1,
+      observed_at: 0,
+      cost_subcents: 0,
+      occurred_at: 0,
+    };
+    const { comments, header, rows } = read(renderReportCsv(reportDoc([group({ orphan_rows: 4 })], { unreadable })));
+    const cell = comments.find((c) => c[0]!.startsWith('# unreadable: '))![0]!;
+    expect(JSON.parse(cell.slice('# unreadable: '.length))).toEqual(unreadable);
+    expect(header!.at(-1)).toBe('orphan_rows');
+    expect(rows[0]!.orphan_rows).toBe('4');
+  });
+});
