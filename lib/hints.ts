@@ -153,6 +153,10 @@ const SQLITE_HINTS: Partial<Record<HintClass, Record<Caller, string>>> = {
     function:
       "the SQLite file or its schema is not in a usable state (the disk, the file's permissions, or corruption); check it with `sqlite3 <path> 'PRAGMA integrity_check'`",
   },
+  pool_wait: {
+    cli: 'a statement waited for the SQLite store and got no turn (another command holds it); run the command again',
+    function: 'a statement waited for the SQLite store and got no turn; invoke the function again',
+  },
   statement_timeout: {
     cli: 'SQLite has no statement timeout; the statement was interrupted: run the command again',
     function: 'SQLite has no statement timeout; the statement was interrupted and runs again on the next invocation',
