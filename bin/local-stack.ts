@@ -27,7 +27,9 @@ Options:
   --otlp-demo           then export the store as OTLP traces to a receiver started here and
                         print the span count (docs/otlp.md)
   --json                print the result as JSON instead of tables
-Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise.`;
+With --sqlite the store stays: the summary ends with the command that prints its report.
+Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise
+(or when it cannot run), 2 for a flag it does not know or a value it cannot take.`;
 
 /** A flag's value is the problem: exit 2, as the CLI's usage errors. */
 class FlagError extends Error {}

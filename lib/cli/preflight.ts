@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { HOST_TABLES, MIGRATED_TABLES, missingTables } from '../store/probe.js';
+import { terminalSafe } from '../terminal-text.js';
 import { EXIT } from './exit-codes.js';
 import { cliFailure } from './failure.js';
 
@@ -22,10 +23,10 @@ async function databaseName(db: Queryable): Promise<string> {
   try {
     if (db.dialect.name === 'postgres') {
       const [row] = await db.query<{ name: string }>('SELECT current_database() AS name');
-      return row ? `the database "${row.name}"` : 'the database';
+      return row ? `the database "${terminalSafe(row.name)}"` : 'the database';
     }
     const [row] = await db.query<{ file: string }>("SELECT file FROM pragma_database_list WHERE name = 'main'");
-    return row?.file ? `the SQLite store ${row.file}` : 'the SQLite store';
+    return row?.file ? `the SQLite store ${terminalSafe(row.file)}` : 'the SQLite store';
   } catch {
     return 'the database';
   }
