@@ -105,8 +105,8 @@ if (wants('hostile-text')) {
   log(`  ${Math.round(hostileText.plainMs)} ms without, ${Math.round(hostileText.hostileMs)} ms with the title`);
 }
 const totalSeconds = (performance.now() - started) / 1000;
-// The heavy health-at-scale section (npm run bench -- health) is kept from the previous file.
-const kept = keptHealthSection(plan.out);
+// The heavy sections (npm run bench -- health, -- read) are kept from the previous file.
+const kept = keptSection(plan.out, 'health-scale') + keptSection(plan.out, 'read-side');
 writeFileSync(
   plan.out,
   renderReport({
@@ -126,15 +126,15 @@ writeFileSync(
 );
 log(`wrote ${plan.out} after ${totalSeconds.toFixed(0)} s`);
 
-function keptHealthSection(file: string): string {
+function keptSection(file: string, name: string): string {
   let text = '';
   try {
     text = readFileSync(file, 'utf8');
   } catch {
     return '';
   }
-  const endMarker = '<!-- health-scale:end -->';
-  const start = text.indexOf('<!-- health-scale:start -->');
+  const endMarker = `<!-- ${name}:end -->`;
+  const start = text.indexOf(`<!-- ${name}:start -->`);
   const end = text.indexOf(endMarker);
   return start >= 0 && end > start ? `\n${text.slice(start, end + endMarker.length)}\n` : '';
 }

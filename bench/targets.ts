@@ -18,6 +18,8 @@ export interface BenchDatabase {
   dispose(): Promise<void>;
   /** PostgreSQL only: the same database's URL for a plain TCP client (`pg`), no driver path in between */
   readonly tcpUrl?: string;
+  /** the database's URL as the CLI takes it (`--database-url`), for a benchmark run in another process */
+  readonly url: string;
 }
 
 export interface BenchTarget {
@@ -58,6 +60,7 @@ async function serverTarget(adminUrl: string): Promise<BenchTarget> {
           await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         },
         dbUrl.toString(),
+        dbUrl.toString(),
       );
     },
     async stop() {
@@ -79,7 +82,7 @@ async function pgliteTarget(): Promise<BenchTarget> {
       // PGlite serves one database: start each benchmark from an empty public schema.
       await admin.query('DROP SCHEMA IF EXISTS public CASCADE');
       await admin.query('CREATE SCHEMA public');
-      return clients(open, async () => undefined, pg.url);
+      return clients(open, async () => undefined, pg.url, pg.url);
     },
     async stop() {
       await admin.close();
@@ -102,13 +105,19 @@ async function sqliteTarget(): Promise<BenchTarget> {
       return clients(
         () => openDatabase(`sqlite:${path}`, { create: true }),
         async () => rmSync(path, { force: true }),
+        `sqlite:${path}`,
       );
     },
     stop: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
-function clients(open: (max: number) => Database, drop: () => Promise<void>, tcpUrl?: string): BenchDatabase {
+function clients(
+  open: (max: number) => Database,
+  drop: () => Promise<void>,
+  url: string,
+  tcpUrl?: string,
+): BenchDatabase {
   const opened: Database[] = [];
   const connect = (options: { max?: number } = {}) => {
     const db = open(options.max ?? 1);
@@ -119,6 +128,7 @@ function clients(open: (max: number) => Database, drop: () => Promise<void>, tcp
   return {
     db,
     connect,
+    url,
     ...(tcpUrl ? { tcpUrl } : {}),
     async dispose() {
       await Promise.allSettled(opened.map((d) => d.close()));

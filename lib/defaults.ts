@@ -112,9 +112,19 @@ export const PRODUCER_DEFAULTS = Object.freeze({
 /**
  * The page (`report --html`, docs/page.md): fan-out trees for at most this many of the most recent
  * turns, and at most this many task rows, so a large store's page stays small (R3-9: 100k rows
- * stay under 2 MB). `--trees N` and `--limit N` choose fewer or more.
+ * stay under 2 MB). `--trees N` and `--limit N` choose fewer or more. Whatever the store, the page
+ * stays under 2 MB (R4-4): at most `nodesPerTurn` subagents of a turn are drawn ("and 29,800
+ * more"), the trees stop at `treeBytes` of markup, and host text is cut at `textChars` characters
+ * (ids at `idChars`) with its full length stated.
  */
-export const PAGE_DEFAULTS = Object.freeze({ trees: 50, tasks: 200 });
+export const PAGE_DEFAULTS = Object.freeze({
+  trees: 50,
+  tasks: 200,
+  nodesPerTurn: 200,
+  treeBytes: 800_000,
+  textChars: 160,
+  idChars: 80,
+});
 
 /** OTLP export (docs/otlp.md): the bounds of one run, the CLI's and the scheduled function's alike. */
 export const EXPORT_DEFAULTS = Object.freeze({

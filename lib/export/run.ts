@@ -253,13 +253,14 @@ export async function runExport(
   // Keys first (a cheap GROUP BY, no row bodies), many pages' worth at once; then each page's
   // rows by key, so every row is read once per export.
   const listTurns = options.pageTurns * LIST_PAGES;
-  let first = true;
+  // Where the next listing starts: the lookback's start first, then after the last key listed (the
+  // point itself only moves forward, and a window of more than one listing lies behind it).
+  let cursor: TurnPosition | undefined;
   for (;;) {
     const from =
-      first && state.position !== undefined
+      cursor === undefined && state.position !== undefined
         ? { changedAfter: state.position.changed - lookback }
-        : { after: state.position };
-    first = false;
+        : { after: cursor };
     const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns }).catch(
       async (err: unknown) => {
         throw (await unreadableUpdatedAt(db, err)) ?? err;
@@ -320,6 +321,7 @@ export async function runExport(
       await accept(pageEnd);
     }
     if (keys.length < listTurns) break;
+    cursor = keys[keys.length - 1];
   }
   return summary;
 }

@@ -450,7 +450,7 @@ describe('issue 34: SQLite words for SQLite (exit 1)', () => {
         return ['report', '--database-url', `sqlite:${join(d, 'garbage.db')}`];
       },
       () =>
-        "subagent-context: file is not a database (SQLITE_NOTADB, SQLSTATE XX001): the SQLite file or its schema is not in a usable state (the disk, the file's permissions, or corruption); check it with `sqlite3 <path> 'PRAGMA integrity_check'`, fix it, then run the command again",
+        'subagent-context: file is not a database (SQLITE_NOTADB, SQLSTATE XX001): SQLite could not use the store; check the path in --database-url, that the file is a SQLite database, the disk (full? readable?) and the permissions of the file and its folder',
     ],
   ])('%s', async (_, argv, first) => {
     const run = await cli(...argv(dir));

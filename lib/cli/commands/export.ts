@@ -65,7 +65,7 @@ export async function exportCommand(
 ): Promise<CommandResult<ExportSummary>> {
   // a never-migrated store says "run migrate", as report, health and ingest do (issue 34)
   await requireMigrated(db);
-  // The OpenTelemetry exporters load only when an export runs: every other command starts faster.
+  // R4-11: the OpenTelemetry SDK and serializers load when an export runs, not with every command
   const [{ createOtlpSink }, { runExport }] = await Promise.all([
     import('../../export/otlp/transport.js'),
     import('../../export/run.js'),

@@ -115,7 +115,7 @@ export async function reportCommand(
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
   const render: (doc: ReportDocument, ctx: RenderContext) => string = REPORT_FORMATS[request.format];
   if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: render(doc, ctx), data: true };
-  // Loaded only for --html: the page's chart library is most of the CLI's start-up time (issue 34).
+  // R4-11: the page's renderer loads ECharts; only --html needs it
   const { renderHtml } = await import('../../report/render/html.js');
   const page = renderHtml(doc, { trees: request.options.trees, tasks: request.options.limit });
   try {

@@ -131,6 +131,24 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
     expect((await exportTo(t.db)).spans).toBe(0);
   });
 
+  it('R4-8: a lookback window longer than one listing (20 pages of turns) is checked whole', async () => {
+    // 25 turns, one per second; pages of 1 turn, so one listing holds 20 of them
+    await insertRows(
+      t.db,
+      Array.from({ length: 25 }, (_, i) => ({
+        tool_call_id: `c${i}`,
+        turn_id: `u${String(i).padStart(2, '0')}`,
+        observed_at: T(i + 1),
+        settled_at: T(i + 1),
+      })),
+    );
+    expect(await exportTo(t.db, { pageTurns: 1 })).toMatchObject({ new: 25 });
+    receiver.spans.length = 0;
+    await setColumn('c22', 'tool_use_count', 1); // a late frame filling a NULL: updated_at stays
+    expect(await exportTo(t.db, { pageTurns: 1 })).toMatchObject({ re_sent: 1, unchanged: 24, spans: 2 });
+    expect(turnsOf(receiver.spans)).toEqual(['u22']);
+  });
+
   it('R4-8: a new turn counts as new, the turns already sent are not sent again', async () => {
     await insertRows(t.db, THREE_TURNS);
     await exportTo(t.db);

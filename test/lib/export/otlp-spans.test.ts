@@ -69,6 +69,6 @@ describe('R4-4 span building', () => {
       expect(parentOf.get(id(0))).toBe(turnSpanIdOf('s1', 'u1'));
       for (const i of [1, 2, n >> 1, n - 1]) expect(parentOf.get(id(i))).toBe(id(shape === 'chain' ? i - 1 : 0));
     },
-    120_000,
+    300_000, // seconds on an idle machine; the shared test machine is often far slower
   );
 });
