@@ -1,11 +1,14 @@
 import { existsSync, statSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { describeFailure } from '../lib/cli/failure.js';
+import { dirname, resolve } from 'node:path';
+import { describeFailure, type FailureContext } from '../lib/cli/failure.js';
+import { parseFlags } from '../lib/cli/flags.js';
 import { jsonDocument } from '../lib/cli/json.js';
+import { UsageError } from '../lib/cli/usage-error.js';
+import { databaseKind } from '../lib/db/open.js';
 import { logger } from '../lib/observability.js';
 import { redactText } from '../lib/redact.js';
 import { runLocalStack } from '../local/stack.js';
-import { renderStackSummary } from '../local/stack-summary.js';
+import { type KeptStore, renderStackSummary } from '../local/stack-summary.js';
 
 const USAGE = `Usage: npm start -- [options]
 
@@ -24,7 +27,9 @@ Options:
   --otlp-demo           then export the store as OTLP traces to a receiver started here and
                         print the span count (docs/otlp.md)
   --json                print the result as JSON instead of tables
-Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise.`;
+With --sqlite the store stays: the summary ends with the command that prints its report.
+Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise
+(or when it cannot run), 2 for a flag it does not know or a value it cannot take.`;
 
 /** A flag's value is the problem: exit 2, as the CLI's usage errors. */
 class FlagError extends Error {}
@@ -33,20 +38,25 @@ const WHY_AT_LEAST: Record<string, string> = {
   messages: 'the live stream attaches its new invocations to the turns of the generated host store, so it needs one',
 };
 
+/** How npm start was pointed at its database, so a failure names the host:port or the file (issue 34). */
+let failureContext: FailureContext = {};
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      'database-url': { type: 'string' },
-      sqlite: { type: 'string' },
-      messages: { type: 'string' },
-      live: { type: 'string' },
-      seed: { type: 'string' },
-      page: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      'otlp-demo': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+  const { values, positionals } = parseFlags(process.argv.slice(2), {
+    'database-url': { type: 'string' },
+    sqlite: { type: 'string' },
+    messages: { type: 'string' },
+    live: { type: 'string' },
+    seed: { type: 'string' },
+    page: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    'otlp-demo': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   });
+  if (positionals.length > 0)
+    throw new FlagError(
+      `npm start takes options only (got "${positionals[0]}"): put them after --, e.g. npm start -- --sqlite demo.db`,
+    );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -67,12 +77,22 @@ async function main(): Promise<number> {
       );
     return n;
   };
+  if (values.sqlite !== undefined && !existsSync(dirname(resolve(values.sqlite))))
+    throw new FlagError(
+      `--sqlite ${values.sqlite}: the folder ${dirname(resolve(values.sqlite))} does not exist; create it (mkdir -p ${dirname(resolve(values.sqlite))}) or choose a path in a folder that exists`,
+    );
   if (values.sqlite !== undefined && existsSync(values.sqlite) && statSync(values.sqlite).size > 0)
     throw new FlagError(
       `--sqlite ${values.sqlite} already exists: the demo creates a new host store there, so pass a path that does not exist yet (or delete this file); to read the store it made, run \`npm run --silent cli -- health --database-url sqlite:${values.sqlite}\``,
     );
+  const databaseUrl = values['database-url'] ?? (values.sqlite ? `sqlite:${resolve(values.sqlite)}` : undefined);
+  failureContext = {
+    dialect: databaseUrl?.startsWith('sqlite:') ? 'sqlite' : 'postgres',
+    localPostgres:
+      databaseUrl !== undefined && databaseKind(databaseUrl) === 'postgres' ? hostPort(databaseUrl) : undefined,
+  };
   const result = await runLocalStack({
-    databaseUrl: values['database-url'] ?? (values.sqlite ? `sqlite:${values.sqlite}` : undefined),
+    databaseUrl,
     messages: number('messages', values.messages, 1),
     live: number('live', values.live),
     seed: number('seed', values.seed),
@@ -80,20 +100,43 @@ async function main(): Promise<number> {
     progress: process.stderr,
     otlpDemo: values['otlp-demo'],
   });
-  process.stdout.write(values.json ? jsonDocument(result) : `\n${renderStackSummary(result)}\n`);
+  // wall clock since this process started (tsx's start-up included), not since the stack began
+  const wallMs = Math.round(performance.now());
+  process.stdout.write(
+    values.json
+      ? jsonDocument({ ...result, wallMs })
+      : `\n${renderStackSummary(result, { wallMs, kept: keptStore(values['database-url'], values.sqlite) })}\n`,
+  );
   return result.ok ? 0 : 1;
+}
+
+/** `host:port` of a postgres:// URL (5432 when it names none), for a message about reaching it. */
+function hostPort(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What is left to explore after the run, and the command that reads it (issue 34). */
+function keptStore(databaseUrl: string | undefined, sqlite: string | undefined): KeptStore {
+  if (sqlite !== undefined && databaseUrl === undefined) return { kind: 'sqlite', path: resolve(sqlite) };
+  if (databaseUrl !== undefined) return { kind: 'database-url' };
+  return { kind: 'none' };
 }
 
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     // R2-6: this line is printed by npm start itself, so it passes through the redaction step too
-    if (err instanceof FlagError) {
+    if (err instanceof FlagError || err instanceof UsageError) {
       process.stderr.write(`${err.message}\n(npm start -- --help lists the options)\n`);
       process.exit(2);
     }
     // the CLI's words for a database failure (create the database, start the server), not a function's
-    void describeFailure(err).then(({ message }) => {
+    void describeFailure(err, failureContext).then(({ message }) => {
       process.stderr.write(redactText(`local stack failed: ${message}\n`));
       process.exit(1);
     });

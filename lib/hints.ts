@@ -10,6 +10,12 @@ export type Caller = 'cli' | 'function';
  */
 export type Work = 'ingest' | 'other';
 
+/**
+ * The database's kind, so a hint speaks of what is there: SQLite runs in this process and has no
+ * server, no log of its own and no `createdb` (issues 34, 36).
+ */
+export type HintDialect = 'postgres' | 'sqlite';
+
 /** Who set a database deadline, so running out of it is worded for their world. */
 export interface DeadlineOwner {
   caller: Caller;
@@ -132,13 +138,52 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
   },
 };
 
+/**
+ * Where SQLite's fix differs from PostgreSQL's (the file, its folder, its lock; never a server):
+ * the classes not listed read the same on both.
+ */
+const SQLITE_HINTS: Partial<Record<HintClass, Record<Caller, string>>> = {
+  unreachable: {
+    cli: 'SQLite could not open the file; check the path in --database-url (sqlite:<path>) and that the file and its folder may be read',
+    function: 'SQLite could not open the file named in DATABASE_URL; check the path and its permissions',
+  },
+  no_database: {
+    cli: 'a SQLite store is a file: fix the path in --database-url (sqlite:<path>); `npm start -- --sqlite <path>` makes a demo store',
+    function: 'the SQLite file named in DATABASE_URL does not exist; fix the path',
+  },
+  privilege: {
+    cli: 'SQLite was refused the file (its permissions, or a read-only file or folder); fix them, or run as the user that owns the store',
+    function: 'SQLite was refused the file named in DATABASE_URL (its permissions, or a read-only file or folder)',
+  },
+  transient: {
+    cli: 'another connection holds the SQLite store locked (the host writing, or another command); run the command again',
+    function: 'another connection holds the SQLite store locked; the write will be retried',
+  },
+  system: {
+    cli: "the SQLite file or its schema is not in a usable state (the disk, the file's permissions, or corruption); check it with `sqlite3 <path> 'PRAGMA integrity_check'`, fix it, then run the command again",
+    function:
+      "the SQLite file or its schema is not in a usable state (the disk, the file's permissions, or corruption); check it with `sqlite3 <path> 'PRAGMA integrity_check'`",
+  },
+  pool_wait: {
+    cli: 'a statement waited for the SQLite store and got no turn (another command holds it); run the command again',
+    function: 'a statement waited for the SQLite store and got no turn; invoke the function again',
+  },
+  statement_timeout: {
+    cli: 'SQLite has no statement timeout; the statement was interrupted: run the command again',
+    function: 'SQLite has no statement timeout; the statement was interrupted and runs again on the next invocation',
+  },
+};
+
+/** Every class of the table, for tests that must hold for each (e.g. no SQLite hint names a server). */
+export const HINT_CLASSES = Object.keys(HINTS) as readonly HintClass[];
+
 /** The hint class for running out of time while doing `work`. */
 export function deadlineHintClass(work: Work): HintClass {
   return work === 'ingest' ? 'deadline_ingest' : 'deadline';
 }
 
-export function hint(cls: HintClass, caller: Caller): string {
-  return HINTS[cls][caller];
+export function hint(cls: HintClass, caller: Caller, dialect: HintDialect = 'postgres'): string {
+  return (dialect === 'sqlite' ? SQLITE_HINTS[cls]?.[caller] : undefined) ?? HINTS[cls][caller];
 }
 
 /*

@@ -21,7 +21,7 @@ import { renderHtml } from '../lib/report/render/html.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, formatRfc3339, nowMicros, parseStoredTimestamp } from '../lib/time.js';
 import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
-import { createHostSchema } from './host-schema.js';
+import { HOST_FIXTURES } from './host-fixtures.js';
 import {
   type BackfilledRow,
   type HostTurn,
@@ -132,12 +132,14 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       db = openDatabase(embedded.url, { wsProxy: embedded.wsProxy });
       database = 'embedded PostgreSQL (PGlite) via the Neon serverless driver and the local WebSocket proxy';
     }
-    await createHostSchema(db);
+    // The host's real DDL (local/kandev-schema.ts), with the metadata index every host release since
+    // 2026-05 creates: the first `health` a newcomer runs then computes excess (issue 34).
+    await HOST_FIXTURES.host.create(db);
     await requireEmpty(db);
 
     const messages = options.messages ?? 4000;
     say(`generating a host store of ${messages} messages…`);
-    const store = await generateHostStore(db, { messages, seed: options.seed ?? 1, costs: true });
+    const store = await generateHostStore(db, { messages, seed: options.seed ?? 1, costs: true, fixture: 'host' });
     say(
       `  ${store.sessions} sessions, ${store.turns} turns, ${store.subagentMessages} subagent messages (${store.qualifyingKeys} qualifying keys, ${store.identityless} without identity, ${store.malformedTotal} malformed)`,
     );

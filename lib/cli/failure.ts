@@ -1,7 +1,7 @@
 import { Socket } from 'node:net';
 import { DatabaseError } from '../db/errors.js';
 import { SubagentContextError } from '../errors.js';
-import { type HintClass, hint } from '../hints.js';
+import { type HintClass, type HintDialect, hint } from '../hints.js';
 import { MigrationError } from '../migrate/run-migration.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { UsageError } from './usage-error.js';
@@ -26,6 +26,8 @@ export function cliFailure(what: string, cls: HintClass, exitCode: ExitCode = EX
 export interface FailureContext {
   /** `host:port` of a PostgreSQL this process reaches through its own local proxy, if any */
   localPostgres?: string;
+  /** the kind of database the URL names, so the hint speaks of a file or of a server (issue 34) */
+  dialect?: HintDialect;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function describeFailure(
     const what = reach ? `cannot reach PostgreSQL at ${context.localPostgres}: ${reach}` : db.detail;
     const fix = reach
       ? 'start the server, or fix the host and port in --database-url (or DATABASE_URL)'
-      : hint(cls, 'cli');
+      : hint(cls, 'cli', context.dialect);
     if (err instanceof MigrationError) {
       return {
         message: `migrate failed at step "${err.step}": ${what}: ${fix}. Nothing was committed; run \`subagent-context migrate\` again once that is fixed`,

@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
 import { checkDatabaseUrl, DatabaseUrlConfigError, loadDatabaseUrl } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { MAX_STATEMENT_TIMEOUT_MS, statementTimeoutMsOf } from '../db/neon.js';
-import { openDatabase } from '../db/open.js';
+import { databaseKind } from '../db/open.js';
 import {
   EXPORT_DEFAULTS,
   HEALTH_CONFIRM_DELAY_SECONDS,
@@ -22,10 +21,11 @@ import { migrateCommand } from './commands/migrate.js';
 import { parseReportFlags, reportCommand } from './commands/report.js';
 import { EXIT } from './exit-codes.js';
 import { describeFailure } from './failure.js';
-import { countFlag, instantFlag, secondsFlag } from './flags.js';
+import { checkFlagsApply, countFlag, instantFlag, parseFlags, secondsFlag } from './flags.js';
 import type { CliIo, CommandResult } from './io.js';
 import { jsonDocument } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
+import { discardCreatedStore, openStore } from './open-store.js';
 import { UsageError } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
@@ -52,7 +52,7 @@ Options:
                           not move the checkpoint)
   --acknowledge-through <instant>
                           health: accept the shortfall of messages created before <instant>
-                          (RFC 3339) and move the checkpoint there; the audit still counts them
+                          (RFC 3339 or a date) and move the checkpoint there; the audit still counts them
   --statement-timeout <seconds>
                           PostgreSQL: the server ends any one statement after this long
                           (default ${STATEMENT_TIMEOUT_SECONDS.cli}); raise it for migrate or health --full on a
@@ -63,14 +63,15 @@ Options:
                           (without it such a path is refused: a mistyped path is not a store)
   --rejected <file>       ingest: write what ended on the dead-letter queue here (JSONL)
   --by <group>            report: one group per task, session, turn, type, model or day
-  --since <instant>       report, export: rows observed at or after <instant> (RFC 3339)
-  --until <instant>       report, export: rows observed before <instant> (RFC 3339)
+  --since <instant>       report, export: rows observed at or after <instant> (RFC 3339, or a
+                          date: 2026-08-01 is its UTC midnight)
+  --until <instant>       report, export: rows observed before <instant> (the same forms)
   --task <id>, --session <id>
                           report, export: only this task's / this session's rows (export: a
                           one-off export, the position is neither read nor moved unless
                           --position-key is given)
-  --sort <figure>         report: order groups by subagents (default), contexts, tokens, cost,
-                          key or last_observed_at
+  --sort <figure>         report: order groups by subagents (default; --by day: key, day order),
+                          contexts, tokens, cost, key or last_observed_at
   --limit <n>             report: the first <n> groups only
   --trees <n>             report --json: also the fan-out trees of the <n> most recent turns
                           (--html: default ${PAGE_DEFAULTS.trees})
@@ -126,6 +127,49 @@ function statementTimeoutMs(raw: string | undefined): number {
   }
 }
 
+/** Every flag of every command (lib/cli/flags.ts checks which command each applies to). */
+const CLI_OPTIONS = {
+  'database-url': { type: 'string' },
+  version: { type: 'boolean', short: 'V', default: false },
+  json: { type: 'boolean', default: false },
+  'grace-seconds': { type: 'string' },
+  full: { type: 'boolean', default: false },
+  'acknowledge-through': { type: 'string' },
+  'statement-timeout': { type: 'string' },
+  rejected: { type: 'string' },
+  create: { type: 'boolean', default: false },
+  'rerun-backfill': { type: 'boolean', default: false },
+  by: { type: 'string' },
+  otlp: { type: 'string' },
+  header: { type: 'string', multiple: true },
+  protocol: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  task: { type: 'string' },
+  session: { type: 'string' },
+  sort: { type: 'string' },
+  limit: { type: 'string' },
+  trees: { type: 'string' },
+  csv: { type: 'boolean', default: false },
+  html: { type: 'string' },
+  'open-spans': { type: 'boolean', default: false },
+  'batch-spans': { type: 'string' },
+  'settle-seconds': { type: 'string' },
+  'lookback-seconds': { type: 'string' },
+  'position-key': { type: 'string' },
+  restart: { type: 'boolean', default: false },
+  'no-position': { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
+  quiet: { type: 'boolean', short: 'q', default: false },
+  'no-color': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export']);
+
+/** The line after a usage error: where the whole help is, instead of the whole help (issue 34). */
+const HELP_POINTER = 'subagent-context --help lists every command and option.';
+
 /** What the CLI needs that `lib/` does not build: the local queue stack `ingest` feeds (`local/pipeline.ts`). */
 export interface CliDeps {
   startPipeline: StartIngestPipeline;
@@ -143,51 +187,15 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     stdout: { isTTY: rawIo.stdout.isTTY, write: (text: string) => rawIo.stdout.write(redactText(text)) },
     stderr: { isTTY: rawIo.stderr.isTTY, write: (text: string) => rawIo.stderr.write(redactText(text)) },
   };
-  // biome-ignore lint/suspicious/noImplicitAnyLet: the type is parseArgs's result for the options below, inferred at the assignment
+  // biome-ignore lint/suspicious/noImplicitAnyLet: the type is parseFlags's result for the options below, inferred at the assignment
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        'database-url': { type: 'string' },
-        version: { type: 'boolean', short: 'V', default: false },
-        json: { type: 'boolean', default: false },
-        'grace-seconds': { type: 'string' },
-        full: { type: 'boolean', default: false },
-        'acknowledge-through': { type: 'string' },
-        'statement-timeout': { type: 'string' },
-        rejected: { type: 'string' },
-        create: { type: 'boolean', default: false },
-        'rerun-backfill': { type: 'boolean', default: false },
-        by: { type: 'string' },
-        otlp: { type: 'string' },
-        header: { type: 'string', multiple: true },
-        protocol: { type: 'string' },
-        since: { type: 'string' },
-        until: { type: 'string' },
-        task: { type: 'string' },
-        session: { type: 'string' },
-        sort: { type: 'string' },
-        limit: { type: 'string' },
-        trees: { type: 'string' },
-        csv: { type: 'boolean', default: false },
-        html: { type: 'string' },
-        'open-spans': { type: 'boolean', default: false },
-        'batch-spans': { type: 'string' },
-        'settle-seconds': { type: 'string' },
-        'lookback-seconds': { type: 'string' },
-        'position-key': { type: 'string' },
-        restart: { type: 'boolean', default: false },
-        'no-position': { type: 'boolean', default: false },
-        verbose: { type: 'boolean', default: false },
-        quiet: { type: 'boolean', short: 'q', default: false },
-        'no-color': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
+    parsed = parseFlags(argv, CLI_OPTIONS);
+    const command = parsed.positionals[0];
+    if (command !== undefined && COMMANDS.has(command)) checkFlagsApply(command, parsed.given, parsed.values);
   } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n\n${USAGE}\n`);
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr.write(`${err.message}\n\n${HELP_POINTER}\n`);
     return EXIT.usage;
   }
   const { values, positionals } = parsed;
@@ -205,17 +213,22 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   let db: Database | undefined;
   let proxy: ProxyChoice | undefined;
   let localPostgres: string | undefined;
+  let created: string | undefined;
+  let dialect: 'postgres' | 'sqlite' | undefined;
   // `reading`: the command writes nothing (health --full, report), so a SQLite store opens read-only.
   const open = async (mode: 'writing' | 'reading' = 'writing'): Promise<Database> => {
     const url = await databaseUrl(values['database-url'], io.env);
     proxy = await proxyFor(url, io.env);
     if (proxy.wsProxy) localPostgres = hostPort(url);
-    return openDatabase(url, {
+    dialect = databaseKind(url);
+    const store = openStore(url, {
       wsProxy: proxy.wsProxy,
       statementTimeoutMs: statementTimeoutMs(values['statement-timeout']),
       readonly: mode === 'reading',
       create: mode === 'writing' && values.create,
     });
+    created = store.created;
+    return store.db;
   };
   try {
     const [command, ...rest] = positionals;
@@ -321,16 +334,15 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(
-        `${err.message}\n\n${positionals.length === 0 ? USAGE : 'subagent-context --help lists every command and option.'}\n`,
-      );
+      io.stderr.write(`${err.message}\n\n${positionals.length === 0 ? USAGE : HELP_POINTER}\n`);
       return EXIT.usage;
     }
     await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
     db = undefined;
-    const { message, exitCode, name } = await describeFailure(err, { localPostgres });
+    const { message, exitCode, name } = await describeFailure(err, { localPostgres, dialect });
     if (values.json) rawIo.stdout.write(jsonDocument({ error: redactText(message), name }));
     io.stderr.write(`subagent-context: ${message}\n`);
+    if (created !== undefined) io.stderr.write(`note: ${discardCreatedStore(created)}\n`);
     return exitCode;
   } finally {
     await db?.close();

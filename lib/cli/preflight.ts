@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { HOST_TABLES, MIGRATED_TABLES, missingTables } from '../store/probe.js';
+import { terminalSafe } from '../terminal-text.js';
 import { EXIT } from './exit-codes.js';
 import { cliFailure } from './failure.js';
 
@@ -11,7 +12,24 @@ const list = (names: readonly string[]) => `${names.join(' or ')} table`;
  */
 export async function requireHostStore(db: Queryable): Promise<void> {
   const missing = await missingTables(db, HOST_TABLES);
-  if (missing.length > 0) throw cliFailure(`the database has no ${list(missing)}`, 'not_host_database');
+  if (missing.length > 0) throw cliFailure(`${await databaseName(db)} has no ${list(missing)}`, 'not_host_database');
+}
+
+/**
+ * Which database was reached, in words: a URL without a database name reaches the server's default
+ * (`postgres`), so "not the host's store" names it (issue 34). `the database` when it cannot be read.
+ */
+async function databaseName(db: Queryable): Promise<string> {
+  try {
+    if (db.dialect.name === 'postgres') {
+      const [row] = await db.query<{ name: string }>('SELECT current_database() AS name');
+      return row ? `the database "${terminalSafe(row.name)}"` : 'the database';
+    }
+    const [row] = await db.query<{ file: string }>("SELECT file FROM pragma_database_list WHERE name = 'main'");
+    return row?.file ? `the SQLite store ${terminalSafe(row.file)}` : 'the SQLite store';
+  } catch {
+    return 'the database';
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { COUNTERS } from '../ingest/report.js';
+import { humanDuration } from '../units.js';
 import { type DeadLetter, type DeadLetterGroup, groupDeadLetters } from './dead-letters.js';
 import type { IngestTotals, LagPercentiles } from './ingest-totals.js';
 import { renderFacts, renderTable } from './table.js';
@@ -21,7 +22,8 @@ function explained(name: (typeof COUNTERS)[number], value: number): number | str
 /** The ingest counters (docs/ingest.md) summed over a run, plus the lag percentiles. */
 export function renderCounters(totals: IngestTotals): string {
   const lag = totals.lag();
-  const ms = (value: number | null) => (value === null ? null : `${Math.round(value)} ms`);
+  // a frame replayed from an old file lags by days: said in days, not 9,606,141,869 ms (issue 34)
+  const ms = (value: number | null) => (value === null ? null : humanDuration(value));
   return renderFacts([
     ...COUNTERS.map((name) => [name, explained(name, totals.counts[name])] as const),
     ['batches', totals.batches],

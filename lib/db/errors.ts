@@ -1,5 +1,12 @@
 import { SubagentContextError } from '../errors.js';
-import { type Caller, type DeadlineOwner, deadlineHintClass, type HintClass, hint } from '../hints.js';
+import {
+  type Caller,
+  type DeadlineOwner,
+  deadlineHintClass,
+  type HintClass,
+  type HintDialect,
+  hint,
+} from '../hints.js';
 
 /**
  * Database failures and their classes (docs/ingest.md, R2-4), decided by SQLSTATE or by the
@@ -137,9 +144,13 @@ export function hintClassOf(sqlstate: string | undefined): HintClass {
   return classifySqlstate(sqlstate);
 }
 
-/** How to fix a database failure with this SQLSTATE, for `caller` (the table is lib/hints.ts). */
-export function hintFor(sqlstate: string | undefined, caller: Caller = 'function'): string {
-  return hint(hintClassOf(sqlstate), caller);
+/** How to fix a database failure with this SQLSTATE, for `caller` on `dialect` (the table is lib/hints.ts). */
+export function hintFor(
+  sqlstate: string | undefined,
+  caller: Caller = 'function',
+  dialect: HintDialect = 'postgres',
+): string {
+  return hint(hintClassOf(sqlstate), caller, dialect);
 }
 
 /** The fields every report and log line carries for a failure (ingest, migrate, health). */

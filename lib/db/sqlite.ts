@@ -344,7 +344,7 @@ function toDatabaseError(err: unknown): DatabaseError {
   const detail = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate})`;
   const hintClass = sqliteHintClass(driverCode, sqlstate);
   return new DatabaseError(
-    `${detail}: ${hint(hintClass, 'function')}`,
+    `${detail}: ${hint(hintClass, 'function', 'sqlite')}`,
     classifySqlstate(sqlstate),
     sqlstate,
     driverCode,

@@ -99,7 +99,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
   it.each([
     [['--protocol', 'grpc'], /http\/protobuf or http\/json/],
     [['--since', 'yesterday'], /--since needs an RFC 3339 instant/],
-    [['--batch-spans', '0'], /--batch-spans needs a whole number of spans, at least 1/],
+    [['--batch-spans', '0'], /--batch-spans needs a positive count of spans, a whole number of at least 1/],
     [['--position-key', 'mine'], /--position-key must start with subagent_context_otlp_position/],
   ])('R3-10: export %j is a usage error (exit 2)', async (args, message) => {
     const run = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, ...args);

@@ -20,10 +20,12 @@ const pages = mkdtempSync(join(tmpdir(), 'local-stack-page-'));
 afterAll(() => rmSync(pages, { recursive: true, force: true }));
 const SMALL = { messages: 600, live: 40, seed: 7, page: join(pages, 'page.html') };
 const progress = { write: () => true };
+const CONTEXT = { wallMs: 0, kept: { kind: 'none' } } as const;
 
 function useStackDatabase(name: TargetName): () => { databaseUrl?: string; wsProxy?: string } {
   if (name === 'pglite') return () => ({});
-  const t = useTestDatabase(name, { subagentTable: false });
+  // the stack creates the host's real DDL (its metadata index, issue 34) in an empty database
+  const t = useTestDatabase(name, { subagentTable: false, fixture: 'host' });
   return () => ({ databaseUrl: t.url, wsProxy: t.proxy?.address });
 }
 
@@ -50,7 +52,7 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
 
   it('R3-9: writes the report page to the path it prints; its subagents are the rows the stack stored', () => {
     expect(result.page.path).toBe(SMALL.page);
-    expect(renderStackSummary(result)).toContain(SMALL.page);
+    expect(renderStackSummary(result, CONTEXT)).toContain(SMALL.page);
     const html = readFileSync(SMALL.page, 'utf8');
     expect(result.page.bytes).toBe(Buffer.byteLength(html));
     const subagents = pageFigures(section(html, 'totals')).find((f) => f.path === 'totals.subagents');
@@ -61,7 +63,9 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     const expected = { ...result.plan.expected, attempted: result.plan.expected.attempted + 1 };
     const checks = buildChecks({ ...result, plan: { expected }, asyncWithMetrics: 0 });
     expect(checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['attempted']);
-    expect(renderStackSummary({ ...result, checks, ok: false })).toMatch(/1 MISMATCH\(ES\) of \d+ checks: attempted/);
+    expect(renderStackSummary({ ...result, checks, ok: false }, CONTEXT)).toMatch(
+      /1 MISMATCH\(ES\) of \d+ checks: attempted/,
+    );
   });
 
   // The embedded database is always fresh; only a given database can already hold a store.
@@ -79,7 +83,7 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
 });
 
 describe('the local stack with a short live stream (issue 25)', () => {
-  const t = useTestDatabase('sqlite', { subagentTable: false });
+  const t = useTestDatabase('sqlite', { subagentTable: false, fixture: 'host' });
   it.each([0, 1, 5, 10])(
     '--live %i passes every check: the invalid bodies are sent however short the stream (AC-2)',
     async (live) => {

@@ -1,13 +1,19 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
+import { describeFailure } from '../../lib/cli/failure.js';
+import { hintClassOf } from '../../lib/db/errors.js';
+import { openDatabase } from '../../lib/db/open.js';
+import { HINT_CLASSES, hint } from '../../lib/hints.js';
 import { createIngestHandler } from '../../lib/ingest/handler.js';
 import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
+import { formatRfc3339, parseRfc3339 } from '../../lib/time.js';
+import { seedMessage, seedRow } from '../lib/health/seed.js';
 import { sqsEvent, sqsRecord } from '../lib/ingest/support.js';
 import { runCliCaptured, testProxyEnv } from '../support/cli-run.js';
 import { type FrameInput, frame, seedSession } from '../support/frames.js';
@@ -32,8 +38,13 @@ async function cli(...argv: string[]): Promise<{ code: number; first: string; st
 }
 
 const sqliteFile = (name: string) => `sqlite:${join(dir, name)}`;
-const NOT_HOST =
-  "subagent-context: the database has no task_sessions or task_session_messages table: this is not the host's store: point --database-url at the database the orchestrator writes task_sessions and task_session_messages to (a demo store: `npm start -- --sqlite <path>`)";
+/** Which database a URL reaches, as "not the host's store" names it (issue 34): the file, or the database's name. */
+const reached = (url: string) =>
+  url.startsWith('sqlite:')
+    ? `the SQLite store ${url.slice('sqlite:'.length)}`
+    : `the database "${new URL(url).pathname.slice(1)}"`;
+const NOT_HOST = (url: string) =>
+  `subagent-context: ${reached(url)} has no task_sessions or task_session_messages table: this is not the host's store: point --database-url at the database the orchestrator writes task_sessions and task_session_messages to (a demo store: \`npm start -- --sqlite <path>\`)`;
 const ALIEN_WORDS =
   /frames stay on the queue|invoke|migrate function|ENOENT|EISDIR|argument\(s\)|HEALTH_GRACE_SECONDS|DATABASE_URL must/;
 
@@ -76,7 +87,7 @@ describe('issue 25: usage errors name the flag or argument (exit 2)', () => {
     [
       'an instant without an offset',
       ['health', '--database-url', sqliteFile('h.db'), '--acknowledge-through', 'yesterday'],
-      '--acknowledge-through needs an RFC 3339 instant with an offset, e.g. 2026-08-12T13:00:00Z (got "yesterday")',
+      '--acknowledge-through needs an RFC 3339 instant with an offset or a date (UTC midnight), e.g. 2026-08-12T13:00:00Z or 2026-08-12 (got "yesterday")',
     ],
     [
       'no database at all',
@@ -110,12 +121,12 @@ describe.each(TARGETS)('issue 25: messages on %s', (name) => {
   const count = async () =>
     Number((await t.db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM task_session_subagents'))[0]!.n);
 
-  it('migrate on a database without the host tables says so in the same words on every dialect', async () => {
+  it('migrate on a database without the host tables says so in the same words on every dialect, naming the database', async () => {
     await t.db.query('DROP TABLE task_session_messages');
     await t.db.query('DROP TABLE task_session_turns');
     await t.db.query('DROP TABLE task_sessions');
     const run = await cli('migrate', '--database-url', t.url);
-    expect(run.first).toBe(NOT_HOST);
+    expect(run.first).toBe(NOT_HOST(t.url));
     expect(run.code).toBe(EXIT.failure);
   });
 
@@ -222,7 +233,7 @@ describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
 
   it('examples/frames.jsonl (README): stored, skipped and parked frames, each explained, the parked one by its line', async () => {
     await cli('migrate', '--database-url', t.url);
-    await seedSession(t.db, 'example-session', 'example-task');
+    await seedSession(t.db, 'g1-ses-00000000', 'g1-task-00000000');
     const rejected = join(dir, `example-${name}.jsonl`);
     const run = await cli('ingest', 'examples/frames.jsonl', '--database-url', t.url, '--rejected', rejected);
     expect(run.code).toBe(EXIT.attention);
@@ -231,6 +242,8 @@ describe.each(TARGETS)('issue 25: ingest diagnostics on %s', (name) => {
     expect(run.stdout).toMatch(/^count\s+failure\s+lines\s+reason$/m);
     expect(run.stdout).toMatch(/^\s+1\s+invalid_frame\s+5\s+body is not JSON/m);
     expect(JSON.parse(readFileSync(rejected, 'utf8').trim())).toMatchObject({ line: 5, failure: 'invalid_frame' });
+    // issue 34: the lag of frames observed on 2026-08-12 is in days, not 9,606,141,869 ms
+    expect(run.stdout).toMatch(/^lag p50 \/ p90 \/ p99 \/ max\s+\d+ days \/ \d+ days \/ \d+ days \/ \d+ days$/m);
   });
 
   it('a BOM at the start of the file is not part of the first frame', async () => {
@@ -350,4 +363,267 @@ describe('issue 25: npm start names its flag and what to do instead (exit 2), be
       error: expect.stringContaining(`${nope} does not exist`),
     });
   }, 60_000);
+});
+
+/*
+ * Issue 34 (the operator's second hour) and issue 36's diagnostics: one row per item, the exact
+ * first line a person reads and the exit code.
+ */
+describe('issue 34: the one flag parser (exit 2, a pointer to --help, never the whole help)', () => {
+  const url = sqliteFile('flags.db');
+  it.each<[string, string[], string]>([
+    [
+      'a misspelled flag gets the nearest one',
+      ['report', '--databse-url', url],
+      'unknown option --databse-url: did you mean --database-url?',
+    ],
+    ['an unknown flag with nothing near it', ['report', '--zzzzzzzz'], 'unknown option --zzzzzzzz'],
+    [
+      'a negative count is a value, not parseArgs\' "ambiguous"',
+      ['report', '--database-url', url, '--by', 'task', '--limit', '-3'],
+      '--limit needs a positive count of groups, a whole number of at least 1 (got "-3")',
+    ],
+    [
+      'a negative grace is a value too',
+      ['health', '--database-url', url, '--grace-seconds', '-1'],
+      '--grace-seconds needs a non-negative number of seconds, e.g. --grace-seconds 900 (got "-1")',
+    ],
+    [
+      'a flag followed by another flag needs a value',
+      ['report', '--limit', '--json'],
+      '--limit needs a value (got the option --json instead)',
+    ],
+    ['a value given to a switch', ['report', '--json=1'], '--json is a switch: it takes no value'],
+    [
+      'an instant that is neither RFC 3339 nor a date',
+      ['report', '--database-url', url, '--since', 'yesterday'],
+      '--since needs an RFC 3339 instant with an offset or a date (UTC midnight), e.g. 2026-08-12T13:00:00Z or 2026-08-12 (got "yesterday")',
+    ],
+    ["report --full: health's flag", ['report', '--full'], '--full does not apply to report (it is for health)'],
+    [
+      'report --create: a report never makes a store',
+      ['report', '--create'],
+      '--create does not apply to report: a report only reads an existing store (a demo store: `npm start -- --sqlite <path>`)',
+    ],
+    [
+      'report --trees without --json or --html',
+      ['report', '--trees', '5'],
+      '--trees adds fan-out trees to report --json or --html; the table and CSV show none (add --json or --html <file>)',
+    ],
+    ["migrate --by: report's flag", ['migrate', '--by', 'day'], '--by does not apply to migrate (it is for report)'],
+  ])('%s', async (_, argv, first) => {
+    const run = await cli(...argv);
+    expect(run.first).toBe(first);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toContain('subagent-context --help lists every command and option.');
+    expect(run.stderr).not.toContain('Usage:');
+  });
+});
+
+describe('issue 34: SQLite words for SQLite (exit 1)', () => {
+  it.each<[string, (d: string) => string[], (d: string) => string]>([
+    [
+      'report on a path that does not exist: no createdb, no --create',
+      (d) => ['report', '--database-url', `sqlite:${join(d, 'nope.db')}`],
+      (d) =>
+        `subagent-context: the SQLite store ${join(d, 'nope.db')} does not exist: fix the path in --database-url (sqlite:<path>); this command only reads a store (a demo store: \`npm start -- --sqlite <path>\`)`,
+    ],
+    [
+      'migrate on a path that does not exist offers --create',
+      (d) => ['migrate', '--database-url', `sqlite:${join(d, 'nope.db')}`],
+      (d) =>
+        `subagent-context: the SQLite store ${join(d, 'nope.db')} does not exist: fix the path in --database-url (sqlite:<path>), or pass --create to make a new, empty store there`,
+    ],
+    [
+      'a folder that does not exist, with or without --create',
+      (d) => ['migrate', '--create', '--database-url', `sqlite:${join(d, 'nodir', 'x.db')}`],
+      (d) =>
+        `subagent-context: the folder ${join(d, 'nodir')} of the SQLite store ${join(d, 'nodir', 'x.db')} does not exist: create it (mkdir -p ${join(d, 'nodir')}) or fix the path in --database-url`,
+    ],
+    [
+      'a file that is not a database: the file, never a server',
+      (d) => {
+        writeFileSync(
+          join(d, 'garbage.db'),
+          'this is not a SQLite database, it is text long enough to be read'.repeat(64),
+        );
+        return ['report', '--database-url', `sqlite:${join(d, 'garbage.db')}`];
+      },
+      () =>
+        'subagent-context: file is not a database (SQLITE_NOTADB, SQLSTATE XX001): SQLite could not use the store; check the path in --database-url, that the file is a SQLite database, the disk (full? readable?) and the permissions of the file and its folder',
+    ],
+  ])('%s', async (_, argv, first) => {
+    const run = await cli(...argv(dir));
+    expect(run.first).toBe(first(dir));
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).not.toMatch(/server|createdb/);
+  });
+
+  it('migrate --create on a path that then fails leaves no file behind: the next run says "does not exist" again', async () => {
+    const path = join(dir, 'created.db');
+    const run = await cli('migrate', '--create', '--database-url', `sqlite:${path}`);
+    expect(run.first).toMatch(/^subagent-context: the SQLite store \S+created\.db has no task_sessions/);
+    expect(run.stderr).toContain(`note: removed ${path}, the new store --create made for this command`);
+    expect(run.code).toBe(EXIT.failure);
+    expect(existsSync(path)).toBe(false);
+    const again = await cli('migrate', '--database-url', `sqlite:${path}`);
+    expect(again.first).toBe(
+      `subagent-context: the SQLite store ${path} does not exist: fix the path in --database-url (sqlite:<path>), or pass --create to make a new, empty store there`,
+    );
+  });
+});
+
+describe.each(TARGETS)('issue 34: messages on %s', (name) => {
+  const t = useTestDatabase(name, { subagentTable: false });
+  beforeEach(() => {
+    if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
+    else delete process.env.DATABASE_WS_PROXY;
+  });
+  const lineOf = (text: string, label: string) => text.split('\n').find((l) => l.startsWith(`${label} `)) ?? '';
+
+  it('not the host store names the database it reached', async () => {
+    await t.db.query('DROP TABLE task_session_messages');
+    const run = await cli('migrate', '--database-url', t.url);
+    expect(run.first).toBe(
+      `subagent-context: ${reached(t.url)} has no task_session_messages table: this is not the host's store: point --database-url at the database the orchestrator writes task_sessions and task_session_messages to (a demo store: \`npm start -- --sqlite <path>\`)`,
+    );
+    expect(run.code).toBe(EXIT.failure);
+  });
+
+  it('export before migrate says run migrate, as report, health and ingest do', async () => {
+    const run = await cli('export', '--otlp', 'http://127.0.0.1:9/v1/traces', '--database-url', t.url);
+    expect(run.first).toBe(
+      'subagent-context: the store has no task_session_subagents table: this store was never migrated: run `subagent-context migrate` with the same --database-url first',
+    );
+    expect(run.code).toBe(EXIT.failure);
+  });
+
+  it('migrate prints six fraction digits, as report and health do, and its duration in human units', async () => {
+    const run = await cli('migrate', '--database-url', t.url);
+    expect(run.code).toBe(EXIT.ok);
+    expect(lineOf(run.stdout, 'capture_since')).toMatch(/^capture_since\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(lineOf(run.stdout, 'duration')).toMatch(/^duration\s+\d+(\.\d)? (ms|s)$/);
+  });
+
+  it('health on a store younger than its grace names the grace and --grace-seconds (a zero-length window)', async () => {
+    await cli('migrate', '--database-url', t.url);
+    const first = await cli('health', '--database-url', t.url);
+    const empty =
+      /^window\s+(\S+) … \1 \(empty: nothing is older than the grace of 900 s \(15 min\) yet; --grace-seconds sets it\)$/;
+    expect(lineOf(first.stdout, 'window')).toMatch(empty);
+    const run = await cli('health', '--database-url', t.url);
+    expect(lineOf(run.stdout, 'window')).toMatch(empty);
+    const since = /^capture_since\s+(\S+)$/.exec(lineOf(run.stdout, 'capture_since'))?.[1];
+    expect(lineOf(run.stdout, 'checkpoint')).toBe(
+      `checkpoint     ${since} (not moved: the window is empty: the store is younger than the grace of 900 s (15 min) (--grace-seconds))`,
+    );
+    expect(run.first).toBe('status         silent (no row observed since activation: is the producer sending?)');
+    expect(run.code).toBe(EXIT.attention);
+  });
+
+  it('health --full: the acknowledged shortfall apart from the open one, exit 0 when nothing is open', async () => {
+    await cli('migrate', '--database-url', t.url);
+    const now = BigInt(Date.now()) * 1000n; // after migrate: after capture_since
+    await seedRow(t.db, { observedAt: now, toolCallId: 'kept' });
+    await seedMessage(t.db, { createdAt: now, toolCallId: 'kept' });
+    await seedMessage(t.db, { createdAt: now, toolCallId: 'lost' });
+    const before = await cli('health', '--full', '--grace-seconds', '0', '--database-url', t.url);
+    expect(lineOf(before.stdout, 'shortfall')).toMatch(/^shortfall\s+1 \(acknowledged 0, open 1\)$/);
+    expect(before.code).toBe(EXIT.attention);
+    const through = formatRfc3339(now + 1000n);
+    const ack = await cli('health', '--grace-seconds', '0', '--acknowledge-through', through, '--database-url', t.url);
+    expect(ack.code).toBe(EXIT.ok);
+    const after = await cli('health', '--full', '--grace-seconds', '0', '--database-url', t.url);
+    expect(after.first).toBe('status             shortfall (all of it acknowledged: nothing open)');
+    expect(lineOf(after.stdout, 'shortfall')).toMatch(/^shortfall\s+1 \(acknowledged 1, open 0\)$/);
+    expect(after.code).toBe(EXIT.ok);
+  }, 60_000);
+
+  it('a checkpoint moved back is said as such, not with the forward arrow', async () => {
+    await cli('migrate', '--database-url', t.url);
+    const first = await cli('health', '--grace-seconds', '0', '--database-url', t.url);
+    const moved = /→ (\S+)$/.exec(lineOf(first.stdout, 'checkpoint'))?.[1];
+    const since = /^capture_since\s+(\S+)$/.exec(lineOf(first.stdout, 'capture_since'))?.[1];
+    expect(moved).toBeDefined();
+    // a late message between capture_since and the checkpoint (inside the overlap), with no row
+    const late = (parseRfc3339(since!)! + parseRfc3339(moved!)!) / 2n;
+    await seedMessage(t.db, { createdAt: late, toolCallId: 'late' });
+    const run = await cli('health', '--grace-seconds', '0', '--database-url', t.url);
+    expect(lineOf(run.stdout, 'checkpoint')).toBe(
+      `checkpoint     ${formatRfc3339(late)} (moved back from ${moved}: a message before it has no row yet)`,
+    );
+    expect(run.code).toBe(EXIT.attention);
+  }, 60_000);
+
+  it.skipIf(name !== 'postgres')(
+    'issue 36: a statement the server ends at its statement_timeout (57014) names --statement-timeout',
+    async () => {
+      const db = openDatabase(t.url, { wsProxy: t.proxy?.address, statementTimeoutMs: 50 });
+      const err = await db.query('SELECT pg_sleep(2)').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await db.close();
+      const { message, exitCode } = await describeFailure(err, { dialect: 'postgres' });
+      expect(message).toBe(
+        "canceling statement due to statement timeout (SQLSTATE 57014): a statement ran past the server's statement timeout (or was cancelled); raise --statement-timeout <seconds>, or narrow the command (report: --since/--until, --task)",
+      );
+      expect(message).not.toContain("server's log");
+      expect(exitCode).toBe(EXIT.failure);
+    },
+  );
+
+  it('--since takes a date as its UTC midnight; --by day is in day order by default', async () => {
+    await cli('migrate', '--database-url', t.url);
+    const run = await cli('report', '--since', '2026-08-01', '--by', 'day', '--json', '--database-url', t.url);
+    expect(run.code).toBe(EXIT.ok);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.filters.since).toBe('2026-08-01T00:00:00.000000Z');
+    expect(doc.filters.sort).toBe('key');
+  });
+});
+
+describe('issue 34: npm start says what it could not do', () => {
+  it.each<[string, () => Promise<string[]>, (argv: string[]) => string, number]>([
+    [
+      'a misspelled flag, with a pointer to --help (exit 2)',
+      async () => ['--sqlte', 'x.db'],
+      () => 'unknown option --sqlte: did you mean --sqlite?',
+      EXIT.usage,
+    ],
+    [
+      '--sqlite into a folder that does not exist (exit 2)',
+      async () => ['--sqlite', join(dir, 'nodir', 'x.db')],
+      () =>
+        `--sqlite ${join(dir, 'nodir', 'x.db')}: the folder ${join(dir, 'nodir')} does not exist; create it (mkdir -p ${join(dir, 'nodir')}) or choose a path in a folder that exists`,
+      EXIT.usage,
+    ],
+    [
+      'a PostgreSQL it cannot reach, by host:port (exit 1)',
+      async () => ['--database-url', `postgres://postgres@127.0.0.1:${await closedPort()}/x`],
+      (argv) =>
+        `local stack failed: cannot reach PostgreSQL at 127.0.0.1:${new URL(argv[1]!).port}: connection refused: start the server, or fix the host and port in --database-url (or DATABASE_URL)`,
+      EXIT.failure,
+    ],
+  ])(
+    '%s',
+    async (_, argv, first, code) => {
+      const args = await argv();
+      const run = await npmStart(...args);
+      expect(run.first).toBe(first(args));
+      expect(run.code).toBe(code);
+    },
+    90_000,
+  );
+});
+
+describe('issue 36: SQLite hints never name a server; 57014 names --statement-timeout', () => {
+  it.each(HINT_CLASSES)('%s on SQLite', (cls) => {
+    for (const caller of ['cli', 'function'] as const)
+      expect(hint(cls, caller, 'sqlite')).not.toMatch(/server|createdb/);
+  });
+  it('57014 is the statement timeout, worded with its flag', () => {
+    expect(hintClassOf('57014')).toBe('statement_timeout');
+    expect(hint('statement_timeout', 'cli')).toMatch(/raise --statement-timeout <seconds>/);
+  });
 });

@@ -11,20 +11,26 @@ const ESC = '\u001b';
 describe('subagent-context report: bad input is a usage error naming the flag (exit 2)', () => {
   it.each([
     [['--by', 'week'], /^--by must be one of task, session, turn, type, model, day \(got "week"\)$/m],
-    [['--since', 'yesterday'], /^--since needs an RFC 3339 instant with an offset, e\.g\. .* \(got "yesterday"\)$/m],
+    [
+      ['--since', 'yesterday'],
+      /^--since needs an RFC 3339 instant with an offset or a date \(UTC midnight\), e\.g\. .* \(got "yesterday"\)$/m,
+    ],
     [['--until', '2026-08-12 13:00'], /^--until needs an RFC 3339 instant/m],
     [
       ['--since', '2026-08-13T00:00:00Z', '--until', '2026-08-12T00:00:00+02:00'],
       /^--since 2026-08-13T00:00:00\.000000Z is after --until 2026-08-11T22:00:00\.000000Z: .*swap them$/m,
     ],
-    [['--by', 'task', '--limit', '0'], /^--limit needs a whole number of groups, at least 1 \(got "0"\)$/m],
+    [
+      ['--by', 'task', '--limit', '0'],
+      /^--limit needs a positive count of groups, a whole number of at least 1 \(got "0"\)$/m,
+    ],
     [['--limit', '5'], /^--limit limits the groups: give --by/m],
     [
       ['--by', 'task', '--sort', 'size'],
       /^--sort must be one of subagents, contexts, tokens, cost, key, last_observed_at/m,
     ],
     [['--json', '--csv'], /^--json and --csv exclude each other/m],
-    [['--trees', 'all'], /^--trees needs a whole number of turns/m],
+    [['--trees', 'all', '--json'], /^--trees needs a positive count of turns/m],
     [['extra'], /^report takes no arguments/m],
   ])('R3-5: report %j', async (flags, message) => {
     const run = await runCliCaptured(['report', '--database-url', 'sqlite::memory:', ...flags]);

@@ -6,6 +6,7 @@ import type { ExportOptions, ExportSummary } from '../../export/run.js';
 import { terminalSafe } from '../../terminal-text.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
+import { requireMigrated } from '../preflight.js';
 import { renderFacts } from '../table.js';
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
@@ -62,6 +63,8 @@ export async function exportCommand(
   options: ExportOptions,
   stderr?: { write(text: string): unknown },
 ): Promise<CommandResult<ExportSummary>> {
+  // a never-migrated store says "run migrate", as report, health and ingest do (issue 34)
+  await requireMigrated(db);
   // R4-11: the OpenTelemetry SDK and serializers load when an export runs, not with every command
   const [{ createOtlpSink }, { runExport }] = await Promise.all([
     import('../../export/otlp/transport.js'),

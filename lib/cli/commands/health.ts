@@ -4,6 +4,7 @@ import type { HealthReport } from '../../health/report.js';
 import { hint } from '../../hints.js';
 import { missingTables } from '../../store/probe.js';
 import { formatRfc3339, type Micros, parseRfc3339 } from '../../time.js';
+import { humanDuration } from '../../units.js';
 import { EXIT } from '../exit-codes.js';
 import { cliFailure } from '../failure.js';
 import type { CommandResult } from '../io.js';
@@ -21,17 +22,64 @@ function explained(value: number | null, meaning: string): string | number | nul
   return value === null || value === 0 ? value : `${value.toLocaleString('en-US')} (${meaning})`;
 }
 
-export function renderHealth(report: HealthReport): string {
+/** What the text says besides the report: the grace this run used (the report does not carry it). */
+export interface HealthRenderContext {
+  graceSeconds: number;
+}
+
+const instant = (text: string | null | undefined) => (text == null ? undefined : parseRfc3339(text));
+
+/** `900 s (15 min)`: the grace as the flag takes it and as a person reads it. */
+const graceText = (seconds: number) => `${seconds} s${seconds >= 60 ? ` (${humanDuration(seconds * 1000)})` : ''}`;
+
+/**
+ * A scheduled window of zero length: everything since its start is younger than the grace, so there
+ * was nothing to compare yet (a store activated minutes ago); said with the grace and its flag.
+ */
+function emptyWindow(report: HealthReport): boolean {
+  return report.kind === 'scheduled' && report.window !== null && report.window.from === report.window.to;
+}
+
+/** The full audit's shortfall: the part an operator acknowledged and the part still open. */
+function shortfallText(report: HealthReport): string | number | null {
+  const open = report.unacknowledgedShortfall;
+  if (report.shortfall === null || report.shortfall === 0 || open === null) return report.shortfall;
+  return `${report.shortfall.toLocaleString('en-US')} (acknowledged ${(report.shortfall - open).toLocaleString('en-US')}, open ${open.toLocaleString('en-US')})`;
+}
+
+/** Whether every shortfall this audit found was acknowledged and the history lost nothing. */
+export function allAcknowledged(report: HealthReport): boolean {
+  return (
+    report.kind === 'full' &&
+    report.status === 'shortfall' &&
+    report.unacknowledgedShortfall === 0 &&
+    (report.history?.shortfall ?? 0) === 0
+  );
+}
+
+export function renderHealth(report: HealthReport, ctx: HealthRenderContext): string {
+  const status = allAcknowledged(report)
+    ? 'shortfall (all of it acknowledged: nothing open)'
+    : STATUS_MEANING[report.status]
+      ? `${report.status} (${STATUS_MEANING[report.status]})`
+      : report.status;
   const facts = renderFacts([
-    ['status', STATUS_MEANING[report.status] ? `${report.status} (${STATUS_MEANING[report.status]})` : report.status],
+    ['status', status],
     ['kind', report.kind === 'full' ? 'full audit since capture_since' : 'scheduled window'],
-    ['window', report.window === null ? null : `${report.window.from} … ${report.window.to}`],
+    [
+      'window',
+      report.window === null
+        ? null
+        : emptyWindow(report)
+          ? `${report.window.from} … ${report.window.to} (empty: nothing is older than the grace of ${graceText(ctx.graceSeconds)} yet; --grace-seconds sets it)`
+          : `${report.window.from} … ${report.window.to}`,
+    ],
     ...(report.recent === null
       ? []
       : ([
           ['recent traffic', `${report.recent.from} … ${report.recent.to} (also compared; the checkpoint is behind)`],
         ] as const)),
-    ['shortfall', report.shortfall],
+    ['shortfall', shortfallText(report)],
     ...(report.history === null
       ? []
       : ([
@@ -49,7 +97,7 @@ export function renderHealth(report: HealthReport): string {
     ['collisions', explained(report.collisions, 'rows beyond the first for one (task_session_id, tool_call_id) key')],
     ['last observed', report.lastObservedAt],
     ['capture_since', report.captureSince],
-    ['checkpoint', checkpointText(report)],
+    ['checkpoint', checkpointText(report, ctx)],
     ['checked at', report.checkedAt],
   ]);
   const next = report.status === 'not_activated' ? `\n\nnext: ${hint('not_migrated', 'cli')}` : '';
@@ -67,11 +115,22 @@ export function renderHealth(report: HealthReport): string {
   return `${facts}${sample('missing (sample)', report.missing)}${sample('missing from the history before capture_since (sample)', report.history?.missing ?? [])}${lost}${next}`;
 }
 
-function checkpointText(report: HealthReport): string | null {
+function checkpointText(report: HealthReport, ctx: HealthRenderContext): string | null {
   const c = report.checkpoint;
   if (c === null) return null;
-  if (!c.moved)
-    return `${c.after ?? '(none yet)'} (not moved: nothing new verified: a shortfall holds it, or another run moved it first)`;
+  if (!c.moved) {
+    const why = emptyWindow(report)
+      ? `the window is empty: the store is younger than the grace of ${graceText(ctx.graceSeconds)} (--grace-seconds)`
+      : (report.shortfall ?? 0) > 0
+        ? 'a shortfall holds it'
+        : 'nothing new verified, or another run moved it first';
+    return `${c.after ?? '(none yet)'} (not moved: ${why})`;
+  }
+  const before = instant(c.before);
+  const after = instant(c.after);
+  // The checkpoint moves back to a late message before it that has no row (docs/health.md): said as such.
+  if (before !== undefined && after !== undefined && after < before)
+    return `${c.after} (moved back from ${c.before}: a message before it has no row yet)`;
   return `${c.before ?? '(none)'} → ${c.after}${c.acknowledged ? ' (acknowledged: the shortfall above is accepted)' : ''}`;
 }
 
@@ -81,12 +140,13 @@ export async function healthCommand(db: Queryable, options: HealthCheckOptions):
   if ((await missingTables(db, ['kandev_meta'])).length > 0)
     throw cliFailure('not_activated: the store has no kandev_meta table', 'not_migrated', EXIT.attention);
   const report = await runHealthCheck(db, options);
-  // An acknowledgment that moved the checkpoint did what was asked, whatever it accepted.
-  const ok = report.status === 'healthy' || (report.checkpoint?.acknowledged ?? false);
+  // An acknowledgment that moved the checkpoint did what was asked, whatever it accepted; a full
+  // audit whose whole shortfall was acknowledged has nothing open (its alarm watches the open part).
+  const ok = report.status === 'healthy' || (report.checkpoint?.acknowledged ?? false) || allAcknowledged(report);
   return {
     exitCode: ok ? EXIT.ok : EXIT.attention,
     result: report,
-    text: renderHealth(report),
+    text: renderHealth(report, { graceSeconds: options.graceSeconds }),
     notes: acknowledgmentNotes(report, options.acknowledgeThrough),
   };
 }

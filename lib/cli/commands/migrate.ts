@@ -1,20 +1,35 @@
 import type { Database } from '../../db/database.js';
 import { type MigrationReport, runMigration } from '../../migrate/run-migration.js';
 import { logger } from '../../observability.js';
+import { formatRfc3339, parseStoredTimestamp } from '../../time.js';
+import { humanDuration } from '../../units.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
 import { requireHostStore } from '../preflight.js';
 import { renderFacts } from '../table.js';
+
+/**
+ * A stored key (nine fraction digits, docs/time.md) in the six digits `report` and `health` print;
+ * `--json` keeps the key as stored. A value that is not an instant is shown as it is.
+ */
+function asInstant(key: string | null | undefined): string | null | undefined {
+  if (key === null || key === undefined || key === '') return key;
+  const at = parseStoredTimestamp(key);
+  return at === undefined ? key : formatRfc3339(at);
+}
 
 export function renderMigration(report: MigrationReport): string {
   return renderFacts([
     ['backfill', report.backfill],
     ['rows inserted', report.inserted],
     ['messages matched', report.matched],
-    ['capture_since', report.captureSince],
-    ['backfill_through', report.backfillThrough === '' ? "'' (no qualifying message)" : report.backfillThrough],
+    ['capture_since', asInstant(report.captureSince)],
+    [
+      'backfill_through',
+      report.backfillThrough === '' ? "'' (no qualifying message)" : asInstant(report.backfillThrough),
+    ],
     ['history without rows', report.historyMissing],
-    ['duration', `${report.durationMs} ms`],
+    ['duration', humanDuration(report.durationMs)],
   ]);
 }
 

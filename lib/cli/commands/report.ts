@@ -95,7 +95,8 @@ export function parseReportFlags(flags: ReportFlags): ReportRequest {
       task: flags.task,
       session: flags.session,
       limit,
-      sort,
+      // days read in day order (issue 34); every other grouping by its largest groups first
+      sort: sort ?? (by === 'day' ? 'key' : undefined),
       // the page (R3-9) renders the same document, with its series, histogram and trees filled
       trees: trees ?? (page ? PAGE_DEFAULTS.trees : undefined),
       ...(page ? { pageData: true } : {}),
