@@ -118,8 +118,19 @@ function hideBareUserinfo(text: string): string {
   return kept === 0 ? text : out + text.slice(kept);
 }
 
+/**
+ * Header lines that carry credentials, whatever the rest of the line: an HTTP/1 echo of the request
+ * (a collector's 401 page), a JSON dump of headers. Starts at its literal name; linear.
+ */
+const CREDENTIAL_HEADER =
+  /\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s{0,64}[:=]\s{0,64}["']?)[^\r\n"]*/gi;
+/** An HTTP auth scheme and its token, anywhere (`Bearer eyJ…`, `Basic dXNlcjpw…`). */
+const AUTH_TOKEN = /\b(bearer|basic)\s{1,16}[A-Za-z0-9._~+/=-]{1,8192}/gi;
+
 export function redactText(text: string): string {
   const urls = text
+    .replace(CREDENTIAL_HEADER, `$1$2${HIDDEN}`)
+    .replace(AUTH_TOKEN, `$1 ${HIDDEN}`)
     .replace(ENCODED_USERINFO, (match) => `${match.slice(0, 9)}${HIDDEN}%40`)
     .replace(URL_USERINFO, `://${HIDDEN}@`)
     .replace(URL_USER_ONLY, `://${HIDDEN}@`);

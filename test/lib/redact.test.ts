@@ -60,6 +60,18 @@ const REDACTED: [string, string, string][] = [
   ],
   ['X-Amz-Signature', 'https://h/x?X-Amz-Signature=abcdef&a=1', 'https://h/x?X-Amz-Signature=***&a=1'],
   [
+    'a Bearer token (R4-9: a collector body echoing our headers)',
+    'got Bearer SECRET123 from you',
+    'got Bearer *** from you',
+  ],
+  ['an echoed Authorization line', 'Authorization: Bearer abc.def\nHost: h', 'Authorization: ***\nHost: h'],
+  ['an echoed Cookie line', 'cookie: sid=s3cr3t; theme=dark\nx', 'cookie: ***\nx'],
+  [
+    'a JSON dump of headers',
+    '{"authorization":"Basic dXNlcjpwYXNz","accept":"*/*"}',
+    '{"authorization":"***","accept":"*/*"}',
+  ],
+  [
     'an Authorization header',
     'AWS4-HMAC-SHA256 Credential=AKIA/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=ab12',
     'AWS4-HMAC-SHA256 Credential=***, SignedHeaders=host, Signature=***',

@@ -6,9 +6,9 @@ import { terminalSafe } from '../../terminal-text.js';
  * may echo the request back (a 401 page listing the headers it got), so the body is a diagnostic
  * that can carry our credentials, and host-controlled bytes a terminal would obey. In order:
  * bounded, every value this run sent as a header or in the URL's query or userinfo replaced by
- * `***` (exact values: whatever the collector's format), the credential-shaped text lib/redact.ts
- * does not cover (Authorization/Cookie header lines, `Bearer …`/`Basic …` tokens) masked, then
- * cut to BODY_SHOWN characters (the full length stated), then lib/redact.ts, then terminalSafe.
+ * `***` (exact values: whatever the collector's format), then cut to BODY_SHOWN characters (the
+ * full length stated), then lib/redact.ts (which also hides Authorization/Cookie header lines and
+ * `Bearer …`/`Basic …` tokens), then terminalSafe.
  * The masking is linear (R4-1); redactText sees at most BODY_SHOWN characters.
  */
 
@@ -35,15 +35,10 @@ export function secretsOf(url: string, headers: Readonly<Record<string, string>>
   return [...new Set(secrets.filter((s) => s.length >= MIN_SECRET))].sort((a, b) => b.length - a.length);
 }
 
-// Header lines that carry credentials, whatever the rest of the line (HTTP/1 echo, a JSON dump).
-const HEADER_LINE = /\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key)(["']?\s*[:=]\s*["']?)[^\r\n"]*/gi;
-// A token scheme and its token.
-const TOKEN = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+/gi;
-
 function mask(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) out = out.split(secret).join('***');
-  return out.replace(HEADER_LINE, '$1$2***').replace(TOKEN, '$1 ***');
+  return out;
 }
 
 /** The first `n` UTF-16 units, never half a surrogate pair. */
