@@ -136,6 +136,15 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     expect(elapsed).toBeGreaterThanOrEqual(1350);
   });
 
+  it('R3-10: HTTP 429 is retried like a 5xx, never a refusal like another 4xx: 429 then 200 sends the batch', async () => {
+    await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
+    receiver.respond(429);
+    const summary = await exportWith({});
+    expect(receiver.requests.map((r) => r.answered)).toEqual([429, 200]);
+    expect(summary.spans).toBe(2);
+    expect(await storedPosition()).toBeDefined();
+  });
+
   it('R3-10: trace and span ids are the documented derivation of the identity (fixed values computed outside the code)', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
     await exportWith({ position: 'none' });
