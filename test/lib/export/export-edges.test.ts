@@ -99,7 +99,7 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     const roots = receiver.spans.filter((s) => s.parentSpanId === '');
     const sent = roots.map((s) => s.attributes['subagent_context.turn_id']).sort();
     expect(sent).toEqual(Array.from({ length: turns }, (_, i) => `u${String(i).padStart(2, '0')}`));
-  });
+  }, 180_000); // 45 pages of reads, sends and position moves: seconds, more on a loaded machine's PGlite
 
   it('R3-10: moving a stored position is a compare-and-set too: a run whose position another export updated meanwhile stops, and the other value stands', async () => {
     const start = JSON.stringify({ changed: '2026-01-01T00:00:00.000000000Z', task_session_id: '', turn_key: '' });
