@@ -61,7 +61,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/export/otlp/provider.ts': EXPORT_RUNS,
   'lib/export/unreadable.ts': EXPORT_RUNS,
   'lib/export/otlp/transport.ts': [...EXPORT_RUNS, 'test/bin/cli-export.test.ts'],
-  'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/report.test.ts', 'test/bin/cli-export.test.ts'],
+  'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
 };
 
 /**
