@@ -5,6 +5,7 @@ import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
 import { benchColdStart, type ColdStartFigures } from './cold-start.js';
 import { benchExport, type ExportFigures } from './export.js';
 import { benchHostStore, type HostStoreFigures } from './host-store.js';
+import { benchHostileText, type HostileTextFigures } from './hostile-text.js';
 import { benchIngest, type HandlerFactory, type IngestFigures } from './ingest.js';
 import { machineFacts } from './machine.js';
 import { benchPageDocument, type PageFigures } from './page.js';
@@ -97,9 +98,15 @@ if (wants('page')) {
   pageDocument = await benchPageDocument(plan.hostStoreRuns);
   log(`  ${pageDocument.bytes} bytes in ${Math.round(pageDocument.renderMs)} ms`);
 }
+let hostileText: HostileTextFigures | undefined;
+if (wants('hostile-text')) {
+  log('hostile text: report --json with and without a 1 MiB task title, and redaction of 1 MiB inputs');
+  hostileText = await benchHostileText({ messages: Math.max(1_000, Math.round(20_000 * plan.scale)), runs: 5 });
+  log(`  ${Math.round(hostileText.plainMs)} ms without, ${Math.round(hostileText.hostileMs)} ms with the title`);
+}
 const totalSeconds = (performance.now() - started) / 1000;
-// The heavy health-at-scale section (npm run bench -- health) is kept from the previous file.
-const kept = keptHealthSection(plan.out);
+// The heavy sections (npm run bench -- health, -- read) are kept from the previous file.
+const kept = keptSection(plan.out, 'health-scale') + keptSection(plan.out, 'read-side');
 writeFileSync(
   plan.out,
   renderReport({
@@ -113,20 +120,21 @@ writeFileSync(
     exports,
     coldStart,
     pageDocument,
+    hostileText,
     totalSeconds,
   }) + kept,
 );
 log(`wrote ${plan.out} after ${totalSeconds.toFixed(0)} s`);
 
-function keptHealthSection(file: string): string {
+function keptSection(file: string, name: string): string {
   let text = '';
   try {
     text = readFileSync(file, 'utf8');
   } catch {
     return '';
   }
-  const endMarker = '<!-- health-scale:end -->';
-  const start = text.indexOf('<!-- health-scale:start -->');
+  const endMarker = `<!-- ${name}:end -->`;
+  const start = text.indexOf(`<!-- ${name}:start -->`);
   const end = text.indexOf(endMarker);
   return start >= 0 && end > start ? `\n${text.slice(start, end + endMarker.length)}\n` : '';
 }

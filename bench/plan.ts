@@ -15,7 +15,7 @@ export interface BenchPlan {
   out: string;
 }
 
-export const SECTIONS = ['ingest', 'host-store', 'export', 'cold-start', 'page'] as const;
+export const SECTIONS = ['ingest', 'host-store', 'export', 'cold-start', 'page', 'hostile-text'] as const;
 
 export function planFromEnv(env: NodeJS.ProcessEnv = process.env): BenchPlan {
   const scale = positive(env.BENCH_SCALE, 1);

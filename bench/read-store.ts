@@ -10,7 +10,7 @@ import { KANDEV_COST_EVENTS, kandevSchema } from '../local/kandev-schema.js';
  * set-based SQL (generate_series on PostgreSQL, a recursive CTE on SQLite) as bench/health-scale.ts
  * does, so 10M messages take minutes, not an hour. Shape (docs/README.md#real-traffic, coarsely):
  * sessions of 15 messages in 3 turns of 5, a message every 3 s (1M messages ≈ 35 days, 10M ≈ a
- * year); one task per 4/3 sessions (50,000 tasks at 1M); per session one top-level subagent, a
+ * year); one task per 4/3 sessions (50,000 tasks at 1M) unless `tasks` is given; per session one top-level subagent, a
  * second one in every third session (fan-out 2), a nested one in every seventh: about one row per
  * ten messages (about 98,000 rows at 1M). Rows carry every figure's column with NULLs where the
  * host leaves them (tokens of one row in 11, the model of one in 4). capture_since is the middle of
@@ -37,7 +37,7 @@ export const READ_STORE_END: Micros = parseRfc3339('2026-11-30T00:00:00Z')!;
 const SUBAGENT = (g: string) =>
   `((${g}) % ${PER_SESSION} = 1 OR ((${g}) % ${PER_SESSION} = 2 AND ((${g}) / ${PER_SESSION}) % 3 = 0) OR ((${g}) % ${PER_SESSION} = 3 AND ((${g}) / ${PER_SESSION}) % 7 = 0))`;
 
-export async function generateReadStore(db: Database, n: number): Promise<ReadStore> {
+export async function generateReadStore(db: Database, n: number, options: { tasks?: number } = {}): Promise<ReadStore> {
   const d = db.dialect.name;
   if (d === 'postgres') await db.query('SET statement_timeout = 0');
   const at = (g: string) =>
@@ -56,8 +56,9 @@ export async function generateReadStore(db: Database, n: number): Promise<ReadSt
 
   const sessions = Math.ceil(n / PER_SESSION);
   const turns = Math.ceil(n / PER_TURN);
-  const task = (s: string) => `('task-' || ((${s}) * 3 / 4))`;
-  const tasks = Math.floor(((sessions - 1) * 3) / 4) + 1;
+  // sessions spread evenly over the tasks (default one task per 4/3 sessions: 50,000 at 1M messages)
+  const tasks = Math.max(1, Math.min(sessions, options.tasks ?? Math.floor(((sessions - 1) * 3) / 4) + 1));
+  const task = (s: string) => `('task-' || (CAST(${s} AS BIGINT) * ${tasks} / ${sessions}))`;
   const hostTime = `'2026-01-01 00:00:00'`;
   await db.query(
     `INSERT INTO tasks (id, title, created_at, updated_at) ${from(0, tasks, (g) => `SELECT 'task-' || ${g}, 'bench task ' || ${g}, ${hostTime}, ${hostTime}`)}`,

@@ -34,7 +34,7 @@ const EXPLAIN: Record<Database['dialect']['name'], string> = { postgres: 'EXPLAI
 /**
  * `report --json` on the backfilled store (docs/report.md), as the CLI runs it (a pool: its
  * statements run side by side), in each dialect's two worst cases: no health checkpoint with the
- * whole history since capture_since (the shortfall is then the full audit's statement), and
+ * whole history since capture_since (R4-12: the report then leaves the shortfall to health), and
  * capture_since after the whole history (every message is read for the lower bound, AC-25) with
  * the scheduled check running; and `--by task`.
  */
@@ -62,7 +62,7 @@ export async function benchReportQuery(db: Database, runs: number): Promise<Repo
   };
   // As the health bench leaves it: capture_since at the first message, no scheduled check yet.
   await db.query('DELETE FROM kandev_meta WHERE key = $1', [CHECKPOINT_KEY]);
-  await measure('capture_since at the first message, no checkpoint: the shortfall is the full audit', {});
+  await measure('capture_since at the first message, no checkpoint: the shortfall is not checked (R4-12)', {});
   // As a new install is: capture_since after the whole history (every session a lower bound, so
   // every message before it is read for that), the scheduled check running.
   const now = nowMicros();

@@ -4,6 +4,7 @@ import type { ColdStartFigures } from './cold-start.js';
 import { type CostPerMillionFrames, coldStartCost, costPerMillionFrames, PRICES } from './cost.js';
 import type { ExportFigures } from './export.js';
 import type { HostStoreFigures } from './host-store.js';
+import { HOSTILE_RATIO_TARGET, type HostileTextFigures } from './hostile-text.js';
 import type { DesignFigures, IngestFigures } from './ingest.js';
 import type { MachineFacts } from './machine.js';
 import type { PageFigures } from './page.js';
@@ -23,6 +24,8 @@ export interface BenchResults {
   coldStart: ColdStartFigures[];
   /** the page over a generated document (BENCH_ONLY=page) */
   pageDocument?: PageFigures;
+  /** R4-1: report --json with a 1 MiB title, redaction of 1 MiB (BENCH_ONLY=hostile-text) */
+  hostileText?: HostileTextFigures;
   totalSeconds: number;
 }
 
@@ -57,6 +60,7 @@ export function renderReport(r: BenchResults): string {
     ...exportSection(r),
     ...reportQuerySection(r),
     ...pageSection(r),
+    ...hostileTextSection(r),
     ...coldStartSection(r),
     ...costSection(r, pg?.name),
     ...reproduce(r),
@@ -214,6 +218,30 @@ function pageSection(r: BenchResults): string[] {
   ];
 }
 
+/** R4-1 (docs/report.md#output-is-data): host text printed exactly, redaction in linear time. */
+function hostileTextSection(r: BenchResults): string[] {
+  const h = r.hostileText;
+  if (h === undefined) return [];
+  const ratio = h.hostileMs / h.plainMs;
+  return [
+    '## Hostile host text (R4-1)',
+    '',
+    `\`report --json --by task\` through the CLI in this process (lib/cli/main.ts, its output boundary included; the output parsed as JSON) on a SQLite store of the host's schema generated from ${int(h.messages)} messages, without and with one task title of 1 MiB of hostile text (markup, quotes, controls, U+2028, bidi controls, a lone surrogate, text that looks like a secret or a URL); median of ${h.runs} runs each, alternating. Then \`redactText\` on 1 MiB inputs (median of ${h.runs}).`,
+    '',
+    '| store | output bytes | wall ms (median) | runs ms |',
+    '|---|---:|---:|---|',
+    `| without the title | ${int(h.outputBytes.plain)} | **${ms(h.plainMs)}** | ${h.perRunPlainMs.map(ms).join(', ')} |`,
+    `| with the 1 MiB title | ${int(h.outputBytes.hostile)} | **${ms(h.hostileMs)}** | ${h.perRunHostileMs.map(ms).join(', ')} |`,
+    '',
+    `- With ÷ without: **${ratio.toFixed(2)}×** (target ≤ ${HOSTILE_RATIO_TARGET}×) ${ratio <= HOSTILE_RATIO_TARGET ? '— met' : '— **not met**'}. Before R4-1 every stdout write passed the redaction, quadratic in its input: a 100 KB title took 16.8 s instead of 2.8 s (issue 36).`,
+    '',
+    '| redactText input (1 MiB) | ms (median) |',
+    '|---|---:|',
+    ...h.redaction.map((x) => `| ${x.input} | **${ms(x.ms)}** |`),
+    '',
+  ];
+}
+
 function storeSection(r: BenchResults): string[] {
   if (r.stores.length === 0) return [];
   const lines = [
@@ -359,7 +387,7 @@ function reproduce(r: BenchResults): string[] {
     'npm run bench                                                              # PGlite + SQLite',
     '```',
     '',
-    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_EXPORT_RUNS` OTLP export runs per protocol (default 3), `BENCH_ONLY=ingest,host-store,export,cold-start,page`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
+    'Knobs (environment): `BENCH_SCALE` multiplies every size (0.05 for a quick check), `BENCH_RUNS` ingest runs (default 5), `BENCH_MESSAGES` host-store size (default 1,000,000; 100,000 on PGlite), `BENCH_STORE_RUNS` backfill/health runs (default 3), `BENCH_COLD_RUNS` (default 5), `BENCH_EXPORT_RUNS` OTLP export runs per protocol (default 3), `BENCH_ONLY=ingest,host-store,export,cold-start,page,hostile-text`, `BENCH_OUT` (default BENCHMARKS.md). No timing assertion is in the test suite; performance lives here.',
     '',
     `This run: scale ${p.scale}; ingest ${p.ingest.map((s) => `batch ${s.batchSize}: ${s.handlerFrames}/${s.baselineFrames} frames × ${s.runs} runs`).join('; ')}; host store ${r.stores.map((s) => `${s.target} ${int(s.summary.messages)} messages`).join(', ') || 'skipped'}; ${p.hostStoreRuns} backfill/health runs; ${p.coldStartRuns} cold-start loads.`,
     '',

@@ -7,4 +7,10 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 // The AWS SDK warns once about Node 20 (Lambda runs nodejs22.x); it is not a benchmark finding.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // `npm run bench -- health`: only the health check at 1M/10M messages (heavy; issue 13).
-await (process.argv.slice(2).includes('health') ? import('./health-scale-main.js') : import('./main.js'));
+// `npm run bench -- read`: the read side at 1M/10M messages (heavy; R4-12, issue 35).
+const mode = process.argv.slice(2);
+await (mode.includes('health')
+  ? import('./health-scale-main.js')
+  : mode.includes('read')
+    ? import('./read-side-main.js')
+    : import('./main.js'));

@@ -12,12 +12,14 @@ export type BenchTargetName = 'postgres' | 'pglite' | 'sqlite';
 export interface BenchDatabase {
   /** one connection (pool of max 1): "on one connection" */
   readonly db: Database;
-  /** another client of the same database: a pool of `max` connections (default 1) */
-  connect(options?: { max?: number }): Database;
+  /** another client of the same database: a pool of `max` connections (default 1), the statement cap of `statementTimeoutMs` (PostgreSQL) */
+  connect(options?: { max?: number; statementTimeoutMs?: number }): Database;
   /** closes every client and drops the database */
   dispose(): Promise<void>;
   /** PostgreSQL only: the same database's URL for a plain TCP client (`pg`), no driver path in between */
   readonly tcpUrl?: string;
+  /** the database's URL as the CLI takes it (`--database-url`), for a benchmark run in another process */
+  readonly url: string;
 }
 
 export interface BenchTarget {
@@ -53,10 +55,12 @@ async function serverTarget(adminUrl: string): Promise<BenchTarget> {
       const dbUrl = new URL(adminUrl);
       dbUrl.pathname = `/${name}`;
       return clients(
-        (max) => openDatabase(dbUrl.toString(), { wsProxy: proxy.address, max }),
+        (max, statementTimeoutMs) =>
+          openDatabase(dbUrl.toString(), { wsProxy: proxy.address, max, statementTimeoutMs }),
         async () => {
           await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         },
+        dbUrl.toString(),
         dbUrl.toString(),
       );
     },
@@ -69,7 +73,8 @@ async function serverTarget(adminUrl: string): Promise<BenchTarget> {
 
 async function pgliteTarget(): Promise<BenchTarget> {
   const pg: EmbeddedPostgres = await startEmbeddedPostgres();
-  const open = (max = 1) => openDatabase(pg.url, { wsProxy: pg.wsProxy, max });
+  const open = (max = 1, statementTimeoutMs?: number) =>
+    openDatabase(pg.url, { wsProxy: pg.wsProxy, max, statementTimeoutMs });
   const admin = open();
   const [row] = await admin.query<{ server_version: string }>('SHOW server_version');
   return {
@@ -79,7 +84,7 @@ async function pgliteTarget(): Promise<BenchTarget> {
       // PGlite serves one database: start each benchmark from an empty public schema.
       await admin.query('DROP SCHEMA IF EXISTS public CASCADE');
       await admin.query('CREATE SCHEMA public');
-      return clients(open, async () => undefined, pg.url);
+      return clients(open, async () => undefined, pg.url, pg.url);
     },
     async stop() {
       await admin.close();
@@ -102,16 +107,22 @@ async function sqliteTarget(): Promise<BenchTarget> {
       return clients(
         () => openDatabase(`sqlite:${path}`, { create: true }),
         async () => rmSync(path, { force: true }),
+        `sqlite:${path}`,
       );
     },
     stop: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
-function clients(open: (max: number) => Database, drop: () => Promise<void>, tcpUrl?: string): BenchDatabase {
+function clients(
+  open: (max: number, statementTimeoutMs?: number) => Database,
+  drop: () => Promise<void>,
+  url: string,
+  tcpUrl?: string,
+): BenchDatabase {
   const opened: Database[] = [];
-  const connect = (options: { max?: number } = {}) => {
-    const db = open(options.max ?? 1);
+  const connect = (options: { max?: number; statementTimeoutMs?: number } = {}) => {
+    const db = open(options.max ?? 1, options.statementTimeoutMs);
     opened.push(db);
     return db;
   };
@@ -119,6 +130,7 @@ function clients(open: (max: number) => Database, drop: () => Promise<void>, tcp
   return {
     db,
     connect,
+    url,
     ...(tcpUrl ? { tcpUrl } : {}),
     async dispose() {
       await Promise.allSettled(opened.map((d) => d.close()));

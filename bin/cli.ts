@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { StartIngestPipeline } from '../lib/cli/commands/ingest.js';
 import { CliFailure } from '../lib/cli/failure.js';
 import { runCli } from '../lib/cli/main.js';
+import { FAUXQS_MISSING_HINT } from '../lib/hints.js';
 
 // EMF metric documents are for CloudWatch; on a terminal they would bury the result.
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -18,9 +19,7 @@ const startPipeline: StartIngestPipeline = async (options) => {
     pipeline = await import('../local/pipeline.js');
   } catch (err) {
     if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    throw new CliFailure(
-      `ingest runs the frames through a local SQS emulator, and it is not installed (${(err as Error).message}): install the optional dependency with \`npm install fauxqs\``,
-    );
+    throw new CliFailure(FAUXQS_MISSING_HINT);
   }
   return pipeline.startLocalPipeline(options);
 };

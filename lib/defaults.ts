@@ -112,9 +112,19 @@ export const PRODUCER_DEFAULTS = Object.freeze({
 /**
  * The page (`report --html`, docs/page.md): fan-out trees for at most this many of the most recent
  * turns, and at most this many task rows, so a large store's page stays small (R3-9: 100k rows
- * stay under 2 MB). `--trees N` and `--limit N` choose fewer or more.
+ * stay under 2 MB). `--trees N` and `--limit N` choose fewer or more. Whatever the store, the page
+ * stays under 2 MB (R4-4): at most `nodesPerTurn` subagents of a turn are drawn ("and 29,800
+ * more"), the trees stop at `treeBytes` of markup, and host text is cut at `textChars` characters
+ * (ids at `idChars`) with its full length stated.
  */
-export const PAGE_DEFAULTS = Object.freeze({ trees: 50, tasks: 200 });
+export const PAGE_DEFAULTS = Object.freeze({
+  trees: 50,
+  tasks: 200,
+  nodesPerTurn: 200,
+  treeBytes: 800_000,
+  textChars: 160,
+  idChars: 80,
+});
 
 /** OTLP export (docs/otlp.md): the bounds of one run, the CLI's and the scheduled function's alike. */
 export const EXPORT_DEFAULTS = Object.freeze({
@@ -130,11 +140,11 @@ export const EXPORT_DEFAULTS = Object.freeze({
    * health grace, the delay the pipeline already budgets for (docs/otlp.md#incremental-export)
    */
   lookbackSeconds: 900,
-  /** one request's bound, the SDK's own retries (429, 502, 503, 504) included */
+  /** one attempt's bound (lib/export/otlp/transport.ts) */
   requestTimeoutMs: 10_000,
-  /** further attempts of a request that still failed retryably (other 5xx, timeouts, connection errors) */
+  /** further attempts of a request that failed retryably (429, 5xx, a timeout, a connection error) */
   retries: 3,
-  /** the first pause before such an attempt; doubles each time */
+  /** the first pause before such an attempt; doubles each time (a longer Retry-After wins, up to 60 s) */
   backoffMs: 1_000,
 });
 

@@ -37,7 +37,9 @@ export type HintClass =
   | 'deadline_ingest'
   | 'deadline'
   | 'statement_timeout'
-  | 'pool_wait';
+  | 'pool_wait'
+  | 'sqlite_readonly'
+  | 'sqlite_system';
 
 /*
  * A table of words with no imports: the database layer may use it (test/architecture.test.ts) as it
@@ -119,6 +121,15 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
     function:
       'a statement waited for a free pooled connection and got none (the database answered); invoke the function again',
   },
+  // R4-5: SQLite runs in this process; it has no server and no server's log.
+  sqlite_readonly: {
+    cli: 'SQLite could not write: the store, or the folder it is in (SQLite writes its -journal, -wal and -shm files beside the store), is read-only for this user; run the command as a user who may write both, or on a writable copy (`sqlite3 host.db ".backup copy.db"`); report and health --full only read',
+    function: 'SQLite could not write: the store or its folder is read-only for the function',
+  },
+  sqlite_system: {
+    cli: 'SQLite could not use the store; check the path in --database-url, that the file is a SQLite database, the disk (full? readable?) and the permissions of the file and its folder',
+    function: 'SQLite could not use the store; check the file, its folder and the disk',
+  },
 };
 
 /** The hint class for running out of time while doing `work`. */
@@ -129,3 +140,21 @@ export function deadlineHintClass(work: Work): HintClass {
 export function hint(cls: HintClass, caller: Caller): string {
   return HINTS[cls][caller];
 }
+
+/*
+ * R4-11: the CLI's optional parts, when a command needs one that is not installed. The commands
+ * and versions are the README's ("Prerequisites"); test/package/install.test.ts runs the CLI
+ * without them. `-g` where subagent-context was installed with -g.
+ */
+
+/** `sqlite:` without better-sqlite3 (`--omit=optional`, or its native build failed and npm removed it). */
+export const SQLITE_MISSING_HINT =
+  'SQLite support is not installed (the optional dependency better-sqlite3): run `npm install better-sqlite3@12.11.1 --allow-scripts=better-sqlite3` where subagent-context is installed (with the same --prefix, or -g); it compiles a native module when no prebuilt binary fits this platform, which needs python3, make and g++ (README "Prerequisites"). PostgreSQL URLs work without it (and the deployed functions only reach PostgreSQL)';
+
+/** better-sqlite3 is there without its native module (installed with --ignore-scripts, or built for another Node). */
+export const SQLITE_UNBUILT_HINT =
+  'SQLite support is installed without its native module (better-sqlite3 was installed with --ignore-scripts, or built for another Node version): run `npm rebuild better-sqlite3` in the folder that holds its node_modules (`npm root -g` for a global install); it needs python3, make and g++ when no prebuilt binary fits (README "Prerequisites"). PostgreSQL URLs work without it';
+
+/** `ingest` without fauxqs (an optional peer: the CLI's local SQS emulator). */
+export const FAUXQS_MISSING_HINT =
+  'ingest runs the frames through a local SQS emulator, fauxqs, which is not installed: run `npm install fauxqs@1.9.2` where subagent-context is installed (add -g for a global install; it needs Node 22 or later; README "Prerequisites")';

@@ -148,19 +148,27 @@ export function formatKey(us: Micros): string {
   return `${p.date}T${p.time}.${p.fraction}000Z`;
 }
 
-/** A clock's two sources, in milliseconds: the wall clock and a monotonic one. */
+/** A clock's sources, in milliseconds: the wall clock, a monotonic one, and where the monotonic one starts. */
 export interface ClockSources {
+  /** whole milliseconds (`Date.now()`): the true instant is in [wall, wall + 1) */
   wall: () => number;
   monotonic: () => number;
+  /**
+   * the wall clock at the monotonic source's zero, with its fraction (`performance.timeOrigin`,
+   * which Node reads once at start with microseconds): the first anchor, so even the first reading
+   * is microsecond-true (docs/time.md#the-writers-clock), not a whole millisecond
+   */
+  origin?: () => number;
 }
 
 /**
  * A wall clock with microsecond resolution that never goes backwards within a process (R2-9,
- * docs/time.md). The monotonic source gives the microseconds (Date.now() alone is millisecond-true);
- * it drifts from the wall clock over a long-lived process (a warm Lambda, a long benchmark), so it is
- * re-anchored whenever the two are 1 ms apart. Re-anchoring can step back (the wall clock was behind,
- * or NTP slewed it), so the result is floored at the last value given plus 1 µs: `updated_at` and
- * `capture_since` only ever move forward, and two calls never return the same instant.
+ * docs/time.md). The monotonic source gives the microseconds (Date.now() alone is millisecond-true),
+ * anchored to `origin`. It drifts from the wall clock over a long-lived process (a warm Lambda, a
+ * long benchmark), so whenever the estimate leaves [wall, wall + 1 ms), the only range Date.now()
+ * allows, it is moved to the nearest end of it. Moving back can step back (the wall clock was
+ * behind, or NTP slewed it), so the result is floored at the last value given plus 1 µs:
+ * `updated_at` and `capture_since` only ever move forward, and two calls never return the same instant.
  */
 export function monotonicClock(sources: ClockSources): () => Micros {
   let offset: number | undefined; // wall ms minus monotonic ms
@@ -168,7 +176,10 @@ export function monotonicClock(sources: ClockSources): () => Micros {
   return () => {
     const wall = sources.wall();
     const monotonic = sources.monotonic();
-    if (offset === undefined || Math.abs(monotonic + offset - wall) >= 1) offset = wall - monotonic;
+    offset ??= sources.origin?.() ?? wall - monotonic;
+    const estimate = monotonic + offset;
+    if (estimate < wall) offset = wall - monotonic;
+    else if (estimate >= wall + 1) offset = wall + 0.999 - monotonic;
     const candidate = BigInt(Math.floor((monotonic + offset) * 1000));
     last = last === undefined || candidate > last ? candidate : last + 1n;
     return last;
@@ -176,4 +187,8 @@ export function monotonicClock(sources: ClockSources): () => Micros {
 }
 
 /** The process's clock: see `monotonicClock`. */
-export const nowMicros: () => Micros = monotonicClock({ wall: () => Date.now(), monotonic: () => performance.now() });
+export const nowMicros: () => Micros = monotonicClock({
+  wall: () => Date.now(),
+  monotonic: () => performance.now(),
+  origin: () => performance.timeOrigin,
+});

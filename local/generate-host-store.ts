@@ -196,6 +196,18 @@ const TURN_COLUMNS = columns([
   ['id', 'text'],
   ['task_session_id', 'text'],
 ]);
+const TASK_TITLE_COLUMNS = columns([
+  ['id', 'text'],
+  ['title', 'text'],
+]);
+const TASK_TOPICS = ['login page', 'billing export', 'search index', 'flaky CI job', 'onboarding flow', 'rate limiter'];
+const TASK_VERBS = ['Fix the', 'Speed up the', 'Refactor the', 'Add tests for the', 'Document the'];
+/** A task title like a person writes one ("Fix the login page"), numbered past the first thirty. */
+function taskTitle(n: number): string {
+  const base = `${TASK_VERBS[n % TASK_VERBS.length]} ${TASK_TOPICS[Math.floor(n / TASK_VERBS.length) % TASK_TOPICS.length]}`;
+  const round = Math.floor(n / (TASK_VERBS.length * TASK_TOPICS.length));
+  return round === 0 ? base : `${base} (${round + 1})`;
+}
 /** The real host's NOT NULL columns without a DEFAULT (local/kandev-schema.ts). */
 const HOST_TASK_COLUMNS = columns([
   ['id', 'text'],
@@ -338,11 +350,17 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   const taskId = (s: number) => `${prefix}task-${pad(Math.floor(s / 2))}`;
   const real = fixture.name === 'host';
   const hostTime = db.dialect.encodeTimestamp(startAt);
-  if (real) {
-    const taskRows = new BatchInserter(db, 'tasks', HOST_TASK_COLUMNS);
-    for (let s = 0; s < sessions; s += 2) await taskRows.add([taskId(s), taskId(s), hostTime, hostTime]);
-    await taskRows.flush();
+  // Tasks with titles, as the host's `tasks` table has them (the page shows them, R4-10); on the
+  // minimal schema the generator adds the table's id and title, the two columns the report reads.
+  if (!real) await db.query('CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL)');
+  const taskRows = real
+    ? new BatchInserter(db, 'tasks', HOST_TASK_COLUMNS)
+    : new BatchInserter(db, 'tasks', TASK_TITLE_COLUMNS);
+  for (let s = 0; s < sessions; s += 2) {
+    const title = taskTitle(s / 2);
+    await taskRows.add(real ? [taskId(s), title, hostTime, hostTime] : [taskId(s), title]);
   }
+  await taskRows.flush();
   const sessionRows = new BatchInserter(db, 'task_sessions', real ? HOST_SESSION_COLUMNS : SESSION_COLUMNS);
   for (let s = 0; s < sessions; s++)
     await sessionRows.add(real ? [sessionId(s), taskId(s), hostTime, hostTime] : [sessionId(s), taskId(s)]);

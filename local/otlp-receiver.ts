@@ -9,8 +9,10 @@ import protobuf from 'protobufjs';
  * A real OTLP/HTTP trace receiver on 127.0.0.1 (docs/otlp.md#testing): it accepts
  * `POST /v1/traces` as http/json or http/protobuf (gzip or not), decodes protobuf with the official
  * OTLP definitions (local/otlp-proto, through protobufjs: not the exporter's serializer),
- * and answers with the statuses a test scripts (default 200). Spans of accepted requests only are
- * `spans`; every request is in `requests`.
+ * and answers as a test scripts (default 200; a status, a partial success in the request's
+ * encoding, a Retry-After, a body, the request's headers echoed). Spans of 2xx requests only are
+ * `spans` (a partial success's included: the receiver does not pick which it rejected); every
+ * request is in `requests`.
  */
 
 const PROTO_DIR = join(dirname(fileURLToPath(import.meta.url)), 'otlp-proto');
@@ -77,6 +79,9 @@ export interface ReceivedSpan {
   status: { code: number; message: string };
   resource: Record<string, AttributeValue>;
   scope: string;
+  /** the resource's and the scope's schema_url ('' when absent) */
+  resourceSchemaUrl: string;
+  scopeSchemaUrl: string;
 }
 
 export interface ReceivedRequest {
@@ -147,6 +152,8 @@ function normalize(request: any, encoding: 'hex' | 'base64'): ReceivedSpan[] {
           status: { code: Number(s.status?.code ?? 0), message: s.status?.message ?? '' },
           resource,
           scope: ss.scope?.name ?? '',
+          resourceSchemaUrl: rs.schemaUrl ?? '',
+          scopeSchemaUrl: ss.schemaUrl ?? '',
         });
       }
     }
@@ -184,7 +191,7 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
       const answer = script.shift() ?? {};
       const status = answer.status ?? 200;
       try {
-        if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://x').pathname !== '/v1/traces') {
           res.writeHead(404).end('not found');
           return;
         }

@@ -28,6 +28,59 @@ export interface DocumentOptions {
   /** put hostile text (script, </style>, quotes, &, an entity, U+2028) in every string that came from the database */
   hostile?: boolean;
   shortfall?: boolean;
+  /**
+   * R4-2, R4-4: also the worst a store can hold: a turn of 30,000 subagents and a parent chain
+   * 100,000 deep first among the trees, a 1 MiB task title, and host text with controls (ESC, BEL,
+   * C1), bidi overrides and astral characters where a cut falls
+   */
+  huge?: boolean;
+}
+
+/** Host text that attacks the terminal and the page's direction: ESC, BEL, a C1 control, U+202E. */
+export const CONTROLS = '\u001b[2J\u0007\u009b31m\u202Egnp.exe\u202C';
+
+/** A node of the `huge` trees: the fields the page draws, ids `prefix` + i. */
+function bareNode(session: string, id: string, parent: string | null, at: string, i: number): TreeNode {
+  return {
+    task_session_id: session,
+    tool_call_id: id,
+    agent_execution_id: 'e1',
+    parent_tool_call_id: parent,
+    subagent_type: i % 2 === 0 ? `${CONTROLS}type` : 'general-purpose',
+    description: i === 0 ? `${'😀'.repeat(400)}${CONTROLS}` : null,
+    model: 'claude-sonnet-4',
+    agent_status: 'completed',
+    tool_status: 'complete',
+    is_async: false,
+    source: 'live',
+    total_tokens: 1_000 + i,
+    tool_use_count: i % 7,
+    duration_ms: 60_000 + i,
+    observed_at: at,
+    settled_at: null,
+    children: [],
+  };
+}
+
+/** One turn `n` wide (no parents) or a chain `n` deep (each the child of the one before), built without recursion. */
+export function hugeTurn(shape: 'wide' | 'deep', n: number, at: string): TurnTree {
+  const session = `session-${shape}`;
+  const top: TreeNode[] = [];
+  let parent: TreeNode | undefined;
+  for (let i = 0; i < n; i++) {
+    const node = bareNode(session, `c${i}`, shape === 'deep' && parent ? parent.tool_call_id : null, at, i);
+    if (shape === 'wide' || parent === undefined) top.push(node);
+    else parent.children.push(node);
+    parent = node;
+  }
+  return {
+    task_id: 'task-0',
+    task_session_id: session,
+    turn_id: `turn-${shape}`,
+    started_at: at,
+    completed_at: null,
+    subagents: top,
+  };
 }
 
 export const HOSTILE = `<script>alert("x")</script></style><img src=x onerror=alert(1)>"' R&D &amp;\u2028end`;
@@ -242,5 +295,16 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
       },
     },
   };
-  return reportDocument.parse(doc);
+  if (!options.huge) return reportDocument.parse(doc);
+  // The schema's recursive node type cannot check a 100,000-deep chain (zod recurses): the huge
+  // trees are added after the rest of the document is checked.
+  const checked = reportDocument.parse(doc);
+  checked.groups[0]!.title = `${CONTROLS}${'t'.repeat(1024 * 1024)}`;
+  checked.completeness.notes.push(`a note with ${CONTROLS}`);
+  // chart labels: controls and bidi in a type, an astral character where a model's label is cut
+  checked.series!.type![0]!.key = `${CONTROLS}type`;
+  checked.totals.models.counts[0]!.model = `${'m'.repeat(12)}😀😀${'m'.repeat(12)}😀😀tail`;
+  const at = checked.trees[0]?.started_at ?? iso(START);
+  checked.trees.unshift(hugeTurn('wide', 30_000, at), hugeTurn('deep', 100_000, at));
+  return checked;
 }

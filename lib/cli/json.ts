@@ -1,3 +1,4 @@
+import { jsonText } from '../json-text.js';
 import { formatRfc3339 } from '../time.js';
 
 /**
@@ -5,7 +6,9 @@ import { formatRfc3339 } from '../time.js';
  * memory is bigint microseconds (lib/time.ts `Micros`, the only bigint the project holds), and a
  * document gives it as RFC 3339 UTC with microseconds (`2026-12-01T13:00:00.123456Z`), never as a
  * string of microseconds: a reader parses it with any date library (README "Reading the output").
+ * Serialized without recursion (lib/json-text.ts, R4-4): a fan-out tree of any depth prints.
  */
 export function jsonDocument(value: unknown): string {
-  return `${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? formatRfc3339(v) : v), 2)}\n`;
+  const replacer = (_key: string, v: unknown) => (typeof v === 'bigint' ? formatRfc3339(v) : v);
+  return `${jsonText(value, { replacer, indent: 2 })}\n`;
 }

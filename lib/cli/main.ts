@@ -10,7 +10,6 @@ import {
   PAGE_DEFAULTS,
   STATEMENT_TIMEOUT_SECONDS,
 } from '../defaults.js';
-import { OtlpConfigError, resolveOtlpTarget } from '../export/otlp/config.js';
 import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
@@ -260,15 +259,20 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         }
         case 'export': {
           expectArguments(rest, 0, command);
-          const target = usage(() =>
-            resolveOtlpTarget({ url: values.otlp, headers: values.header, protocol: values.protocol }, io.env),
+          // R4-11: the collector's configuration reads @opentelemetry/core; loaded for export alone
+          const otlp = await import('../export/otlp/config.js');
+          const target = usage(
+            () =>
+              otlp.resolveOtlpTarget({ url: values.otlp, headers: values.header, protocol: values.protocol }, io.env),
+            otlp.OtlpConfigError,
           );
           const oneOff = values.task !== undefined || values.session !== undefined || values.until !== undefined;
           if (values.restart && values['no-position'])
             throw new UsageError('--restart and --no-position exclude each other');
           const positionKey = usage(() => checkPositionKey(values['position-key'] ?? POSITION_KEY));
           const keep = !values['no-position'] && (!oneOff || values['position-key'] !== undefined);
-          db = await open();
+          // R4-5: without a position to move, an export writes nothing: a SQLite store opens read-only
+          db = await open(keep ? 'writing' : 'reading');
           return exportCommand(
             db,
             target,
@@ -307,7 +311,9 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       }
     };
     const outcome = await run();
-    for (const note of outcome.notes ?? []) io.stderr.write(`note: ${note}\n`);
+    // R4-5: a read-only command says how it read a SQLite store (whether SQLite made files to read it)
+    const readNote = db?.readNote === undefined ? [] : [`the SQLite store was ${db.readNote}`];
+    for (const note of [...readNote, ...(outcome.notes ?? [])]) io.stderr.write(`note: ${note}\n`);
     if (outcome.data) rawIo.stdout.write(values.json ? jsonDocument(outcome.result) : `${outcome.text}\n`);
     // a JSON document is redacted value by value before it is serialised, so it stays valid JSON
     else if (values.json) rawIo.stdout.write(jsonDocument(redact(outcome.result)));
@@ -332,12 +338,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   }
 }
 
-/** A configuration error of a flag's value is a usage error (exit 2). */
-function usage<T>(fn: () => T): T {
+/** A configuration error of a flag's value is a usage error (exit 2); `also`: a lazily loaded module's own such class. */
+function usage<T>(fn: () => T, also?: abstract new (...args: never[]) => Error): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof OtlpConfigError || err instanceof PositionError || err instanceof DatabaseUrlConfigError)
+    if (
+      err instanceof PositionError ||
+      err instanceof DatabaseUrlConfigError ||
+      (also !== undefined && err instanceof also)
+    )
       throw new UsageError(err.message);
     throw err;
   }

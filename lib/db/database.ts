@@ -44,5 +44,7 @@ export interface Database extends Queryable {
    */
   setDeadline(deadline: number, owner: DeadlineOwner): void;
   setDeadline(deadline: undefined): void;
+  /** How a read-only open read the store, for a note (R4-5: SQLite says whether it made files to read it) */
+  readonly readNote?: string;
   close(): Promise<void>;
 }

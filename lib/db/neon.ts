@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
+import { SubagentContextError } from '../errors.js';
 import { type DeadlineOwner, hint } from '../hints.js';
 import { coalescingWebSocket } from './coalescing-websocket.js';
 import type { Database, Queryable, QueryOptions, Row } from './database.js';
@@ -66,9 +67,48 @@ function localTimeoutMs(leftMs: number): number {
 /** The connection attempt's cap (R2-5), whatever the invocation. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/** A TLS setting of the database URL that this connection cannot honour (R4-5); the URL is never quoted. */
+export class TlsModeError extends SubagentContextError {
+  override readonly name = 'TlsModeError';
+}
+
+/** sslmode values that ask for an encrypted connection (libpq's; `no-verify` is node-postgres's). */
+const ENCRYPTED_MODES = new Set(['require', 'verify-ca', 'verify-full', 'no-verify']);
+/** URL parameters naming files the driver would read (it cannot: it has no file system of its own). */
+const FILE_PARAMETERS = ['sslrootcert', 'sslcert', 'sslkey', 'sslcrl'] as const;
+
+/**
+ * R4-5: what the URL asks of TLS is honoured or refused, never dropped. Without a proxy the driver
+ * speaks WebSocket over TLS (wss://) and Node verifies the server's certificate and name against
+ * its CA store, which meets every sslmode (verify-full included). Through a proxy (the local
+ * ws→TCP one, or DATABASE_WS_PROXY) the connection is plain: a mode that asks for encryption is
+ * refused. A certificate file (sslrootcert, sslcert, sslkey) is refused everywhere: the driver
+ * cannot read it (it crashed with `readFileSync is not a function`); a private CA is given to
+ * Node with NODE_EXTRA_CA_CERTS instead.
+ */
+export function checkTls(connectionString: string, proxied: boolean): void {
+  let params: URLSearchParams;
+  try {
+    params = new URL(connectionString).searchParams;
+  } catch {
+    return; // not a URL: the driver refuses it, as a DatabaseError that does not quote it
+  }
+  const file = FILE_PARAMETERS.find((name) => params.has(name));
+  if (file)
+    throw new TlsModeError(
+      `the database URL's ${file} parameter is not supported: the Neon driver reaches the server over a WebSocket whose TLS uses Node's CA store; remove ${file} from the URL and give a private CA to Node with NODE_EXTRA_CA_CERTS=<file.pem>${file === 'sslcert' || file === 'sslkey' ? ' (client certificates cannot be used)' : ''}`,
+    );
+  const mode = params.get('sslmode');
+  if (proxied && mode !== null && ENCRYPTED_MODES.has(mode))
+    throw new TlsModeError(
+      `the database URL asks for sslmode=${mode}, but this connection goes through a plain WebSocket proxy (the CLI's own for a local server, or DATABASE_WS_PROXY) and would not be encrypted: remove sslmode (or use sslmode=disable or prefer) for a server on this machine, or connect to the server by a name that is not local so the driver uses TLS`,
+    );
+}
+
 /** PostgreSQL through the real Neon serverless driver (`Pool` over WebSocket). */
 export function openNeon(connectionString: string, options: NeonOptions = {}): Database {
   const proxy = options.wsProxy;
+  checkTls(connectionString, proxy !== undefined);
   // Per-pool proxy settings, so one process can talk to several local servers (tests do).
   class ProxiedClient extends Client {
     constructor(config: ConstructorParameters<typeof Client>[0]) {

@@ -1,10 +1,13 @@
-import { existsSync } from 'node:fs';
-import BetterSqlite3 from 'better-sqlite3';
+import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
-import type { DeadlineOwner } from '../hints.js';
+import { SubagentContextError } from '../errors.js';
+import { type DeadlineOwner, type HintClass, hint, SQLITE_MISSING_HINT, SQLITE_UNBUILT_HINT } from '../hints.js';
 import type { Database, Queryable, Row } from './database.js';
 import { SQLITE_FUNCTIONS, sqliteDialect } from './dialect/sqlite.js';
-import { classifySqlstate, DatabaseError, hintFor, outOfTime } from './errors.js';
+import { classifySqlstate, DatabaseError, hintClassOf, outOfTime } from './errors.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
 /**
@@ -65,6 +68,118 @@ export interface SqliteOpenOptions {
 
 const isMemory = (path: string) => path === ':memory:' || path.startsWith('file::memory:');
 
+/** better-sqlite3 is not installed, or installed without its native module (R4-11). */
+export class SqliteUnavailableError extends SubagentContextError {
+  override readonly name = 'SqliteUnavailableError';
+}
+
+let driver: typeof BetterSqlite3 | undefined;
+
+/**
+ * R4-11: better-sqlite3 is an optional dependency, loaded when a `sqlite:` store is opened, never
+ * with the CLI: PostgreSQL commands and --version run without it. It is CommonJS, so a lazy
+ * `require` keeps opening synchronous.
+ */
+function loadDriver(): typeof BetterSqlite3 {
+  if (driver) return driver;
+  try {
+    // a CommonJS bundle (the Lambda functions) has its own `require` and no import.meta
+    const load = typeof require === 'function' ? require : createRequire(import.meta.url);
+    driver = load('better-sqlite3') as typeof BetterSqlite3;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'MODULE_NOT_FOUND') throw new SqliteUnavailableError(SQLITE_MISSING_HINT);
+    throw err;
+  }
+  return driver;
+}
+
+/** better-sqlite3 is there but its native module is not (installed with --ignore-scripts, or built for another Node). */
+function isMissingBinding(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  return (
+    typeof e.message === 'string' &&
+    !(typeof e.code === 'string' && e.code.startsWith('SQLITE_')) &&
+    /bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/.test(e.message)
+  );
+}
+
+/**
+ * How a read-only open reads the file (R4-5: it leaves no file that was not there, and works on a
+ * read-only snapshot), and the words for the note that says so:
+ * - `file`: SQLite opens it read-only and creates nothing: a rollback-journal store, or a WAL store
+ *   whose -wal is already there (the host has it open, or left it: its pages are read through it);
+ * - `tidy`: a WAL store nobody has open, in a folder this user may write, owned by this user:
+ *   SQLite needs -wal/-shm beside it while reading; when it closes, one read-write connection that
+ *   writes nothing lets SQLite remove them under its own locks (it keeps them if the host opened
+ *   the store meanwhile);
+ * - `copy`: a WAL store nobody has open that this user may not make files beside (a read-only
+ *   folder, a snapshot, or another user's file, where files it made would be this user's): read
+ *   from an in-memory copy of the file, so nothing is created. Costs the file's size in memory.
+ */
+type ReadPlan = { how: 'file' | 'tidy' | 'copy'; note: string };
+
+function readPlan(path: string): ReadPlan {
+  const header = Buffer.alloc(20);
+  const fd = openSync(path, 'r');
+  let read: number;
+  try {
+    read = readSync(fd, header, 0, 20, 0);
+  } finally {
+    closeSync(fd);
+  }
+  // bytes 18 and 19 of the header: 1 = rollback journal, 2 = WAL (sqlite.org/fileformat.html)
+  const wal = read === 20 && (header[18] === 2 || header[19] === 2);
+  if (!wal)
+    return { how: 'file', note: 'opened read-only (a rollback-journal store: SQLite creates nothing to read it)' };
+  if (existsSync(`${path}-wal`))
+    return {
+      how: 'file',
+      note: 'opened read-only, through the -wal and -shm already beside it (the host has the store open, or left them)',
+    };
+  if (mayMakeFilesBeside(path))
+    return {
+      how: 'tidy',
+      note: 'opened read-only; the -wal and -shm SQLite makes to read a WAL store are removed when it closes (kept only if the host opened the store meanwhile)',
+    };
+  return {
+    how: 'copy',
+    note: 'read from an in-memory copy of the file (a WAL store in a folder or file this user may not make files beside, such as a snapshot): nothing was created',
+  };
+}
+
+function mayMakeFilesBeside(path: string): boolean {
+  try {
+    accessSync(dirname(path), constants.W_OK);
+    accessSync(path, constants.W_OK);
+    // files SQLite makes belong to this user: beside another user's store they would lock its owner out
+    return process.getuid === undefined || statSync(path).uid === process.getuid();
+  } catch {
+    return false;
+  }
+}
+
+/** The file's bytes, checked unchanged while they were read (a checkpoint meanwhile would tear them). */
+function copyOf(path: string): Buffer {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const before = statSync(path, { bigint: true });
+    const bytes = readFileSync(path);
+    const after = statSync(path, { bigint: true });
+    if (before.mtimeNs === after.mtimeNs && before.size === after.size && BigInt(bytes.length) === after.size) {
+      // the copy lives in memory, where WAL cannot be used: mark it a rollback-journal database
+      bytes[18] = 1;
+      bytes[19] = 1;
+      return bytes;
+    }
+  }
+  throw new DatabaseError(
+    `the SQLite store ${path} kept changing while it was copied to be read: run the command again when the host is idle`,
+    'transient',
+    '55P03',
+    'SQLITE_BUSY',
+    { hintClass: 'transient' },
+  );
+}
+
 /**
  * `sqlite:<path>` (or `sqlite::memory:`) through better-sqlite3, with foreign keys enforced. The
  * host's store is left as it was: its journal mode is never changed (only a store this call
@@ -81,10 +196,16 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
       'SQLITE_CANTOPEN',
     );
   }
+  const Driver = loadDriver();
+  const plan = options.readonly && !isMemory(path) ? readPlan(path) : undefined;
   let db: BetterSqlite3.Database;
   try {
-    db = new BetterSqlite3(path, { readonly: options.readonly === true, fileMustExist: !options.create });
+    db =
+      plan?.how === 'copy'
+        ? new Driver(copyOf(path), { readonly: true })
+        : new Driver(path, { readonly: options.readonly === true, fileMustExist: !options.create });
   } catch (err) {
+    if (isMissingBinding(err)) throw new SqliteUnavailableError(SQLITE_UNBUILT_HINT, { cause: err });
     throw toDatabaseError(err);
   }
   if (!exists) db.pragma('journal_mode = WAL');
@@ -170,11 +291,33 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
       deadline = next;
       appliedBusyMs = -1;
     },
+    readNote: plan?.note,
     close: async () => {
       await lock;
       db.close();
+      if (plan?.how === 'tidy') tidy(path, Driver);
     },
   };
+}
+
+/**
+ * After a `tidy` read: SQLite removes a WAL store's -wal and -shm when its last connection that
+ * read the store closes, if that connection may write; a read-only one leaves them. So one
+ * read-write connection reads the schema and closes: it writes nothing (the WAL is empty), and
+ * SQLite keeps the files when another connection (the host's) has the store open.
+ */
+function tidy(path: string, Driver: typeof BetterSqlite3): void {
+  if (!existsSync(`${path}-wal`) && !existsSync(`${path}-shm`)) return;
+  try {
+    const rw = new Driver(path, { fileMustExist: true });
+    try {
+      rw.prepare('SELECT count(*) FROM sqlite_master').get();
+    } finally {
+      rw.close();
+    }
+  } catch {
+    // the store became unwritable meanwhile: the files stay, as SQLite left them
+  }
 }
 
 /** The SQLSTATE a SQLite result code stands for; an error without a SQLite code is a bug (XX000). */
@@ -184,13 +327,31 @@ export function sqlstateOfSqliteCode(driverCode: string | undefined): string {
   return SQLSTATE_OF[driverCode] ?? SQLSTATE_OF[primary] ?? 'XX000';
 }
 
+/**
+ * The hint for a SQLite failure: SQLite has no server, so its system failures get SQLite's own
+ * words (R4-5: a write refused on a read-only file or folder says so, never "the server's log").
+ */
+function sqliteHintClass(driverCode: string | undefined, sqlstate: string): HintClass {
+  if (driverCode?.startsWith('SQLITE_READONLY') || driverCode?.startsWith('SQLITE_PERM')) return 'sqlite_readonly';
+  const cls = hintClassOf(sqlstate);
+  return cls === 'system' || cls === 'unreachable' ? 'sqlite_system' : cls;
+}
+
 function toDatabaseError(err: unknown): DatabaseError {
   const e = err as { code?: unknown; message?: string };
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
   const sqlstate = sqlstateOfSqliteCode(driverCode);
   const detail = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate})`;
-  return new DatabaseError(`${detail}: ${hintFor(sqlstate)}`, classifySqlstate(sqlstate), sqlstate, driverCode, {
-    cause: err,
-    detail,
-  });
+  const hintClass = sqliteHintClass(driverCode, sqlstate);
+  return new DatabaseError(
+    `${detail}: ${hint(hintClass, 'function')}`,
+    classifySqlstate(sqlstate),
+    sqlstate,
+    driverCode,
+    {
+      cause: err,
+      detail,
+      hintClass,
+    },
+  );
 }

@@ -100,7 +100,10 @@ export function createExportHandler(deps: ExportHandlerDeps): ExportHandler {
             }),
           ),
         );
-        log.info('otlp export', { ...summary });
+        // A partial success or a skipped turn is for a person to look at (the CLI exits 3 for them).
+        if (summary.rejected_spans > 0 || summary.skipped.length > 0)
+          log.warn('otlp export needs attention', { ...summary });
+        else log.info('otlp export', { ...summary });
         return summary;
       } finally {
         await sink.shutdown();

@@ -24,7 +24,7 @@ import {
   type SentTurn,
   type StoredPosition,
 } from './position.js';
-import { unreadableTurn } from './unreadable.js';
+import { unreadableTurn, unreadableUpdatedAt } from './unreadable.js';
 
 /*
  * `subagent-context export --otlp` (docs/otlp.md, R3-10, R4-8): reads turns in the tree reader's
@@ -218,10 +218,10 @@ export async function runExport(
   const stoppedAt = (err: unknown): unknown => {
     if (!(err instanceof OtlpExportError) || err.retryable) return err;
     const where = !keep
-      ? 'no position is kept by this run (--no-position or a one-off export): run it again once fixed'
+      ? 'No position is kept by this run (--no-position or a one-off export): run it again once fixed'
       : moved
-        ? `earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
-        : 'nothing was lost: the export position was not moved';
+        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
+        : 'Nothing was lost: the export position was not moved';
     return new OtlpExportError(`${err.message}. ${where}`, err.status, false, { cause: err });
   };
   const accept = async (next: TurnPosition) => {
@@ -253,14 +253,19 @@ export async function runExport(
   // Keys first (a cheap GROUP BY, no row bodies), many pages' worth at once; then each page's
   // rows by key, so every row is read once per export.
   const listTurns = options.pageTurns * LIST_PAGES;
-  let first = true;
+  // Where the next listing starts: the lookback's start first, then after the last key listed (the
+  // point itself only moves forward, and a window of more than one listing lies behind it).
+  let cursor: TurnPosition | undefined;
   for (;;) {
     const from =
-      first && state.position !== undefined
+      cursor === undefined && state.position !== undefined
         ? { changedAfter: state.position.changed - lookback }
-        : { after: state.position };
-    first = false;
-    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
+        : { after: cursor };
+    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns }).catch(
+      async (err: unknown) => {
+        throw (await unreadableUpdatedAt(db, err)) ?? err;
+      },
+    );
     for (let at = 0; at < keys.length; at += options.pageTurns) {
       if (options.keepGoing && !options.keepGoing()) {
         summary.complete = false;
@@ -316,6 +321,7 @@ export async function runExport(
       await accept(pageEnd);
     }
     if (keys.length < listTurns) break;
+    cursor = keys[keys.length - 1];
   }
   return summary;
 }

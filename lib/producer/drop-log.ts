@@ -1,4 +1,4 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { ProducerLogger } from './logger.js';
 
 /** Why a frame was not sent (docs/producers.md, "What the producer drops"). */
 export const DROP_REASONS = [
@@ -34,7 +34,9 @@ export interface DropLog {
  * count and the last error code seen; close() and process exit report what is left.
  */
 export function createDropLog(options: {
-  logger: Logger;
+  logger: ProducerLogger;
+  /** fields on every WARN (the endpoint) */
+  context?: Record<string, unknown>;
   intervalMs: number;
   dropped: Record<DropReason, number>;
 }): DropLog {
@@ -52,6 +54,7 @@ export function createDropLog(options: {
           reason,
           count,
           interval_ms: intervalMs,
+          ...options.context,
           ...detail,
         });
       } catch {

@@ -1,4 +1,3 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import {
   type BatchResultErrorEntry,
   SendMessageBatchCommand,
@@ -6,18 +5,28 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PRODUCER_DEFAULTS } from '../defaults.js';
-import { logger as defaultLogger } from '../observability.js';
 import { SQS_MAX_BATCH_BYTES, SQS_MAX_BATCH_ENTRIES } from '../queue/pack.js';
 import { createDropLog, DROP_REASONS, type DropReason } from './drop-log.js';
+import { queueEndpoint } from './endpoint.js';
 import { watchExit } from './exit.js';
+import { type ProducerLogger, stderrLogger } from './logger.js';
 import { sizeLowerBound, toWireMessage, type WireMessage } from './wire.js';
 
 export type { DropReason } from './drop-log.js';
+export type { ProducerLogger } from './logger.js';
 export { NO_SESSION_GROUP } from './wire.js';
 
 export interface FrameProducerOptions {
+  /**
+   * The queue's URL. Its host is where frames go (docs/producers.md "Which endpoint"): an AWS URL
+   * through the SDK in the URL's region, any other host (LocalStack, ElasticMQ, fauxqs) as the
+   * endpoint itself.
+   */
   queueUrl: string;
-  /** defaults to a new SQSClient from the environment (destroyed by close()) */
+  /**
+   * defaults to a new SQSClient for the queue URL's endpoint, credentials from the environment
+   * (destroyed by close()); a client given here is used as it is
+   */
   sqs?: SQSClient;
   /** frames held (buffered or being sent) before new ones are dropped; default 10 000 */
   maxBufferedFrames?: number;
@@ -35,7 +44,8 @@ export interface FrameProducerOptions {
   exitTimeoutMs?: number;
   /** drops are WARNed once per reason per interval, with the count; default 60 s */
   dropLogIntervalMs?: number;
-  logger?: Logger;
+  /** where the drop WARNs go; default one JSON line each on stderr */
+  logger?: ProducerLogger;
 }
 
 export interface ProducerStats {
@@ -90,11 +100,20 @@ const MAX_BACKOFF_MS = PRODUCER_DEFAULTS.maxBackoffMs;
  */
 export function createFrameProducer(options: FrameProducerOptions): FrameProducer {
   const requestTimeoutMs = options.requestTimeoutMs ?? PRODUCER_DEFAULTS.requestTimeoutMs;
-  // As in functions/ingest.ts: the endpoint comes from the environment, not the queue URL host.
+  // R4-11: the queue URL's host is the endpoint (an AWS host: the SDK's endpoint for its region).
   // One attempt per SDK call: the producer retries itself, per frame, in session order.
+  const target = queueEndpoint(options.queueUrl);
   const sqs =
     options.sqs ??
     new SQSClient({
+      ...(target.endpoint
+        ? {
+            endpoint: target.endpoint,
+            // an emulator signs with any region; the SDK would refuse to start without one
+            region: process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1',
+          }
+        : {}),
+      ...(target.region ? { region: target.region } : {}),
       useQueueUrlAsEndpoint: false,
       maxAttempts: 1,
       requestHandler: { connectionTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs },
@@ -111,7 +130,9 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
     dropped: Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>,
   };
   const drops = createDropLog({
-    logger: options.logger ?? defaultLogger,
+    logger: options.logger ?? stderrLogger,
+    // every drop WARN names where the frames were going (host:port, never a credential)
+    context: { endpoint: target.label },
     intervalMs: options.dropLogIntervalMs ?? PRODUCER_DEFAULTS.dropLogIntervalMs,
     dropped: stats.dropped,
   });

@@ -16,7 +16,7 @@ import {
   type SortBy,
 } from './document.js';
 import { sortGroups } from './sort.js';
-import { breakdownStatement, durationHistogramStatement, figuresStatement, type ReportScope } from './sql.js';
+import { breakdownStatement, durationHistogramStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
 import { readTurnTrees } from './trees.js';
 
 /**
@@ -64,14 +64,20 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   const sort = options.sort ?? 'subagents';
   const filter = { since: options.since, until: options.until, task: options.task, session: options.session };
   // Independent statements: on PostgreSQL they run side by side on the pool's connections.
-  const [main, shortfall, series, distributions, trees] = await Promise.all([
-    readFigures(db, scope, catalog),
+  // R4-12: the page's series are more levels of the same two statements (one pass over the rows).
+  const levels = options.pageData ? [...new Set([...levelsOf(scope), ...SERIES])] : levelsOf(scope);
+  const [main, shortfall, distributions, trees] = await Promise.all([
+    readFigures(db, { ...scope, levels }, catalog, scope.by),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
-    options.pageData ? readSeries(db, scope, catalog, sort) : undefined,
     options.pageData ? readDistributions(db, scope) : undefined,
     options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
   ]);
-  const { totals, groups, lowerBoundSessions, unreadable, overflow } = main;
+  const { totals, lowerBoundSessions, unreadable, overflow } = main;
+  const groupsOf = (by: GroupBy) => main.levels[levels.indexOf(by)]!;
+  const groups = scope.by === null ? [] : groupsOf(scope.by);
+  const series = options.pageData
+    ? (Object.fromEntries(SERIES.map((by) => [by, sortGroups(groupsOf(by), sort)])) as Series)
+    : undefined;
   const limited = sortGroups(groups, sort).slice(0, options.limit);
 
   return {
@@ -109,12 +115,8 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   };
 }
 
-/** The page's groups: the same statements once per grouping, every group, in `sort` order. */
-async function readSeries(db: Queryable, scope: ReportScope, catalog: StoreCatalog, sort: SortBy): Promise<Series> {
-  const kinds = ['day', 'type', 'model', 'task'] as const;
-  const results = await Promise.all(kinds.map((by) => readFigures(db, { ...scope, by }, catalog)));
-  return Object.fromEntries(kinds.map((by, i) => [by, sortGroups(results[i]!.groups, sort)])) as Series;
-}
+/** The page's groupings (`series`): every group of each, in `sort` order. */
+const SERIES = ['day', 'type', 'model', 'task'] as const satisfies readonly GroupBy[];
 
 async function readDistributions(db: Queryable, scope: ReportScope): Promise<Distributions> {
   const statement = durationHistogramStatement(db.dialect, scope, DURATION_BUCKET_UPPER_MS);
@@ -130,15 +132,25 @@ async function readDistributions(db: Queryable, scope: ReportScope): Promise<Dis
 
 interface FigureResult {
   totals: Figures;
-  groups: Group[];
+  /** the groups of each level: levels[i] holds level i + 1's (sql.ts levelsOf) */
+  levels: Group[][];
   lowerBoundSessions: number;
   unreadable: Completeness['unreadable'];
   /** scopes (totals or groups) whose sum is null because it lies beyond 2^53 − 1, per figure */
   overflow: { tokens: number; tool_uses: number; cost: number };
 }
 
-/** Statements 1 and 2 (sql.ts) for one grouping, put into the document's shape. */
-async function readFigures(db: Queryable, scope: ReportScope, catalog: StoreCatalog): Promise<FigureResult> {
+/**
+ * Statements 1 and 2 (sql.ts) for the scope's groupings, put into the document's shape; `overflow`
+ * counts the totals and the groups of `main` (the report's own --by).
+ */
+async function readFigures(
+  db: Queryable,
+  scope: ReportScope,
+  catalog: StoreCatalog,
+  main: GroupBy | null,
+): Promise<FigureResult> {
+  const kinds = levelsOf(scope);
   const figures = figuresStatement(db.dialect, scope, catalog);
   const breakdown = breakdownStatement(db.dialect, scope);
   const [figureRows, breakdownRows] = await Promise.all([
@@ -169,14 +181,18 @@ async function readFigures(db: Queryable, scope: ReportScope, catalog: StoreCata
   let lowerBoundSessions = 0;
   let unreadable: Completeness['unreadable'] | undefined;
   const overflow = { tokens: 0, tool_uses: 0, cost: 0 };
-  const groups: Group[] = [];
+  const levels: Group[][] = kinds.map(() => []);
   for (const row of figureRows) {
     const f = toFigures(row, lists.get(groupKey(row)));
+    const lvl = int(row.lvl);
+    const by = lvl === 0 ? null : kinds[lvl - 1]!;
     // R4-3: a sum is null with values reported only when it lies beyond 2^53 − 1 (sql.ts boundedSum).
-    if (f.tokens.sum === null && f.tokens.reported > 0) overflow.tokens++;
-    if (f.tool_uses.sum === null && f.tool_uses.reported > 0) overflow.tool_uses++;
-    if (f.cost_subcents === null && int(row.cost_events) > 0) overflow.cost++;
-    if (int(row.lvl) === 0) {
+    if (lvl === 0 || by === main) {
+      if (f.tokens.sum === null && f.tokens.reported > 0) overflow.tokens++;
+      if (f.tool_uses.sum === null && f.tool_uses.reported > 0) overflow.tool_uses++;
+      if (f.cost_subcents === null && int(row.cost_events) > 0) overflow.cost++;
+    }
+    if (by === null) {
       totals = f;
       lowerBoundSessions = int(row.lower_bound_sessions);
       unreadable = {
@@ -189,16 +205,16 @@ async function readFigures(db: Queryable, scope: ReportScope, catalog: StoreCata
       };
       continue;
     }
-    groups.push({
+    levels[lvl - 1]!.push({
       ...f,
-      by: scope.by!,
+      by: by,
       key: int(row.gnull) === 1 ? null : String(row.gkey),
       title: row.title === null || row.title === undefined ? null : String(row.title),
       lower_bound: int(row.lower_bound) === 1,
       started_at: instant(row.started),
     });
   }
-  return { totals: totals!, groups, lowerBoundSessions, unreadable: unreadable!, overflow };
+  return { totals: totals!, levels, lowerBoundSessions, unreadable: unreadable!, overflow };
 }
 
 /** R4-3 and R4-7: the values the figures leave out, one sentence each (docs/report.md#unreadable-values). */

@@ -14,6 +14,11 @@ import type { GroupBy } from './document.js';
 
 export interface ReportScope {
   by: GroupBy | null;
+  /**
+   * R4-12: the groupings read in this one statement, level i + 1 being levels[i] (default: `by`
+   * alone). The page's series (day, type, model, task) are one pass over the rows, not four.
+   */
+  levels?: readonly GroupBy[];
   /** rows observed in [since, until) */
   since?: Micros;
   until?: Micros;
@@ -22,6 +27,15 @@ export interface ReportScope {
   /** capture_since: sessions with activity before it are a lower bound (R3-6, AC-25) */
   captureSince?: Micros;
 }
+
+/** The groupings of a scope, level i + 1 being the i-th (lvl 0 is always the totals). */
+export function levelsOf(scope: ReportScope): readonly GroupBy[] {
+  return scope.levels ?? (scope.by === null ? [] : [scope.by]);
+}
+
+/** The levels (1-based) whose grouping is one of `kinds`. */
+const levelsWhere = (scope: ReportScope, kinds: readonly GroupBy[]) =>
+  levelsOf(scope).flatMap((by, i) => (kinds.includes(by) ? [i + 1] : []));
 
 /** Bind parameters in order, as `$n` text. */
 class Params {
@@ -95,8 +109,10 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
   if (scope.until !== undefined) window.push(`observed < ${p.instant(scope.until)}`);
   const readable = (c: string) => d.readableInteger(`r.${c}`, ...METRIC_RANGE);
   const observed = d.readableInstant('r.observed_at');
-  const day =
-    scope.by === 'day' ? `, CASE WHEN ${observed} IS NOT NULL THEN ${d.utcDay('r.observed_at')} END AS day` : '';
+  const levels = levelsOf(scope);
+  const day = levels.includes('day')
+    ? `, CASE WHEN ${observed} IS NOT NULL THEN ${d.utcDay('r.observed_at')} END AS day`
+    : '';
   const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
     r.subagent_type, r.model, r.tool_status, r.is_async, r.source, r.settled_at,
     ${METRICS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
@@ -109,16 +125,17 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
     window.length === 0
       ? `SELECT scanned.*, 1 AS in_window FROM (${rows}) scanned`
       : `SELECT scanned.*, ${inWindow} AS in_window FROM (${rows}) scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
-  const key = scope.by === null ? undefined : GROUP_KEY[scope.by];
   const inScope = window.length === 0 ? '' : ' WHERE in_window = 1';
-  const grouped =
-    key === undefined
-      ? ''
-      : `
+  const grouped = levels
+    .map((by, i) => {
+      const key = GROUP_KEY[by];
+      return `
   UNION ALL
-  SELECT 1, CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END, COALESCE(${key}, ''), rows_in.* FROM rows_in${
-    scope.by === 'day' ? ' WHERE day IS NOT NULL' : inScope
+  SELECT ${i + 1}, CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END, COALESCE(${key}, ''), rows_in.* FROM rows_in${
+    by === 'day' ? ' WHERE day IS NOT NULL' : inScope
   }`;
+    })
+    .join('');
   return `rows_in AS (
   ${windowed}
 ),
@@ -153,18 +170,23 @@ function scopedSessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p
       if (scope.until !== undefined) where.push(`${started} < ${p.instant(scope.until)}`);
     }
   }
-  const bySessions =
-    scope.by === 'task'
-      ? `\n  UNION SELECT 1, 0, task_id, sid FROM sess`
-      : scope.by === 'session'
-        ? `\n  UNION SELECT 1, 0, sid, sid FROM sess`
-        : '';
+  const bySessions = levelsOf(scope)
+    .map((by, i) =>
+      by === 'task'
+        ? `\n    UNION ALL SELECT ${i + 1}, 0, task_id, sid FROM sess`
+        : by === 'session'
+          ? `\n    UNION ALL SELECT ${i + 1}, 0, sid, sid FROM sess`
+          : '',
+    )
+    .join('');
   return `sess AS (
   SELECT s.id AS sid, s.task_id FROM task_sessions s${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
 ),
 members AS (
-  SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid FROM leveled
-  UNION SELECT 0, 0, '', sid FROM sess${bySessions}
+  SELECT lvl, gnull, gkey, sid FROM (
+    SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid FROM leveled
+    UNION ALL SELECT 0, 0, '', sid FROM sess${bySessions}
+  ) m GROUP BY lvl, gnull, gkey, sid
 )`;
 }
 
@@ -178,20 +200,21 @@ members AS (
 function earlySessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string | undefined {
   if (scope.captureSince === undefined) return undefined;
   const cs = p.instant(scope.captureSince);
-  const createdBefore = `${d.comparable('msg.created_at')} < ${cs}`;
+  // R4-3: an unreadable instant is no activity before anything; the raw range lets the index serve it.
+  const createdBefore = `${indexedBefore(d, 'msg.created_at', cs)} AND ${d.readableInstant('msg.created_at')} < ${cs}`;
+  const startedBefore = (column: string) => `${d.readableInstant(column)} < ${cs}`;
   if (catalog.sessionCreatedIndex) {
-    const started = catalog.sessionStartedAt
-      ? `EXISTS (SELECT 1 FROM task_sessions s WHERE s.id = ms.sid AND ${d.comparable('s.started_at')} < ${cs})
-    OR `
-      : '';
+    // started_at by a join (one pass over task_sessions), the messages by one probe per session
+    const join = catalog.sessionStartedAt ? ' LEFT JOIN task_sessions s ON s.id = ms.sid' : '';
+    const started = catalog.sessionStartedAt ? `${startedBefore('s.started_at')} OR ` : '';
     return `early AS (
-  SELECT ms.sid FROM (SELECT DISTINCT sid FROM members WHERE sid IS NOT NULL) ms
-  WHERE ${started}EXISTS (SELECT 1 FROM task_session_messages msg WHERE msg.task_session_id = ms.sid
-      AND ${indexedBefore(d, 'msg.created_at', cs)} AND ${createdBefore} ${d.fence})
+  SELECT ms.sid FROM members ms${join}
+  WHERE ms.lvl = 0 AND ms.sid IS NOT NULL AND (${started}EXISTS (SELECT 1 FROM task_session_messages msg
+    WHERE msg.task_session_id = ms.sid AND ${createdBefore} ${d.fence}))
 )`;
   }
   const started = catalog.sessionStartedAt
-    ? `\n  UNION SELECT id FROM task_sessions WHERE ${d.comparable('started_at')} < ${cs}`
+    ? `\n  UNION SELECT id FROM task_sessions WHERE ${startedBefore('started_at')}`
     : '';
   return `early AS (
   SELECT DISTINCT task_session_id AS sid FROM task_session_messages msg WHERE ${createdBefore}${started}
@@ -199,19 +222,20 @@ function earlySessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p:
 }
 
 /**
- * A condition on a host timestamp column that holds wherever `comparable(column) < instant` does and
- * that the column's plain index can serve as a range (lib/health/queries.ts indexedRange: SQLite's
- * text starts with its `YYYY-MM-DD?HH:MM:SS`, ? = ' ' or 'T', and ' ' < 'T'; every character after
- * the seconds sorts before '~'). PostgreSQL compares the column itself already.
+ * A condition on a host timestamp column that holds wherever `readableInstant(column) < instant`
+ * does and that the column's plain index serves as a range. PostgreSQL: the column itself. SQLite
+ * stores text (docs/time.md): a readable instant starts with its `YYYY-MM-DD?HH:MM:SS` (? = ' ' or
+ * 'T', ' ' < 'T'), which orders like the instant to the second, and every character after the
+ * seconds sorts before '~' (lib/health/queries.ts indexedRange).
  */
 function indexedBefore(d: Dialect, column: string, instant: string): string {
-  if (d.name === 'postgres') return 'TRUE';
+  if (d.name === 'postgres') return `${column} < ${instant}`;
   return `${column} < (substr(${instant}, 1, 10) || 'T' || substr(${instant}, 12, 8) || '~')`;
 }
 
 /**
  * Cost in scope from the host's office_cost_events (R3-7), per level and key, when the store has
- * the ledger. One attribution rule (docs/report.md#cost): an event's task is its `task_id`, or,
+ * the ledger. One attribution rule (docs/report.md#cost-attribution): an event's task is its `task_id`, or,
  * where the host wrote '' (or NULL), its session's task in task_sessions, under every filter and
  * grouping alike. R4-3: a cost_subcents or occurred_at that is not readable is not summed (nor in
  * any window) and is counted at level 0 (`u_cost_subcents`, `u_occurred_at`).
@@ -226,12 +250,12 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
   if (scope.since !== undefined) window.push(`occurred >= ${p.instant(scope.since)}`);
   if (scope.until !== undefined) window.push(`occurred < ${p.instant(scope.until)}`);
   if (window.length > 0) where.push(`(occurred IS NULL OR (${window.join(' AND ')}))`);
-  const column =
-    scope.by === 'task'
+  const columnOf = (by: GroupBy) =>
+    by === 'task'
       ? 'task_id'
-      : scope.by === 'session'
+      : by === 'session'
         ? 'session_id'
-        : scope.by === 'turn' && ledger.turnId
+        : by === 'turn' && ledger.turnId
           ? 'turn_id'
           : undefined;
   const inWindow = window.length === 0 ? '1' : 'CASE WHEN occurred IS NULL THEN 0 ELSE 1 END';
@@ -239,12 +263,16 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
   const sums = (weight: string) =>
     `${boundedSum(`${weight}cost`)} AS cost, ${boundedSum(`${weight}CASE WHEN estimated = 1 THEN cost ELSE 0 END`)} AS estimated_cost,
     SUM(${weight}CASE WHEN cost IS NOT NULL THEN 1 ELSE 0 END) AS cost_events`;
-  const grouped =
-    column === undefined
-      ? ''
-      : `
+  const grouped = levelsOf(scope)
+    .map((by, i) => {
+      const column = columnOf(by);
+      return column === undefined
+        ? ''
+        : `
   UNION ALL
-  SELECT 1, 0, ${column}, ${sums('')}, 0, 0 FROM cost_in WHERE in_window = 1 AND ${column} IS NOT NULL AND ${column} <> '' GROUP BY ${column}`;
+  SELECT ${i + 1}, 0, ${column}, ${sums('')}, 0, 0 FROM cost_in WHERE in_window = 1 AND ${column} IS NOT NULL AND ${column} <> '' GROUP BY ${column}`;
+    })
+    .join('');
   const cost = d.readableInteger('e.cost_subcents', ...COST_RANGE);
   return `cost_in AS (
   SELECT attributed.*, ${inWindow} AS in_window FROM (
@@ -262,6 +290,13 @@ costs AS (
   FROM cost_in${grouped}
 )`;
 }
+
+/**
+ * 1 for a member session with activity before capture_since. `IN` (a hashed subplan on PostgreSQL,
+ * an ephemeral index on SQLite) rather than a join: SQLite planned `LEFT JOIN early` as a scan of
+ * early per member, quadratic in the sessions.
+ */
+const EARLY_MEMBER = 'CASE WHEN m.sid IN (SELECT sid FROM early) THEN 1 ELSE 0 END';
 
 const JOIN_KEYS = (alias: string, other: string) =>
   `${alias}.lvl = ${other}.lvl AND ${alias}.gnull = ${other}.gnull AND ${alias}.gkey = ${other}.gkey`;
@@ -285,21 +320,32 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   ].filter((c): c is string => c !== undefined);
   const early = ctes.some((c) => c.startsWith('early AS'));
   const hasCosts = catalog.costEvents !== undefined;
-  const sessionGroups = scope.by === null || SESSION_GROUPS.includes(scope.by);
-  const sessions = sessionGroups ? 'k.sessions' : 'CASE WHEN k.lvl = 0 THEN k.sessions END';
+  const sessionLevels = [0, ...levelsWhere(scope, SESSION_GROUPS)];
+  const sessions =
+    sessionLevels.length === levelsOf(scope).length + 1
+      ? 'k.sessions'
+      : `CASE WHEN k.lvl IN (${sessionLevels.join(', ')}) THEN k.sessions END`;
+  const [taskLevel] = levelsWhere(scope, ['task']);
+  const [sessionLevel] = levelsWhere(scope, ['session']);
   const contexts = `(${sessions} + COALESCE(f.subagents, 0))`;
   const cost = hasCosts ? 'c.cost' : 'NULL';
   const title =
-    scope.by === 'task' && catalog.taskTitle
-      ? `(SELECT t.title FROM tasks t WHERE k.lvl = 1 AND k.gnull = 0 AND t.id = k.gkey)`
+    taskLevel !== undefined && catalog.taskTitle
+      ? `(SELECT t.title FROM tasks t WHERE k.lvl = ${taskLevel} AND k.gnull = 0 AND t.id = k.gkey)`
       : 'NULL';
-  const started = !catalog.sessionStartedAt
-    ? 'NULL'
-    : scope.by === 'session'
-      ? `(SELECT ${d.readableInstant('s.started_at')} FROM task_sessions s WHERE k.lvl = 1 AND s.id = k.gkey)`
-      : scope.by === 'task'
-        ? `(SELECT MIN(${d.readableInstant('s.started_at')}) FROM task_sessions s WHERE k.lvl = 1 AND s.task_id = k.gkey)`
-        : 'NULL';
+  const startedOf = [
+    ...(sessionLevel === undefined
+      ? []
+      : [
+          `WHEN k.lvl = ${sessionLevel} THEN (SELECT ${d.readableInstant('s.started_at')} FROM task_sessions s WHERE s.id = k.gkey)`,
+        ]),
+    ...(taskLevel === undefined
+      ? []
+      : [
+          `WHEN k.lvl = ${taskLevel} THEN (SELECT MIN(${d.readableInstant('s.started_at')}) FROM task_sessions s WHERE s.task_id = k.gkey)`,
+        ]),
+  ];
+  const started = !catalog.sessionStartedAt || startedOf.length === 0 ? 'NULL' : `(CASE ${startedOf.join(' ')} END)`;
   const sql = `WITH ${ctes.join(',\n')}
 SELECT k.lvl, k.gnull, k.gkey,
   COALESCE(f.subagents, 0) AS subagents, COALESCE(f.top_level, 0) AS top_level, COALESCE(f.nested, 0) AS nested,
@@ -320,11 +366,10 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${METRICS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'}
 FROM (
-  SELECT m.lvl, m.gnull, m.gkey, COUNT(DISTINCT m.sid) AS sessions,
-    ${early ? 'MAX(CASE WHEN early.sid IS NOT NULL THEN 1 ELSE 0 END)' : '0'} AS lower_bound,
-    ${early ? 'COUNT(DISTINCT early.sid)' : '0'} AS lower_bound_sessions
+  SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
+    ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
+    ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
   FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
-  ${early ? 'LEFT JOIN early ON early.sid = m.sid' : ''}
   GROUP BY m.lvl, m.gnull, m.gkey
 ) k
 LEFT JOIN (
@@ -380,7 +425,7 @@ GROUP BY lvl, gnull, gkey, k`;
 export function durationHistogramStatement(d: Dialect, scope: ReportScope, upper: readonly number[]): Statement {
   const p = new Params(d);
   const bucket = `CASE ${upper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${upper.length} END`;
-  const sql = `WITH ${scopedRows(d, { ...scope, by: null }, p)}
+  const sql = `WITH ${scopedRows(d, { ...scope, by: null, levels: [] }, p)}
 SELECT ${bucket} AS bucket, COUNT(*) AS n FROM rows_in WHERE in_window = 1 AND duration_ms IS NOT NULL GROUP BY ${bucket}`;
   return { sql, params: p.values };
 }

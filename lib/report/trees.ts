@@ -35,7 +35,8 @@ export interface TreeFilter {
   /** at most this many turns: the most recent (order `recent`) or the next ones (order `changed`) */
   limit?: number;
   /**
-   * `recent` (default): newest turn first, by its first observation. `changed`: the incremental
+   * `recent` (default): the turns with the most recent activity first, by their rows' latest
+   * observed_at (R4-10: today's live rows show first, whenever their turn began). `changed`: the incremental
    * export's order, oldest change first, by (the turn's newest updated_at, session, turn).
    */
   order?: 'recent' | 'changed';
@@ -145,7 +146,10 @@ function hostTimes(host: { started: boolean; completed: boolean }): string {
   return `${host.started ? 'h.started_at' : 'NULL'} AS host_started_at, ${host.completed ? 'h.completed_at' : 'NULL'} AS host_completed_at`;
 }
 
-/** `recent` order (the report's `--trees N`): one statement, newest first turn first. */
+/**
+ * `recent` order (the report's `--trees N`): one statement, the turn with the latest activity
+ * (its newest observed_at: the host's column, R3-3) first (R4-10).
+ */
 function recentStatement(db: Queryable, filter: TreeFilter, host: { started: boolean; completed: boolean }): Statement {
   const bind = binder(db);
   // R4-3: a row whose observed_at is not an instant is in no tree (it has no place in time).
@@ -154,9 +158,9 @@ function recentStatement(db: Queryable, filter: TreeFilter, host: { started: boo
   const sql = `WITH r AS (
   SELECT ${rowSelect(db, '')} FROM ${TABLE}${whereClause(where)}
 ), w AS (
-  SELECT r.*, MIN(observed_c) OVER (PARTITION BY task_session_id, turn_key) AS turn_first FROM r
+  SELECT r.*, MAX(observed_c) OVER (PARTITION BY task_session_id, turn_key) AS turn_last FROM r
 ), ranked AS (
-  SELECT w.*, DENSE_RANK() OVER (ORDER BY turn_first DESC, ${db.dialect.byteOrder('task_session_id')}, ${db.dialect.byteOrder('turn_key')}) AS turn_rank FROM w
+  SELECT w.*, DENSE_RANK() OVER (ORDER BY turn_last DESC, ${db.dialect.byteOrder('task_session_id')}, ${db.dialect.byteOrder('turn_key')}) AS turn_rank FROM w
 )
 SELECT ranked.*, ${hostTimes(host)}
 FROM ranked LEFT JOIN task_session_turns h ON h.id = ranked.turn_id AND h.task_session_id = ranked.task_session_id
@@ -274,15 +278,19 @@ export function nestTurn(nodes: readonly TreeNode[]): TreeNode[] {
       placed.add(node);
     }
   }
-  // Attach children breadth-first from the top: whatever is never reached sits on a loop.
+  // Attach children breadth-first from the top: whatever is never reached sits on a loop. Linear in
+  // the rows (R4-4): a turn of 30,000 siblings or a chain 100,000 deep, with no recursion.
   const children = new Map<TreeNode, TreeNode[]>();
   for (const node of nodes) {
     const parent = parentOf(node);
-    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), node]);
+    if (parent === undefined) continue;
+    const list = children.get(parent);
+    if (list) list.push(node);
+    else children.set(parent, [node]);
   }
   const queue = [...top];
-  while (queue.length > 0) {
-    const node = queue.shift()!;
+  for (let head = 0; head < queue.length; head++) {
+    const node = queue[head]!;
     for (const child of children.get(node) ?? []) {
       node.children.push(child);
       placed.add(child);
@@ -315,20 +323,28 @@ const instantOf = (value: unknown): Micros => {
   return us;
 };
 
-/** Observation order within a turn (AC-13): observed_at, tool_call_id, agent_execution_id. */
-function byObservation(a: Row, b: Row): number {
-  const oa = instantOf(a.observed_at);
-  const ob = instantOf(b.observed_at);
-  if (oa !== ob) return oa < ob ? -1 : 1;
-  const ta = String(a.tool_call_id);
-  const tb = String(b.tool_call_id);
-  if (ta !== tb) return ta < tb ? -1 : 1;
-  return String(a.agent_execution_id) < String(b.agent_execution_id) ? -1 : 1;
+/**
+ * Observation order within a turn (AC-13): observed_at, tool_call_id, agent_execution_id. Each
+ * row's instant is parsed once (a turn can hold 100,000 rows: R4-4), not once per comparison.
+ */
+function sortByObservation(rows: Row[]): Row[] {
+  const keyed = rows.map((row) => ({
+    row,
+    at: instantOf(row.observed_at),
+    tool: String(row.tool_call_id),
+    exec: String(row.agent_execution_id),
+  }));
+  keyed.sort((a, b) => {
+    if (a.at !== b.at) return a.at < b.at ? -1 : 1;
+    if (a.tool !== b.tool) return a.tool < b.tool ? -1 : 1;
+    return a.exec < b.exec ? -1 : a.exec > b.exec ? 1 : 0;
+  });
+  return keyed.map((k) => k.row);
 }
 
 /** One turn from its rows (any order): times from the host's turn where recorded, else from the rows. */
-function buildTurn(rows: Row[]): TurnTree {
-  rows.sort(byObservation);
+function buildTurn(unsorted: Row[]): TurnTree {
+  const rows = sortByObservation(unsorted);
   const first = rows[0]!;
   const nodes = rows.map(toNode);
   let last: Micros | undefined;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,12 +6,13 @@ import { EXIT } from '../../lib/cli/exit-codes.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { CHECKPOINT_KEY } from '../../lib/health/checkpoint.js';
 import type { Group, ReportDocument } from '../../lib/report/document.js';
+import { renderHtml } from '../../lib/report/render/html.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY } from '../../lib/store/meta.js';
 import { parseRfc3339 } from '../../lib/time.js';
 import { seedMessage } from '../lib/health/seed.js';
 import { runCliCaptured, testProxyEnv } from '../support/cli-run.js';
 import { pageFigures, resolve, section, strayNumbers } from '../support/page-figures.js';
-import { insertRows } from '../support/subagent-rows.js';
+import { insertGeneratedTurn, insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -196,4 +197,41 @@ describe.each(TARGETS)('report --html on %s: the page equals the --json report (
     expect(run.code).toBe(EXIT.failure);
     expect(run.stderr).toMatch(/cannot write the page to .*page\.html \(ENOENT\): give a path in a folder that exists/);
   });
+  for (const [shape, n] of [
+    ['deep', 100_000],
+    ['wide', 30_000],
+  ] as const) {
+    it(`R4-4: a turn ${shape === 'deep' ? 'whose parent chain is 100,000 deep' : 'of 30,000 subagents'}: report --json --trees prints every node, and the page stays under 2 MB`, async () => {
+      await insertGeneratedTurn(t.db, n, shape);
+      const json = await cli('report', '--database-url', t.url, '--json', '--trees', '1');
+      expect(json.code, json.stderr).toBe(EXIT.ok);
+      const doc = JSON.parse(json.stdout) as ReportDocument;
+      let nodes = 0;
+      let depth = 0;
+      const stack = doc.trees[0]!.subagents.map((node) => ({ node, level: 1 }));
+      while (stack.length > 0) {
+        const { node, level } = stack.pop()!;
+        nodes++;
+        depth = Math.max(depth, level);
+        for (const child of node.children) stack.push({ node: child, level: level + 1 });
+      }
+      expect([nodes, depth]).toEqual([n, shape === 'deep' ? n : 1]);
+
+      // The wide store through the CLI's --html; the deep one's page from the document just read
+      // (the page's other figures over 100,000 rows cost minutes on a loaded machine, R4-12's to bound).
+      const file = join(dir, `${name}-${shape}.html`);
+      if (shape === 'wide') {
+        const run = await cli('report', '--database-url', t.url, '--html', file, '--trees', '5');
+        expect(run.code, run.stderr).toBe(EXIT.ok);
+      } else writeFileSync(file, renderHtml(doc));
+      const html = readFileSync(file, 'utf8');
+      expect(Buffer.byteLength(html)).toBeLessThan(2 * 1024 * 1024);
+      // the turn's first 200 subagents are drawn, the rest counted
+      expect(html.match(/<div class="node">/g)).toHaveLength(200);
+      expect(html).toContain(`and ${(n - 200).toLocaleString('en-US')} more subagents in this turn`);
+      // paths name a node by its place in the turn, not by its depth
+      expect(html).toContain('data-figure="trees.0.nodes.199.total_tokens"');
+      expect(html).not.toContain('.children.');
+    }, 240_000);
+  }
 });

@@ -239,7 +239,10 @@ describe('subagent-context usage', () => {
     const bytes = readFileSync(path);
     chmodSync(path, 0o444);
     const run = await cli('health', '--full', '--database-url', `sqlite:${path}`, '--json');
-    expect(run.stderr).toBe('');
+    // R4-5: it says how it read the store
+    expect(run.stderr).toBe(
+      'note: the SQLite store was opened read-only (a rollback-journal store: SQLite creates nothing to read it)\n',
+    );
     expect(run.json).toMatchObject({ kind: 'full', shortfall: 0 });
     expect(readFileSync(path).equals(bytes)).toBe(true);
   });

@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCliCaptured } from '../support/cli-run.js';
@@ -65,7 +66,7 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
     expect(text).toMatch(/^capture_since\s+2026-07-20T00:00:00\.000000Z$/m);
     expect(text).toMatch(/^verified_through\s+2026-07-25T00:00:00\.000000Z$/m);
     expect(text).toMatch(/^tokens\s+\d{1,3}(,\d{3})+ \(\d+ reported\)$/m);
-    expect(text).toMatch(/^cost\s+\d{1,3}(,\d{3})+ subcents \(\$\d+\.\d\d; estimated [\d,]+\)$/m);
+    expect(text).toMatch(/^cost\s+\d{1,3}(,\d{3})+ subcents \(\$\d+\.\d\d; estimated [\d,]+ subcents\)$/m);
     expect(text).toMatch(/== by task, sorted by subagents, first 3 ==/);
     expect(text.split('\n').filter((l) => /^g1-task-/.test(l))).toHaveLength(3);
     expect(text).not.toContain(ESC);
@@ -77,16 +78,16 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
     expect((await report([], { NO_COLOR: '1' }, true)).stdout).not.toContain(ESC);
   });
 
-  it('R3-5, R3-8: --csv has completeness as # lines, a header and one row per group; --json is the document', async () => {
+  it('R3-5, R3-8, R4-6: --csv has completeness as # cells, a header and one row per group; --json is the document', async () => {
     await buildReportStore(t.db, 'minimal');
     const csv = await report(['--csv', '--by', 'session']);
     expect(csv.code).toBe(EXIT.ok);
-    const lines = csv.stdout.trimEnd().split('\n');
-    const comments = lines.filter((l) => l.startsWith('#'));
+    const records = parse(csv.stdout, { relax_column_count: true }) as string[][];
+    const comments = records.filter((r) => r.length === 1).map((r) => r[0]);
     expect(comments).toContain('# capture_since: 2026-07-20T00:00:00.000000Z');
-    expect(comments.some((l) => l.startsWith('# shortfall: none (0)'))).toBe(true);
-    const [header, ...rows] = lines.slice(comments.length);
-    expect(header!.split(',').slice(0, 6)).toEqual(['by', 'key', 'title', 'lower_bound', 'started_at', 'subagents']);
+    expect(comments.some((l) => l!.startsWith('# shortfall: none (0)'))).toBe(true);
+    const [header, ...rows] = records.slice(comments.length);
+    expect(header!.slice(0, 6)).toEqual(['by', 'key', 'title', 'lower_bound', 'started_at', 'subagents']);
     const json = JSON.parse((await report(['--json', '--by', 'session'])).stdout);
     expect(rows).toHaveLength(json.groups.length);
     expect(json).toMatchObject({ version: 1, filters: { by: 'session' } });

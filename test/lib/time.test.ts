@@ -223,6 +223,20 @@ describe('R2-9: the microsecond clock never goes backwards', () => {
     );
   });
 
+  it.each([
+    // the origin's fraction is kept: 1000.123 + 0.5 ms is 1,000,623 µs, not 1,000,000
+    [1_000, 0.5, 1_000.123, 1_000_623n],
+    // an origin the wall clock contradicts (more than 1 ms behind, or ahead) is moved into [wall, wall + 1 ms)
+    [1_005, 0.5, 1_000.123, 1_005_000n],
+    [1_000, 0.5, 1_003.5, 1_000_999n],
+  ])(
+    'R2-9: the first reading is microsecond-true (wall %d, monotonic %d, origin %d → %d µs)',
+    (wall, monotonic, origin, expected) => {
+      const clock = monotonicClock({ wall: () => wall, monotonic: () => monotonic, origin: () => origin });
+      expect(clock()).toBe(expected);
+    },
+  );
+
   it('R2-9: the process clock is strictly increasing over many calls', () => {
     let previous = nowMicros();
     for (let i = 0; i < 20_000; i += 1) {

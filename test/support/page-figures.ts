@@ -42,14 +42,38 @@ export function pageFigures(html: string): PageFigure[] {
   return out;
 }
 
-/** The value at a dotted path (`series.task.3.tokens.sum`, `groups.length`) of a document. */
+/**
+ * The value at a dotted path (`series.task.3.tokens.sum`, `groups.length`) of a document. A tree's
+ * `nodes.k` is its k-th subagent in pre-order (parents before children, siblings in order): the
+ * page's path for a node, which does not grow with depth (R4-4); found here without recursion.
+ */
 export function resolve(doc: unknown, path: string): unknown {
   let at: unknown = doc;
-  for (const key of path.split('.')) {
+  const keys = path.split('.');
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
     if (at === null || typeof at !== 'object') throw new Error(`${path}: nothing at ${key}`);
+    if (key === 'nodes' && 'subagents' in at) {
+      at = nthInPreorder((at as { subagents: Tree[] }).subagents, Number(keys[++i]));
+      continue;
+    }
     at = (at as Record<string, unknown>)[key];
   }
   return at;
+}
+
+interface Tree {
+  children: Tree[];
+}
+
+function nthInPreorder(top: Tree[], k: number): Tree | undefined {
+  const stack: Tree[] = [...top].reverse();
+  for (let seen = 0; stack.length > 0; seen++) {
+    const node = stack.pop()!;
+    if (seen === k) return node;
+    for (let c = node.children.length - 1; c >= 0; c--) stack.push(node.children[c]!);
+  }
+  return undefined;
 }
 
 /**

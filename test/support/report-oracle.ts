@@ -72,3 +72,17 @@ const ROW_FIGURES = Object.keys(rowFigures([])) as (keyof RowFigures)[];
 export function onlyRowFigures(figures: Figures): RowFigures {
   return Object.fromEntries(ROW_FIGURES.map((k) => [k, figures[k]])) as RowFigures;
 }
+
+/**
+ * R4-3 (docs/report.md#unreadable-values): the row figures of rows some of whose stored values the
+ * report cannot read, written independently of the SQL. `observed_at` null marks a row whose
+ * observed_at is no instant; a metric the caller found unreadable is given as null. Such a row
+ * still counts in every row figure; it is only left out of first/last_observed_at.
+ */
+export function readableRowFigures(
+  rows: readonly (Omit<SubagentRow, 'observed_at'> & { observed_at: string | null })[],
+): RowFigures {
+  const figures = rowFigures(rows.map((r) => ({ ...r, observed_at: r.observed_at ?? '' })));
+  const observed = rows.flatMap((r) => (r.observed_at === null ? [] : [r.observed_at])).sort();
+  return { ...figures, first_observed_at: observed[0] ?? null, last_observed_at: observed.at(-1) ?? null };
+}

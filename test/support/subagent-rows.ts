@@ -105,3 +105,34 @@ export async function insertRows(db: Queryable, rows: readonly StoredRow[]): Pro
     );
   }
 }
+
+/**
+ * R4-4's stores: `n` rows of one turn (session s1, task t1, turn u1, execution e1), tool calls
+ * c0…c{n-1}, inserted by one INSERT … SELECT over a generated series (one statement however large,
+ * on both dialects). `shape` `deep`: each row's parent is the one before it (a chain n deep);
+ * `wide`: no row has a parent (one turn n wide). Each row is observed one microsecond after the last.
+ */
+export async function insertGeneratedTurn(db: Queryable, n: number, shape: 'deep' | 'wide'): Promise<void> {
+  const d = db.dialect;
+  await seedSession(db, 's1', 't1');
+  await seedTurn(db, 'u1', 's1');
+  const sqlite = d.name === 'sqlite';
+  const series = sqlite ? `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${n - 1}) ` : '';
+  const from = sqlite ? 'FROM n' : `FROM generate_series(0, ${n - 1}) AS n(i)`;
+  const id = (prefix: string, offset = '') =>
+    sqlite ? `'${prefix}' || (i${offset})` : `'${prefix}' || (i${offset})::text`;
+  const parent = shape === 'deep' ? `CASE WHEN i = 0 THEN NULL ELSE ${id('c', ' - 1')} END` : 'NULL';
+  const base = parseRfc3339('2026-08-12T13:00:00Z')!;
+  // observed_at = base + i µs, in each dialect's own arithmetic
+  const observed = sqlite
+    ? `strftime('%Y-%m-%d %H:%M:%S', ${Number(base / 1_000_000n)} + i / 1000000, 'unixepoch') || '.' || substr('000000' || (i % 1000000), -6) || '+00:00'`
+    : `${d.timestampParam(1)} + (i * interval '1 microsecond')`;
+  const params = sqlite ? [] : [d.encodeTimestamp(base)];
+  await db.query(
+    `INSERT INTO task_session_subagents (${COLUMNS.join(', ')})
+${series}SELECT ${id('s1/e1/c')}, 's1', 't1', 'u1', ${id('c')}, 'e1', ${parent}, 'general-purpose', NULL, NULL, NULL, NULL,
+  'completed', 'complete', 0, 1000 + i, i % 7, 60000 + i, 'live', ${observed}, NULL, ${observed}
+${from}`,
+    params,
+  );
+}

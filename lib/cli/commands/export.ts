@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db/database.js';
 import { EXPORT_DEFAULTS } from '../../defaults.js';
 import type { OtlpTarget } from '../../export/otlp/config.js';
-import { createOtlpSink, type RetryNotice } from '../../export/otlp/transport.js';
-import { type ExportOptions, type ExportSummary, runExport } from '../../export/run.js';
+import type { RetryNotice } from '../../export/otlp/transport.js';
+import type { ExportOptions, ExportSummary } from '../../export/run.js';
 import { terminalSafe } from '../../terminal-text.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
@@ -62,6 +62,11 @@ export async function exportCommand(
   options: ExportOptions,
   stderr?: { write(text: string): unknown },
 ): Promise<CommandResult<ExportSummary>> {
+  // R4-11: the OpenTelemetry SDK and serializers load when an export runs, not with every command
+  const [{ createOtlpSink }, { runExport }] = await Promise.all([
+    import('../../export/otlp/transport.js'),
+    import('../../export/run.js'),
+  ]);
   const sink = createOtlpSink(target, {
     timeoutMillis: EXPORT_DEFAULTS.requestTimeoutMs,
     retries: EXPORT_DEFAULTS.retries,

@@ -4,7 +4,6 @@ import { PAGE_DEFAULTS } from '../../defaults.js';
 import { buildReport, type ReportOptions } from '../../report/build.js';
 import { GROUP_BY, type GroupBy, type ReportDocument, SORT_BY, type SortBy } from '../../report/document.js';
 import { renderReportCsv } from '../../report/render/csv.js';
-import { renderHtml } from '../../report/render/html.js';
 import { renderReportJson } from '../../report/render/json.js';
 import { renderReportTable } from '../../report/render/table.js';
 import { formatRfc3339 } from '../../time.js';
@@ -115,6 +114,8 @@ export async function reportCommand(
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
   const render: (doc: ReportDocument, ctx: RenderContext) => string = REPORT_FORMATS[request.format];
   if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: render(doc, ctx), data: true };
+  // R4-11: the page's renderer loads ECharts; only --html needs it
+  const { renderHtml } = await import('../../report/render/html.js');
   const page = renderHtml(doc, { trees: request.options.trees, tasks: request.options.limit });
   try {
     writeFileSync(request.html, page);

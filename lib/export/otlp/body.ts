@@ -8,8 +8,8 @@ import { terminalSafe } from '../../terminal-text.js';
  * bounded, every value this run sent as a header or in the URL's query or userinfo replaced by
  * `***` (exact values: whatever the collector's format), the credential-shaped text lib/redact.ts
  * does not cover (Authorization/Cookie header lines, `Bearer …`/`Basic …` tokens) masked, then
- * lib/redact.ts, then terminalSafe, then cut to BODY_SHOWN characters with the full length stated.
- * Every step is one linear pass (R4-1).
+ * cut to BODY_SHOWN characters (the full length stated), then lib/redact.ts, then terminalSafe.
+ * The masking is linear (R4-1); redactText sees at most BODY_SHOWN characters.
  */
 
 /** Characters of a body a message shows. */
@@ -55,8 +55,11 @@ function cut(text: string, n: number): string {
 /** The body as a message shows it: masked, redacted, terminal-safe, cut with its full length stated. */
 export function collectorBody(body: string, secrets: readonly string[]): string {
   const trimmed = body.trim();
-  const safe = terminalSafe(redactText(mask(trimmed.slice(0, BODY_READ), secrets)));
-  return safe.length <= BODY_SHOWN && trimmed.length <= BODY_READ
+  // Masked before any cut (a secret across the cut cannot leave a part); redacted once cut, so
+  // lib/redact.ts sees at most BODY_SHOWN characters whatever the collector sent.
+  const masked = mask(trimmed.slice(0, BODY_READ), secrets);
+  const safe = terminalSafe(redactText(cut(masked, BODY_SHOWN)));
+  return masked.length <= BODY_SHOWN && trimmed.length <= BODY_READ
     ? safe
     : `${cut(safe, BODY_SHOWN)}… (${trimmed.length} characters in all)`;
 }

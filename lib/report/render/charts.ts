@@ -3,145 +3,312 @@ import { GridComponent, LegendComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
 import type { Distributions, Figures, Group } from '../document.js';
+import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
+import { codePoints, humanDay, humanDuration, shortLabel } from './units.js';
 
 /*
  * The page's charts (docs/page.md#charts), drawn on the server by Apache ECharts' SSR SVG renderer:
  * inline SVG with its labels as real <text>, so the page needs no script to show them and prints
  * as it looks. Every plotted value is a figure of the document, never recomputed: a day whose
  * tokens nobody reported is a gap in the line, not a 0 (R3-6).
+ *
+ * R4-10: each chart is drawn twice, for a wide and a narrow column (the style sheet shows one), at
+ * about the width it is shown at, so its text is never scaled below 11 CSS px; per-day charts use a
+ * UTC time axis (a day without data is a visible gap); labels carry no halo and take their colours
+ * from the style sheet (light and dark). Each chart also has a table of its numbers (its text
+ * alternative), with the figures' document paths.
  */
 
 echarts.use([BarChart, LineChart, GridComponent, LegendComponent, SVGRenderer]);
 
-export const CHART_WIDTH = 720;
-export const CHART_HEIGHT = 300;
+/** The two drawings: the wide one for a column of about 500 px, the narrow one for a phone (360 px). */
+export const CHART_VARIANTS = {
+  wide: { width: 540, height: 300, labelChars: 28 },
+  narrow: { width: 340, height: 280, labelChars: 14 },
+} as const;
+type Variant = (typeof CHART_VARIANTS)[keyof typeof CHART_VARIANTS];
+
+/** Text in the SVG: at 540 px drawn in a ~500 px column (and 340 in ~310), still ≥ 12 CSS px. */
+export const CHART_FONT_PX = 13;
 
 /** Categories beyond this are labelled on the axis only (a value label per bar would overlap). */
-const VALUE_LABELS_UP_TO = 24;
+const VALUE_LABELS_UP_TO = 16;
 /** Type and model charts show this many bars; the caption says how many there were. */
 export const CHART_BARS = 15;
-/** Axis labels longer than this are cut (the full text is in the tables and trees). */
-const LABEL_CHARS = 32;
+/** Per-day charts cover at most this many days, the most recent (the caption says so). */
+export const CHART_DAYS = 400;
 
 const COLORS = { primary: '#3f6fd1', secondary: '#d9682b', tertiary: '#25917f' };
+const DAY_MS = 86_400_000;
+
+/** One cell of a chart's table: a figure and the document path it came from. */
+export interface ChartCell {
+  value: number | null;
+  path: string;
+}
+
+export interface ChartTable {
+  /** the first column's heading, then one per figure column */
+  columns: readonly string[];
+  /** `label` is host text (a type, a model) or the page's own (a day, a bucket) */
+  rows: { label: string; cells: ChartCell[] }[];
+}
 
 export interface Chart {
   id: string;
   title: string;
   /** one sentence under the chart, in words and figures of the document */
   caption: string;
-  /** the SVG, or null when the document has nothing to plot (the caption says why) */
-  svg: string | null;
+  /** the two drawings, or null when the document has nothing to plot (the caption says why) */
+  svg: { wide: string; narrow: string } | null;
+  /** the chart's numbers (its text alternative); null with `svg` */
+  table: ChartTable | null;
 }
 
-function label(value: string | null): string {
-  const s = value ?? '(not reported)';
-  return s.length > LABEL_CHARS ? `${s.slice(0, LABEL_CHARS - 1)}…` : s;
+/** A group key as a chart shows it: the shared labels for NULL and ''. */
+function keyLabel(value: string | null): string {
+  return value === null ? NOT_REPORTED_LABEL : value === '' ? EMPTY_KEY_LABEL : value;
 }
 
-function render(option: Record<string, unknown>, height = CHART_HEIGHT): string {
-  const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width: CHART_WIDTH, height });
-  try {
-    chart.setOption({
-      animation: false,
-      aria: { enabled: false },
-      textStyle: { fontFamily: 'system-ui, sans-serif', fontSize: 12 },
-      ...option,
+/** Big axis numbers short enough for a narrow chart: 1,000,000 → 1M, 50,000 → 50k. */
+function compact(value: number): string {
+  const abs = Math.abs(value);
+  if (abs >= 1e9) return `${+(value / 1e9).toFixed(1)}G`;
+  if (abs >= 1e6) return `${+(value / 1e6).toFixed(1)}M`;
+  if (abs >= 1e4) return `${+(value / 1e3).toFixed(1)}k`;
+  return value.toLocaleString('en-US');
+}
+
+function render(option: (v: Variant) => Record<string, unknown>, height?: (v: Variant) => number) {
+  const draw = (v: Variant) => {
+    const chart = echarts.init(null, null, {
+      renderer: 'svg',
+      ssr: true,
+      width: v.width,
+      height: height?.(v) ?? v.height,
     });
-    return chart.renderToSVGString();
-  } finally {
-    // Without dispose, zrender's frame loop keeps the process alive.
-    chart.dispose();
-  }
+    try {
+      chart.setOption({
+        animation: false,
+        aria: { enabled: false },
+        useUTC: true,
+        textStyle: { fontFamily: 'system-ui, sans-serif', fontSize: CHART_FONT_PX },
+        ...option(v),
+      });
+      return chart.renderToSVGString();
+    } finally {
+      // Without dispose, zrender's frame loop keeps the process alive.
+      chart.dispose();
+    }
+  };
+  return { wide: draw(CHART_VARIANTS.wide), narrow: draw(CHART_VARIANTS.narrow) };
 }
 
-function valueLabels(categories: number): Record<string, unknown> {
-  return { show: categories <= VALUE_LABELS_UP_TO, position: 'top', fontSize: 11 };
+/** A value label with no halo (a light halo smears on a dark fill): the style sheet colours it. */
+function valueLabels(categories: number, position = 'top'): Record<string, unknown> {
+  return {
+    show: categories <= VALUE_LABELS_UP_TO,
+    position,
+    fontSize: CHART_FONT_PX,
+    textBorderWidth: 0,
+    textBorderColor: 'transparent',
+  };
 }
 
-function grid(bottom = 40): Record<string, unknown> {
-  return { left: 64, right: 64, top: 40, bottom, containLabel: false };
+const axisLabel = (extra: Record<string, unknown> = {}) => ({ fontSize: CHART_FONT_PX, hideOverlap: true, ...extra });
+
+function grid(bottom = 8): Record<string, unknown> {
+  return { left: 8, right: 8, top: 56, bottom, outerBoundsMode: 'same', outerBoundsContain: 'axisLabel' };
 }
 
-export function perDayChart(days: readonly Group[] | undefined): Chart {
+const legend = (data: string[]) => ({ top: 4, data, textStyle: { fontSize: CHART_FONT_PX } });
+
+/** A document's groups of one grouping and the path they are at (`series.day`, or `groups`). */
+export interface GroupsAt {
+  groups: readonly Group[];
+  path: string;
+}
+
+/** Days as time: the groups oldest first, those with a day key, the last CHART_DAYS days. */
+function dayPoints(days: GroupsAt | undefined): { shown: { g: Group; i: number; t: number }[]; of: number } {
+  if (days === undefined) return { shown: [], of: 0 };
+  const all = days.groups
+    .map((g, i) => ({ g, i, t: g.key === null ? Number.NaN : Date.parse(`${g.key}T00:00:00Z`) }))
+    .filter((d) => Number.isFinite(d.t))
+    .sort((a, b) => a.t - b.t);
+  const last = all.at(-1)?.t;
+  return { shown: last === undefined ? [] : all.filter((d) => d.t > last - CHART_DAYS * DAY_MS), of: all.length };
+}
+
+/** A time axis over whole UTC days, half a day of room on each side so the first and last bars show. */
+function dayAxis(points: readonly { t: number }[], v: Variant): Record<string, unknown> {
+  const first = points[0]!.t;
+  const last = points.at(-1)!.t;
+  return {
+    type: 'time',
+    min: first - DAY_MS / 2,
+    max: last + DAY_MS / 2,
+    minInterval: DAY_MS,
+    axisLabel: axisLabel({ formatter: '{d} {MMM}', rotate: v === CHART_VARIANTS.narrow ? 30 : 0 }),
+    splitLine: { show: false },
+  };
+}
+
+function daysCaption(shown: number, of: number): string {
+  return of > shown ? `the last ${shown} of ${of} days` : `${shown} days`;
+}
+
+export function perDayChart(days: GroupsAt | undefined): Chart {
   const id = 'chart-per-day';
+  const base = days?.path;
   const title = 'Subagents and reported tokens per day';
-  if (days === undefined || days.length === 0) {
-    return { id, title, caption: 'This document has no per-day groups (report --by day or --html).', svg: null };
+  const { shown, of } = dayPoints(days);
+  if (shown.length === 0) {
+    return { id, title, caption: 'This document has no per-day groups.', svg: null, table: null };
   }
-  // Oldest day first, whatever order the document sorted the groups in.
-  const sorted = [...days].sort((a, b) => String(a.key).localeCompare(String(b.key)));
-  const x = sorted.map((g) => g.key ?? '(no day)');
-  const svg = render({
-    legend: { top: 4, data: ['subagents', 'reported tokens'] },
+  // A day between two shown ones with no group is a gap in the line too (null), not a joined segment.
+  const tokens: [number, number | null][] = [];
+  for (const [k, d] of shown.entries()) {
+    const previous = shown[k - 1];
+    if (previous !== undefined && d.t - previous.t > DAY_MS) tokens.push([previous.t + DAY_MS, null]);
+    tokens.push([d.t, d.g.tokens.sum]);
+  }
+  const svg = render((v) => ({
+    legend: legend(['subagents', 'reported tokens']),
     grid: grid(),
-    xAxis: { type: 'category', data: x },
+    xAxis: dayAxis(shown, v),
     yAxis: [
-      { type: 'value', name: 'subagents', minInterval: 1 },
-      { type: 'value', name: 'tokens', splitLine: { show: false } },
+      { type: 'value', name: 'subagents', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
+      {
+        type: 'value',
+        name: 'tokens',
+        splitLine: { show: false },
+        axisLabel: axisLabel({ formatter: compact }),
+      },
     ],
     series: [
       {
         name: 'subagents',
         type: 'bar',
-        data: sorted.map((g) => g.subagents),
+        barMaxWidth: 24,
+        data: shown.map((d) => [d.t, d.g.subagents]),
         itemStyle: { color: COLORS.primary },
-        label: valueLabels(x.length),
+        label: valueLabels(v === CHART_VARIANTS.narrow ? shown.length * 2 : shown.length),
       },
       {
         name: 'reported tokens',
         type: 'line',
         yAxisIndex: 1,
         // null (nobody reported) is a gap, never 0 (R3-6)
-        data: sorted.map((g) => g.tokens.sum),
+        data: tokens,
         connectNulls: false,
+        showSymbol: shown.length <= 60,
         itemStyle: { color: COLORS.secondary },
         lineStyle: { color: COLORS.secondary, width: 2 },
       },
     ],
-  });
+  }));
   return {
     id,
     title,
-    caption: `${sorted.length} days. Tokens are what the subagents reported (never priced); a day where none reported is a gap, not 0.`,
+    caption: `${capitalize(daysCaption(shown.length, of))}, on a time axis: a day without subagents is an empty place. Tokens are what the subagents reported (never priced); a day where none reported is a gap in the line, not 0.`,
     svg,
+    table: {
+      columns: ['Day (UTC)', 'Subagents', 'Reported tokens'],
+      rows: shown.map((d) => ({
+        label: humanDay(d.g.key!),
+        cells: [
+          { value: d.g.subagents, path: `${base}.${d.i}.subagents` },
+          { value: d.g.tokens.sum, path: `${base}.${d.i}.tokens.sum` },
+        ],
+      })),
+    },
   };
 }
 
-export function liveBackfillChart(days: readonly Group[] | undefined, totals: Figures): Chart {
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+export function liveBackfillChart(days: GroupsAt | undefined, totals: Figures): Chart {
   const id = 'chart-live-backfill';
+  const base = days?.path;
   const title = 'Live and backfilled subagents';
-  const sorted = days === undefined ? [] : [...days].sort((a, b) => String(a.key).localeCompare(String(b.key)));
-  const x = sorted.length > 0 ? sorted.map((g) => g.key ?? '(no day)') : ['all'];
-  const live = sorted.length > 0 ? sorted.map((g) => g.live) : [totals.live];
-  const backfill = sorted.length > 0 ? sorted.map((g) => g.backfill) : [totals.backfill];
-  const svg = render({
-    legend: { top: 4, data: ['live', 'backfill'] },
+  const { shown, of } = dayPoints(days);
+  const perDay = shown.length > 0;
+  const series = () => [
+    {
+      name: 'live',
+      type: 'bar',
+      stack: 'source',
+      barMaxWidth: 24,
+      data: perDay ? shown.map((d) => [d.t, d.g.live]) : [totals.live],
+      itemStyle: { color: COLORS.primary },
+      label: valueLabels(perDay ? 99 : 1, 'inside'),
+    },
+    {
+      name: 'backfill',
+      type: 'bar',
+      stack: 'source',
+      barMaxWidth: 24,
+      data: perDay ? shown.map((d) => [d.t, d.g.backfill]) : [totals.backfill],
+      itemStyle: { color: COLORS.tertiary },
+    },
+  ];
+  const svg = render((v) => ({
+    legend: legend(['live', 'backfill']),
     grid: grid(),
-    xAxis: { type: 'category', data: x },
-    yAxis: { type: 'value', minInterval: 1 },
-    series: [
-      { name: 'live', type: 'bar', stack: 'source', data: live, itemStyle: { color: COLORS.primary } },
-      { name: 'backfill', type: 'bar', stack: 'source', data: backfill, itemStyle: { color: COLORS.tertiary } },
-    ],
-  });
+    xAxis: perDay ? dayAxis(shown, v) : { type: 'category', data: ['all'], axisLabel: axisLabel() },
+    yAxis: { type: 'value', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
+    series: series(),
+  }));
   return {
     id,
     title,
-    caption: `${totals.live} live and ${totals.backfill} backfilled subagents${sorted.length > 0 ? ', per day' : ' (no per-day groups in this document)'}.`,
+    caption: `${totals.live.toLocaleString('en-US')} live and ${totals.backfill.toLocaleString('en-US')} backfilled subagents${perDay ? `, per day (${daysCaption(shown.length, of)})` : ' (no per-day groups in this document)'}.`,
     svg,
+    table: perDay
+      ? {
+          columns: ['Day (UTC)', 'Live', 'Backfill'],
+          rows: shown.map((d) => ({
+            label: humanDay(d.g.key!),
+            cells: [
+              { value: d.g.live, path: `${base}.${d.i}.live` },
+              { value: d.g.backfill, path: `${base}.${d.i}.backfill` },
+            ],
+          })),
+        }
+      : {
+          columns: ['Scope', 'Live', 'Backfill'],
+          rows: [
+            {
+              label: 'all',
+              cells: [
+                { value: totals.live, path: 'totals.live' },
+                { value: totals.backfill, path: 'totals.backfill' },
+              ],
+            },
+          ],
+        },
   };
 }
 
 export function fanOutChart(totals: Figures): Chart {
   const id = 'chart-fan-out';
   const title = 'Fan-out per turn';
-  if (totals.fan_out.length === 0) return { id, title, caption: 'No turn launched a subagent in scope.', svg: null };
+  if (totals.fan_out.length === 0) {
+    return { id, title, caption: 'No turn launched a subagent in scope.', svg: null, table: null };
+  }
   const x = totals.fan_out.map((b) => String(b.top_level));
-  const svg = render({
-    grid: grid(48),
-    xAxis: { type: 'category', data: x, name: 'top-level subagents in the turn', nameLocation: 'middle', nameGap: 28 },
-    yAxis: { type: 'value', name: 'turns', minInterval: 1 },
+  const svg = render(() => ({
+    grid: grid(28),
+    xAxis: {
+      type: 'category',
+      data: x,
+      name: 'top-level subagents in the turn',
+      nameLocation: 'middle',
+      nameGap: 28,
+      axisLabel: axisLabel(),
+    },
+    yAxis: { type: 'value', name: 'turns', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
     series: [
       {
         type: 'bar',
@@ -150,99 +317,155 @@ export function fanOutChart(totals: Figures): Chart {
         label: valueLabels(x.length),
       },
     ],
-  });
+  }));
+  const n = (v: number) => v.toLocaleString('en-US');
   return {
     id,
     title,
-    caption: `${totals.turns} turns launched ${totals.top_level} top-level subagents (${totals.nested} nested under them).`,
+    caption: `${n(totals.turns)} turns launched ${n(totals.top_level)} top-level subagents (${n(totals.nested)} nested under them).`,
     svg,
+    table: {
+      columns: ['Top-level subagents in the turn', 'Turns'],
+      rows: totals.fan_out.map((b, i) => ({
+        label: n(b.top_level),
+        cells: [{ value: b.turns, path: `totals.fan_out.${i}.turns` }],
+      })),
+    },
   };
 }
 
-function horizontalBars(id: string, title: string, rows: readonly { label: string; value: number }[]): string {
+function horizontalBars(color: string, rows: readonly { label: string; cell: ChartCell }[]) {
   const shown = rows.slice(0, CHART_BARS).reverse();
   return render(
-    {
-      grid: { left: 220, right: 48, top: 16, bottom: 32 },
-      xAxis: { type: 'value', minInterval: 1 },
-      yAxis: { type: 'category', data: shown.map((r) => r.label) },
-      series: [
-        {
-          name: title,
-          type: 'bar',
-          data: shown.map((r) => r.value),
-          itemStyle: { color: id === 'chart-by-model' ? COLORS.tertiary : COLORS.primary },
-          label: { show: true, position: 'right', fontSize: 11 },
+    (v) => {
+      const labels = shown.map((r) => shortLabel(r.label, v.labelChars));
+      // room for the longest label (SSR measures text roughly, so the grid is sized here)
+      const widest = Math.max(...labels.map((l) => codePoints(l)));
+      return {
+        grid: {
+          left: 12 + Math.ceil(widest * CHART_FONT_PX * 0.6),
+          right: 40,
+          top: 8,
+          bottom: 28,
+          outerBoundsMode: 'none',
         },
-      ],
+        xAxis: { type: 'value', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
+        yAxis: {
+          type: 'category',
+          data: labels,
+          axisLabel: axisLabel({ hideOverlap: false }),
+        },
+        series: [
+          {
+            type: 'bar',
+            data: shown.map((r) => r.cell.value),
+            itemStyle: { color },
+            label: valueLabels(0, 'right'),
+          },
+        ],
+      };
     },
-    Math.max(120, 48 + shown.length * 24),
+    () => Math.max(120, 48 + shown.length * 26),
   );
 }
 
-export function byTypeChart(types: readonly Group[] | undefined): Chart {
+export function byTypeChart(types: GroupsAt | undefined): Chart {
   const id = 'chart-by-type';
   const title = 'Subagents by type';
-  if (types === undefined || types.length === 0) {
-    return { id, title, caption: 'This document has no per-type groups (report --by type or --html).', svg: null };
+  if (types === undefined || types.groups.length === 0) {
+    return { id, title, caption: 'This document has no per-type groups.', svg: null, table: null };
   }
-  const rows = [...types]
-    .sort((a, b) => b.subagents - a.subagents || String(a.key).localeCompare(String(b.key)))
-    .map((g) => ({ label: label(g.key), value: g.subagents }));
+  const base = types.path;
+  const rows = types.groups
+    .map((g, i) => ({ g, i }))
+    .sort((a, b) => b.g.subagents - a.g.subagents || compare(keyLabel(a.g.key), keyLabel(b.g.key)))
+    .map(({ g, i }) => ({ label: keyLabel(g.key), cell: { value: g.subagents, path: `${base}.${i}.subagents` } }));
   const more = rows.length > CHART_BARS ? ` (the ${CHART_BARS} largest shown)` : '';
-  return { id, title, caption: `${rows.length} subagent types${more}.`, svg: horizontalBars(id, title, rows) };
+  return {
+    id,
+    title,
+    caption: `${rows.length.toLocaleString('en-US')} subagent types${more}.`,
+    svg: horizontalBars(COLORS.primary, rows),
+    table: { columns: ['Type', 'Subagents'], rows: rows.map((r) => ({ label: r.label, cells: [r.cell] })) },
+  };
 }
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export function byModelChart(totals: Figures): Chart {
   const id = 'chart-by-model';
   const title = 'Subagents by model';
-  const rows = totals.models.counts.map((m) => ({ label: label(m.model), value: m.subagents }));
-  if (totals.models.unreported > 0) rows.push({ label: '(not reported)', value: totals.models.unreported });
-  if (rows.length === 0) return { id, title, caption: 'No subagents in scope.', svg: null };
+  const rows = totals.models.counts.map((m, i) => ({
+    label: keyLabel(m.model),
+    cell: { value: m.subagents, path: `totals.models.counts.${i}.subagents` },
+  }));
+  if (totals.models.unreported > 0) {
+    rows.push({
+      label: NOT_REPORTED_LABEL,
+      cell: { value: totals.models.unreported, path: 'totals.models.unreported' },
+    });
+  }
+  if (rows.length === 0) return { id, title, caption: 'No subagents in scope.', svg: null, table: null };
+  const n = (v: number) => v.toLocaleString('en-US');
   const more = totals.models.counts.length > CHART_BARS ? ` (the ${CHART_BARS} largest shown)` : '';
   return {
     id,
     title,
-    caption: `${totals.models.counts.length} models${more}; ${totals.models.unreported} subagents reported no model.`,
-    svg: horizontalBars(id, title, rows),
+    caption: `${n(totals.models.counts.length)} models${more}; ${n(totals.models.unreported)} subagents reported no model.`,
+    svg: horizontalBars(COLORS.tertiary, rows),
+    table: { columns: ['Model', 'Subagents'], rows: rows.map((r) => ({ label: r.label, cells: [r.cell] })) },
   };
 }
 
-function duration(ms: number): string {
-  if (ms < 60_000) return `${ms / 1000} s`;
-  return `${ms / 60_000} min`;
+function bucketLabel(from: number, to: number | null): string {
+  return to === null ? `≥ ${humanDuration(from)}` : `< ${humanDuration(to)}`;
 }
 
 export function durationChart(distributions: Distributions | undefined, totals: Figures): Chart {
   const id = 'chart-duration';
   const title = 'Duration (reported rows only)';
   const d = totals.duration_ms;
-  const summary = `n = ${d.reported} of ${totals.subagents}; p50 ${d.p50 ?? '—'} ms, p95 ${d.p95 ?? '—'} ms, max ${d.max ?? '—'} ms.`;
+  const h = (ms: number | null) => (ms === null ? 'not reported' : humanDuration(ms));
+  const summary = `${d.reported.toLocaleString('en-US')} of ${totals.subagents.toLocaleString('en-US')} subagents reported a duration: median ${h(d.p50)}, p95 ${h(d.p95)}, longest ${h(d.max)}.`;
   if (distributions === undefined) {
-    return { id, title, caption: `${summary} This document has no duration histogram (report --html).`, svg: null };
+    return { id, title, caption: `${summary} This document has no duration histogram.`, svg: null, table: null };
   }
   const hist = distributions.duration_ms;
-  if (hist.reported === 0) return { id, title, caption: `${summary} No subagent reported a duration.`, svg: null };
-  const x = hist.buckets.map((b) => (b.to_ms === null ? `≥ ${duration(b.from_ms)}` : `< ${duration(b.to_ms)}`));
-  const svg = render({
-    grid: grid(48),
+  if (hist.reported === 0) {
+    return { id, title, caption: `${summary} No subagent reported a duration.`, svg: null, table: null };
+  }
+  const x = hist.buckets.map((b) => bucketLabel(b.from_ms, b.to_ms));
+  const svg = render((v) => ({
+    grid: grid(v === CHART_VARIANTS.narrow ? 36 : 28),
     xAxis: {
       type: 'category',
       data: x,
-      name: 'duration_ms',
+      name: 'duration',
       nameLocation: 'middle',
-      nameGap: 28,
-      axisLabel: { interval: 0 },
+      nameGap: v === CHART_VARIANTS.narrow ? 52 : 44,
+      axisLabel: axisLabel({ interval: 0, hideOverlap: false, rotate: v === CHART_VARIANTS.narrow ? 50 : 35 }),
     },
-    yAxis: { type: 'value', name: 'subagents', minInterval: 1 },
+    yAxis: { type: 'value', name: 'subagents', minInterval: 1, axisLabel: axisLabel({ formatter: compact }) },
     series: [
       {
         type: 'bar',
         data: hist.buckets.map((b) => b.subagents),
         itemStyle: { color: COLORS.secondary },
-        label: valueLabels(x.length),
+        label: valueLabels(v === CHART_VARIANTS.narrow ? 99 : x.length),
       },
     ],
-  });
-  return { id, title, caption: summary, svg };
+  }));
+  return {
+    id,
+    title,
+    caption: summary,
+    svg,
+    table: {
+      columns: ['Duration', 'Subagents'],
+      rows: hist.buckets.map((b, i) => ({
+        label: bucketLabel(b.from_ms, b.to_ms),
+        cells: [{ value: b.subagents, path: `distributions.duration_ms.buckets.${i}.subagents` }],
+      })),
+    },
+  };
 }

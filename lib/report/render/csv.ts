@@ -49,6 +49,8 @@ export const CSV_COLUMNS = [
   'cost_per_context_subcents',
   'first_observed_at',
   'last_observed_at',
+  // added after the first columns (R4-7): a reader by position keeps reading the ones before
+  'orphan_rows',
 ] as const;
 
 type Cell = string | number | boolean | null;
@@ -84,6 +86,7 @@ function figureCells(f: Figures): Cell[] {
     f.cost_per_context_subcents,
     f.first_observed_at,
     f.last_observed_at,
+    f.orphan_rows,
   ];
 }
 
@@ -104,6 +107,7 @@ export function completenessComments(doc: ReportDocument): string[] {
     `verified_through: ${c.verified_through ?? 'null (the scheduled check has not run)'}`,
     `shortfall: ${c.shortfall.checked ? `${c.shortfall.open ? 'OPEN' : 'none'} (${c.shortfall.count})` : 'not checked'}`,
     ...c.missing.map((m) => `missing: ${JSON.stringify([m.task_session_id, m.tool_call_id])}`),
+    `unreadable: ${JSON.stringify(c.unreadable)}`,
     `lower_bound_sessions: ${c.lower_bound_sessions}`,
     ...c.notes.map((n) => `note: ${n}`),
   ];

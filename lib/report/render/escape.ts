@@ -18,9 +18,10 @@ const ENTITIES: Readonly<Record<string, string>> = {
   '\u2029': '&#x2029;',
 };
 
-// C0 controls other than tab, LF and CR are parse errors in HTML: they are shown as U+FFFD.
+// C0 controls other than tab, LF and CR, DEL and the C1 controls are parse errors in HTML (or,
+// like ESC and BEL, terminal commands when the file is printed): they are shown as U+FFFD (R4-2).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
+export const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 
 /** The HTML text of a string from anywhere (element content or a double-quoted attribute value). */
 export function text(value: string): string {
@@ -51,7 +52,16 @@ export function html(strings: TemplateStringsArray, ...values: HtmlPart[]): Html
   return new Html(out);
 }
 
-/** Markup that is already safe (the charts' SVG from ECharts, which escapes its own text). */
+/** Markup that is already safe (the page's own markup and style sheet). */
 export function trusted(markup: string): Html {
   return new Html(markup);
+}
+
+/**
+ * The charts' SVG from ECharts: it escapes markup characters in its labels but passes controls
+ * through, so the boundary's control rule applies to the whole drawing too (R4-2: no raw control
+ * character anywhere in the file), and U+2028/U+2029 become references as in text().
+ */
+export function chartMarkup(svg: string): Html {
+  return new Html(svg.replace(CONTROL, '\uFFFD').replace(/[\u2028\u2029]/g, (c) => ENTITIES[c]!));
 }

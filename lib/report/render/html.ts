@@ -3,20 +3,27 @@ import type { Figures, Group, GroupBy, ReportDocument, TreeNode, TurnTree } from
 import {
   byModelChart,
   byTypeChart,
+  CHART_BARS,
   type Chart,
   durationChart,
   fanOutChart,
   liveBackfillChart,
   perDayChart,
 } from './charts.js';
-import { type Html, html, trusted } from './escape.js';
+import { chartMarkup, type Html, html, trusted } from './escape.js';
+import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
 import { CONTENT_SECURITY_POLICY, STYLE } from './style.js';
+import { cutText, dollars, humanDuration, humanInstant } from './units.js';
 
 /*
- * The page (R3-9, docs/page.md): one self-contained HTML file rendered from a report
+ * The page (R3-9, R4-10, docs/page.md): one self-contained HTML file rendered from a report
  * document, never from the database. Every number on it is a figure of the document, shown in a
  * `<data value="…" data-figure="path">` (or `<time datetime data-figure>`) element whose path names
- * where in the document it came from, so a test can hold the page to the `--json` report.
+ * where in the document it came from, so a test can hold the page to the `--json` report; the
+ * attribute keeps the exact value, the text shows it in human units.
+ *
+ * Host text is isolated (`<bdi>`, R4-2) and cut at PAGE_DEFAULTS.textChars with its full length
+ * stated; trees are walked without recursion and drawn up to a node and byte budget (R4-4).
  */
 
 export interface HtmlOptions {
@@ -26,16 +33,51 @@ export interface HtmlOptions {
   tasks?: number;
 }
 
+const count = (n: number) => n.toLocaleString('en-US');
+const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
+
 /** A figure: its value and, for a null, the words shown instead of a number (NULL is never 0, R3-6). */
-function fig(value: number | null, path: string, none = 'not reported'): Html {
+function fig(value: number | null, path: string, none = 'not reported', show: (v: number) => string = count): Html {
   if (value === null) return html`<data class="none" value="null" data-figure="${path}">${none}</data>`;
-  return html`<data value="${value}" data-figure="${path}">${value.toLocaleString('en-US')}</data>`;
+  return html`<data value="${value}" data-figure="${path}">${show(value)}</data>`;
 }
+
+const duration = (value: number | null, path: string, none?: string) => fig(value, path, none, humanDuration);
+const cost = (value: number | null, path: string, none: string) => fig(value, path, none, dollars);
 
 function instant(value: string | null, path: string, none: string): Html {
   if (value === null) return html`<span class="none" data-figure="${path}" data-null="">${none}</span>`;
-  return html`<time datetime="${value}" data-figure="${path}">${value}</time>`;
+  return html`<time datetime="${value}" data-figure="${path}">${humanInstant(value)}</time>`;
 }
+
+/** An instant the page states without a figure path (the tree's start, the filters). */
+const at = (value: string) => html`<time datetime="${value}">${humanInstant(value)}</time>`;
+
+/**
+ * Host text: isolated from the page's direction (`<bdi>`, so U+202E reverses nothing outside it),
+ * cut at `max` characters with the full length stated (R4-4).
+ */
+function host(value: string, max: number = PAGE_DEFAULTS.textChars, cls?: string, tag: 'bdi' | 'code' = 'bdi'): Html {
+  const cut = cutText(value, max);
+  const more =
+    cut.cutFrom === undefined ? '' : html`<span class="cut" data-text="">… (${count(cut.cutFrom)} characters)</span>`;
+  const body =
+    tag === 'code'
+      ? html`<code dir="auto"${cls ? html` class="${cls}"` : ''}>${cut.text}</code>`
+      : html`<bdi${cls ? html` class="${cls}"` : ''} data-text="">${cut.text}</bdi>`;
+  return html`${body}${more}`;
+}
+
+/** An id from the host (task, session, turn, tool call): monospace, isolated, cut at idChars. */
+const id = (value: string, cls?: string) => host(value, PAGE_DEFAULTS.idChars, cls, 'code');
+
+/** A group key: the shared labels for NULL and '' (lib/report/render/labels.ts), else the id. */
+const key = (value: string | null) =>
+  value === null
+    ? html`<span class="none">${NOT_REPORTED_LABEL}</span>`
+    : value === ''
+      ? html`<span class="none">${EMPTY_KEY_LABEL}</span>`
+      : id(value);
 
 /** A metric sum with its n: `12,345 (n = 57)`; not reported when n is 0. */
 function sumWithN(sum: number | null, reported: number, path: string): Html {
@@ -53,12 +95,26 @@ export function groupsFor(doc: ReportDocument, by: GroupBy): { groups: readonly 
 function scope(doc: ReportDocument): Html {
   const f = doc.filters;
   const parts: Html[] = [];
-  if (f.since !== null) parts.push(html`since <time datetime="${f.since}">${f.since}</time>`);
-  if (f.until !== null) parts.push(html`until <time datetime="${f.until}">${f.until}</time>`);
-  if (f.task !== null) parts.push(html`task <code>${f.task}</code>`);
-  if (f.session !== null) parts.push(html`session <code>${f.session}</code>`);
+  if (f.since !== null) parts.push(html`since ${at(f.since)}`);
+  if (f.until !== null) parts.push(html`until ${at(f.until)}`);
+  if (f.task !== null) parts.push(html`task ${id(f.task)}`);
+  if (f.session !== null) parts.push(html`session ${id(f.session)}`);
   if (parts.length === 0) parts.push(html`the whole store`);
   return html`${parts.map((p, i) => html`${i > 0 ? ', ' : ''}${p}`)}`;
+}
+
+/**
+ * A note of the document as page text (R4-10): inline code for its `backticks`, no rule ids; the
+ * lower-bound note is left out, the banner states it once.
+ */
+function note(text: string): Html | undefined {
+  if (text.includes('capture_since') && text.includes('lower bound')) return undefined;
+  const plain = text
+    .replace(/;\s*(?:AC|R\d+)-\d+\)/g, ')')
+    .replace(/\s*\((?:AC|R\d+)-\d+(?:,\s*(?:AC|R\d+)-\d+)*\)/g, '')
+    .replace(/\s*\b(?:AC|R\d+)-\d+\b/g, '');
+  const parts = plain.split('`');
+  return html`<li data-text="" dir="auto">${parts.map((p, i) => (i % 2 === 1 ? html`<code>${p}</code>` : p))}</li>`;
 }
 
 function banner(doc: ReportDocument): Html {
@@ -71,8 +127,7 @@ function banner(doc: ReportDocument): Html {
     c.missing.length > 0
       ? html` Missing keys (up to twenty):
   <ul>${c.missing.map(
-    (m, i) =>
-      html`<li>session <code data-figure="completeness.missing.${i}.task_session_id">${m.task_session_id}</code>, tool call <code data-figure="completeness.missing.${i}.tool_call_id">${m.tool_call_id}</code></li>`,
+    (m, i) => html`<li>session ${id(m.task_session_id, `m${i}s`)}, tool call ${id(m.tool_call_id, `m${i}t`)}</li>`,
   )}</ul>`
       : ''
   }
@@ -82,8 +137,19 @@ function banner(doc: ReportDocument): Html {
       : html`<p class="lower-bound">The shortfall could not be checked (see the notes below): completeness is unknown.</p>`;
   const lowerBound =
     c.lower_bound_sessions > 0
-      ? html`<p class="lower-bound">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture_since: their fan-out is a lower bound (marked ≥ below).</p>`
-      : html`<p class="muted">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture_since: no fan-out here is a lower bound.</p>`;
+      ? html`<p class="lower-bound">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture began: their fan-out is a lower bound (marked ≥ below).</p>`
+      : html`<p class="muted">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture began: no fan-out here is a lower bound.</p>`;
+  const notes = c.notes.map(note).filter((n) => n !== undefined);
+  // R4-3: values the report could not read, per column (each one not reported for its figure)
+  const columns = Object.entries(c.unreadable) as [keyof typeof c.unreadable, number][];
+  const odd = columns.filter(([, n]) => n > 0);
+  const unreadable =
+    odd.length === 0
+      ? html`<p class="muted">No unreadable value in scope.</p>`
+      : html`<p class="lower-bound">Values the report could not read, each not reported for its figure (every other figure is exact): ${odd.map(
+          ([column, n], i) =>
+            html`${i > 0 ? ', ' : ''}<code>${column}</code> ${fig(n, `completeness.unreadable.${column}`)}`,
+        )}.</p>`;
   return html`<section id="completeness" class="banner${open ? ' open' : ''}" aria-labelledby="completeness-h">
 <h2 id="completeness-h">Completeness</h2>
 <dl>
@@ -93,7 +159,8 @@ function banner(doc: ReportDocument): Html {
 </dl>
 ${shortfall}
 ${lowerBound}
-${c.notes.length > 0 ? html`<ul class="notes">${c.notes.map((n) => html`<li data-text="">${n}</li>`)}</ul>` : ''}
+${unreadable}
+${notes.length > 0 ? html`<ul class="notes">${notes}</ul>` : ''}
 </section>`;
 }
 
@@ -112,38 +179,67 @@ function totals(t: Figures): Html {
   ${item('Reported tokens', sumWithN(t.tokens.sum, t.tokens.reported, `${p}.tokens`))}
   ${item('Tool uses', sumWithN(t.tool_uses.sum, t.tool_uses.reported, `${p}.tool_uses`))}
   ${item(
-    'Duration ms, median / p95 / max',
-    html`${fig(t.duration_ms.p50, `${p}.duration_ms.p50`)} / ${fig(t.duration_ms.p95, `${p}.duration_ms.p95`)} / ${fig(t.duration_ms.max, `${p}.duration_ms.max`)} <span class="muted">(n = ${fig(t.duration_ms.reported, `${p}.duration_ms.reported`)})</span>`,
+    'Duration: median / p95 / longest',
+    html`${duration(t.duration_ms.p50, `${p}.duration_ms.p50`)} / ${duration(t.duration_ms.p95, `${p}.duration_ms.p95`)} / ${duration(t.duration_ms.max, `${p}.duration_ms.max`)} <span class="muted">(n = ${fig(t.duration_ms.reported, `${p}.duration_ms.reported`)})</span>`,
   )}
   ${item('Sessions / contexts', html`${fig(t.sessions, `${p}.sessions`, 'n/a')} / ${fig(t.contexts, `${p}.contexts`, 'n/a')}`)}
-  ${item('Cost (subcents), estimated part', html`${fig(t.cost_subcents, `${p}.cost_subcents`, 'no cost data')}, ${fig(t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, 'n/a')}`)}
-  ${item('Cost per context (subcents)', fig(t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, 'n/a'))}
+  ${item('Rows whose session is gone', fig(t.orphan_rows, `${p}.orphan_rows`))}
+  ${item('Cost (estimated part)', html`${cost(t.cost_subcents, `${p}.cost_subcents`, 'no cost data')} (${cost(t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, 'n/a')})`)}
+  ${item('Cost per context', cost(t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, 'n/a'))}
   ${item('First observed', instant(t.first_observed_at, `${p}.first_observed_at`, 'none'))}
   ${item('Last observed', instant(t.last_observed_at, `${p}.last_observed_at`, 'none'))}
 </dl>
+<p class="muted unit">Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar). Durations are what the subagents reported.</p>
 </section>`;
 }
 
+function chartTable(chart: Chart): Html {
+  const t = chart.table;
+  if (t === null) return html``;
+  const shown = t.rows.slice(0, Math.max(CHART_BARS, 400));
+  return html`<details class="numbers"><summary>The numbers</summary>
+<div class="scroll" tabindex="0" role="region" aria-label="${chart.title}: the numbers">
+<table>
+<thead><tr>${t.columns.map((c, i) => html`<th scope="col"${i > 0 ? html` class="num"` : ''}>${c}</th>`)}</tr></thead>
+<tbody>
+${shown.map(
+  (r) =>
+    html`<tr><th scope="row">${host(r.label, PAGE_DEFAULTS.idChars)}</th>${r.cells.map((c) => html`<td class="num">${fig(c.value, c.path)}</td>`)}</tr>`,
+)}
+</tbody>
+</table>
+${shown.length < t.rows.length ? html`<p class="muted">and ${count(t.rows.length - shown.length)} more rows (report --json has them all)</p>` : ''}
+</div>
+</details>`;
+}
+
 function chartFigure(chart: Chart): Html {
+  const svg = (markup: string, variant: string) =>
+    chartMarkup(
+      markup.replace(
+        /^<svg /,
+        `<svg role="img" aria-labelledby="${chart.id}-title ${chart.id}-caption" class="${variant}" `,
+      ),
+    );
   const body =
     chart.svg === null
       ? html`<p class="empty">Nothing to plot.</p>`
-      : // ECharts escapes its labels; role and name make the SVG one image with a text alternative.
-        trusted(chart.svg.replace(/^<svg /, `<svg role="img" aria-labelledby="${chart.id}-title" `));
+      : html`<div class="drawing">${svg(chart.svg.wide, 'wide')}${svg(chart.svg.narrow, 'narrow')}</div>`;
   return html`<figure class="chart" id="${chart.id}">
 <h3 id="${chart.id}-title">${chart.title}</h3>
 ${body}
-<figcaption>${chart.caption}</figcaption>
+<figcaption id="${chart.id}-caption">${chart.caption}</figcaption>
+${chartTable(chart)}
 </figure>`;
 }
 
 function charts(doc: ReportDocument): Html {
-  const days = groupsFor(doc, 'day')?.groups;
+  const days = groupsFor(doc, 'day');
   const list = [
     perDayChart(days),
     liveBackfillChart(days, doc.totals),
     fanOutChart(doc.totals),
-    byTypeChart(groupsFor(doc, 'type')?.groups),
+    byTypeChart(groupsFor(doc, 'type')),
     byModelChart(doc.totals),
     durationChart(doc.distributions, doc.totals),
   ];
@@ -153,86 +249,186 @@ function charts(doc: ReportDocument): Html {
 </section>`;
 }
 
-function taskRow(g: Group, path: string): Html {
+function taskRow(g: Group, path: string, firstTree: number | undefined): Html {
   const title = g.title ?? null;
   return html`<tr data-key="${g.key ?? ''}">
-<th scope="row">${title !== null ? html`<span class="task-title" data-text="">${title}</span>` : ''}<code>${g.key ?? '(no task)'}</code>${g.lower_bound ? html` <span class="lower-bound" title="a session had activity before capture_since: the fan-out is a lower bound">≥</span>` : ''}</th>
+<th scope="row">${title !== null ? host(title, PAGE_DEFAULTS.textChars, 'task-title') : ''}${key(g.key)}${g.lower_bound ? html` <span class="lower-bound" title="a session had activity before capture began: the fan-out is a lower bound">≥</span>` : ''}${firstTree === undefined ? '' : html` <a class="to-tree" href="#turn-${firstTree}">trees</a>`}</th>
 <td class="num">${fig(g.sessions, `${path}.sessions`, 'n/a')}</td>
 <td class="num">${fig(g.subagents, `${path}.subagents`)}</td>
 <td class="num">${fig(g.contexts, `${path}.contexts`, 'n/a')}</td>
 <td class="num">${sumWithN(g.tokens.sum, g.tokens.reported, `${path}.tokens`)}</td>
-<td class="num">${fig(g.cost_subcents, `${path}.cost_subcents`, 'n/a')}</td>
-<td class="num">${fig(g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, 'n/a')}</td>
+<td class="num">${cost(g.cost_subcents, `${path}.cost_subcents`, 'n/a')}</td>
+<td class="num">${cost(g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, 'n/a')}</td>
 </tr>`;
 }
 
-function tasks(doc: ReportDocument, limit: number): Html {
+function tasks(doc: ReportDocument, limit: number, shownTrees: number): Html {
   const found = groupsFor(doc, 'task');
   const heading = html`<h2 id="tasks-h">Tasks</h2>`;
   if (found === undefined) {
-    return html`<section id="tasks" aria-labelledby="tasks-h">${heading}<p class="muted">This document has no task groups (report --by task or --html).</p></section>`;
+    return html`<section id="tasks" aria-labelledby="tasks-h">${heading}<p class="muted">This document has no task groups.</p></section>`;
+  }
+  // the first tree shown on the page for each task: its row links there
+  const firstTree = new Map<string, number>();
+  for (const [i, t] of doc.trees.slice(0, shownTrees).entries()) {
+    if (!firstTree.has(t.task_id)) firstTree.set(t.task_id, i);
   }
   const shown = found.groups.slice(0, limit);
   const caption =
     shown.length < found.groups.length
-      ? html`The first <data value="${shown.length}" data-shown="">${shown.length}</data> of ${fig(found.groups.length, `${found.path}.length`)} tasks, sorted by ${doc.filters.sort}.`
+      ? html`The first <data value="${shown.length}" data-shown="">${count(shown.length)}</data> of ${fig(found.groups.length, `${found.path}.length`)} tasks, sorted by ${doc.filters.sort}.`
       : html`${fig(found.groups.length, `${found.path}.length`)} tasks, sorted by ${doc.filters.sort}.`;
   return html`<section id="tasks" aria-labelledby="tasks-h">${heading}
+<div class="scroll" tabindex="0" role="region" aria-labelledby="tasks-h">
 <table>
-<caption>${caption} Tokens are what subagents reported (n: rows that reported). Cost is in subcents, from the host's cost events.</caption>
+<caption>${caption} Tokens are what subagents reported (n: rows that reported). Cost is from the host's cost events. A task's trees link goes to its most recent turn below.</caption>
 <thead><tr><th scope="col">Task</th><th scope="col" class="num">Sessions</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Contexts</th><th scope="col" class="num">Reported tokens</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Cost per context</th></tr></thead>
 <tbody>
-${shown.map((g, i) => taskRow(g, `${found.path}.${i}`))}
+${shown.map((g, i) => taskRow(g, `${found.path}.${i}`, g.key === null ? undefined : firstTree.get(g.key)))}
 </tbody>
 </table>
+</div>
 </section>`;
 }
 
 const FAILED = new Set(['error', 'failed', 'cancelled']);
+/** Nesting drawn up to this depth; deeper subagents are listed at it, their depth stated. */
+const DRAWN_DEPTH = 8;
 
-function node(n: TreeNode, path: string): Html {
-  const status = n.tool_status ?? n.agent_status;
-  const metric = (label: string, value: number | null, key: string, unit = '') =>
-    html`<span class="metric">${label} ${fig(value, `${path}.${key}`)}${value === null ? '' : unit}</span>`;
-  return html`<li><div class="node">
-<span class="type">${n.subagent_type ?? '(type not reported)'}</span>
-· <span class="model">${n.model ?? 'model not reported'}</span>
-· <span class="status${status !== null && FAILED.has(status) ? ' failed' : ''}">${status ?? 'no status'}</span>
-· ${metric('tokens', n.total_tokens, 'total_tokens')}
-· ${metric('tool uses', n.tool_use_count, 'tool_use_count')}
-· ${metric('duration', n.duration_ms, 'duration_ms', ' ms')}
-· ${n.source}${n.is_async ? ' · async' : ''}
-${n.orphan === true ? html` · <span class="status failed" title="parent_tool_call_id names no row of this turn">parent not found</span>` : ''}
-<code class="muted">${n.tool_call_id}</code>
-${n.description !== null ? html`<span class="desc">${n.description}</span>` : ''}
-</div>${n.children.length > 0 ? html`<ul class="tree">${n.children.map((c, i) => node(c, `${path}.children.${i}`))}</ul>` : ''}</li>`;
+/**
+ * The status a person means (docs/page.md#trees): an async subagent's own `agent_status` (its tool
+ * call completes at launch), else the tool call's `tool_status`; the other where one is missing.
+ */
+export function nodeStatus(n: TreeNode): { status: string | null; column: 'agent_status' | 'tool_status' } {
+  if (n.is_async) {
+    return n.agent_status !== null
+      ? { status: n.agent_status, column: 'agent_status' }
+      : { status: n.tool_status, column: 'tool_status' };
+  }
+  return n.tool_status !== null
+    ? { status: n.tool_status, column: 'tool_status' }
+    : { status: n.agent_status, column: 'agent_status' };
 }
 
-function tree(t: TurnTree, i: number): Html {
-  const path = `trees.${i}`;
-  return html`<details class="turn" data-turn="${t.turn_id ?? ''}">
-<summary><time datetime="${t.started_at}">${t.started_at}</time> · task <code>${t.task_id}</code> · session <code>${t.task_session_id}</code> · turn <code>${t.turn_id ?? '(not recorded)'}</code> · ${t.subagents.length} top-level</summary>
-<ul class="tree">${t.subagents.map((n, j) => node(n, `${path}.subagents.${j}`))}</ul>
+function nodeMarkup(n: TreeNode, path: string, depth: number): string {
+  const { status, column } = nodeStatus(n);
+  const metric = (label: string, value: Html) => html`<span class="metric">${label} ${value}</span>`;
+  return html`<div class="node">
+${depth > DRAWN_DEPTH ? html`<span class="muted depth">depth ${count(depth)} ·</span> ` : ''}<span class="type">${n.subagent_type === null ? html`<span class="none">type not reported</span>` : host(n.subagent_type, PAGE_DEFAULTS.idChars)}</span>
+· <span class="model">${n.model === null ? html`<span class="none">model not reported</span>` : host(n.model, PAGE_DEFAULTS.idChars)}</span>
+· <span class="status${status !== null && FAILED.has(status) ? ' failed' : ''}" title="${column}">${status === null ? 'no status' : host(status, PAGE_DEFAULTS.idChars)}</span>
+· ${metric('tokens', fig(n.total_tokens, `${path}.total_tokens`))}
+· ${metric('tool uses', fig(n.tool_use_count, `${path}.tool_use_count`))}
+· ${metric('duration', duration(n.duration_ms, `${path}.duration_ms`))}
+· ${n.source}${n.is_async ? ' · async' : ''}
+${n.orphan === true ? html` · <span class="status failed" title="parent_tool_call_id names no row of this turn">parent not found</span>` : ''}
+${id(n.tool_call_id, 'muted')}
+${n.description !== null ? html`<span class="desc">${host(n.description)}</span>` : ''}
+</div>`.value;
+}
+
+/** A turn's subagents in pre-order (the order the page lists them), with depth; no recursion. */
+function* preorder(top: readonly TreeNode[]): Generator<{ node: TreeNode; depth: number }> {
+  const stack: { list: readonly TreeNode[]; next: number }[] = [{ list: top, next: 0 }];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    if (frame.next >= frame.list.length) {
+      stack.pop();
+      continue;
+    }
+    const node = frame.list[frame.next++]!;
+    yield { node, depth: stack.length - 1 };
+    if (node.children.length > 0) stack.push({ list: node.children, next: 0 });
+  }
+}
+
+/** Every subagent of a turn (no recursion). */
+export function countNodes(top: readonly TreeNode[]): number {
+  let n = 0;
+  for (const _ of preorder(top)) n++;
+  return n;
+}
+
+interface Budget {
+  /** bytes of tree markup left before the trees stop (PAGE_DEFAULTS.treeBytes) */
+  bytes: number;
+}
+
+/**
+ * One turn's list: at most `nodesPerTurn` subagents in pre-order, nested up to DRAWN_DEPTH, and
+ * the figure path `trees.i.nodes.k` (the k-th in pre-order: a path that does not grow with depth).
+ */
+function turnList(t: TurnTree, i: number, budget: Budget): { markup: string; drawn: number } {
+  const out: string[] = ['<ul class="tree">'];
+  let open = -1; // drawn depth of the last item
+  let drawn = 0;
+  for (const { node, depth } of preorder(t.subagents)) {
+    if (drawn >= PAGE_DEFAULTS.nodesPerTurn || budget.bytes <= 0) break;
+    const level = Math.min(depth, DRAWN_DEPTH);
+    if (open < 0) out.push('<li>');
+    else if (level > open) out.push('<ul class="tree"><li>');
+    else out.push(`${'</li></ul>'.repeat(open - level)}</li><li>`);
+    const markup = nodeMarkup(node, `trees.${i}.nodes.${drawn}`, depth);
+    out.push(markup);
+    budget.bytes -= markup.length + 24;
+    open = level;
+    drawn++;
+  }
+  if (open >= 0) out.push(`${'</li></ul>'.repeat(open)}</li>`);
+  out.push('</ul>');
+  return { markup: out.join(''), drawn };
+}
+
+function tree(t: TurnTree, i: number, titles: ReadonlyMap<string, string>, budget: Budget): Html {
+  const total = countNodes(t.subagents);
+  const { markup, drawn } = turnList(t, i, budget);
+  const title = titles.get(t.task_id);
+  const more =
+    drawn < total
+      ? html`<p class="more">and ${plural(total - drawn, 'more subagent')} in this turn (the page draws at most ${count(PAGE_DEFAULTS.nodesPerTurn)} a turn; report --json --trees has them all).</p>`
+      : '';
+  return html`<details class="turn" id="turn-${i}" data-turn="${t.turn_id ?? ''}">
+<summary>${at(t.started_at)} · ${title === undefined ? '' : html`${host(title, PAGE_DEFAULTS.textChars, 'tree-title')} · `}task ${id(t.task_id)} · session ${id(t.task_session_id)} · turn ${t.turn_id === null ? html`<span class="none">not recorded</span>` : id(t.turn_id)} · ${plural(total, 'subagent')}, ${count(t.subagents.length)} top-level</summary>
+${trusted(markup)}
+${more}
 </details>`;
 }
 
-function trees(doc: ReportDocument, limit: number): Html {
-  const shown = doc.trees.slice(0, limit);
+function trees(doc: ReportDocument, limit: number): { markup: Html; shown: number } {
+  const wanted = doc.trees.slice(0, limit);
+  const titles = new Map<string, string>();
+  for (const g of groupsFor(doc, 'task')?.groups ?? [])
+    if (g.key !== null && g.title !== null) titles.set(g.key, g.title);
+  const budget: Budget = { bytes: PAGE_DEFAULTS.treeBytes };
+  const drawn: Html[] = [];
+  for (const [i, t] of wanted.entries()) {
+    if (budget.bytes <= 0) break;
+    drawn.push(tree(t, i, titles, budget));
+  }
   const note =
     doc.trees.length === 0
-      ? html`<p class="muted">This document has no fan-out trees (report --trees N or --html).</p>`
-      : html`<p class="muted">The ${shown.length} most recent turns${shown.length < doc.trees.length ? html` of ${doc.trees.length} in the document` : ''}, newest first; open one to see its subagents, nested under their parent.</p>`;
-  return html`<section id="trees" aria-labelledby="trees-h">
+      ? html`<p class="muted">This document has no fan-out trees.</p>`
+      : html`<p class="muted">The ${count(drawn.length)} turns with the most recent activity${drawn.length < doc.trees.length ? html` (of ${count(doc.trees.length)} in the document)` : ''}, latest first; open one to see its subagents, nested under their parent. The status is an async subagent's own (agent_status), else its tool call's (tool_status).</p>`;
+  const cut =
+    drawn.length < wanted.length
+      ? html`<p class="more">and ${count(wanted.length - drawn.length)} more turns (the page stays under 2 MB; report --json --trees has them all).</p>`
+      : '';
+  return {
+    markup: html`<section id="trees" aria-labelledby="trees-h">
 <h2 id="trees-h">Fan-out trees</h2>
 ${note}
-${shown.map(tree)}
-</section>`;
+${drawn}
+${cut}
+</section>`,
+    shown: drawn.length,
+  };
 }
 
 /** The page for one report document: a pure function of the document and the options. */
 export function renderHtml(doc: ReportDocument, options: HtmlOptions = {}): string {
   const treeLimit = options.trees ?? PAGE_DEFAULTS.trees;
   const taskLimit = options.tasks ?? PAGE_DEFAULTS.tasks;
+  const treeSection = trees(doc, treeLimit);
   const page = html`<!doctype html>
 <html lang="en">
 <head>
@@ -241,22 +437,22 @@ export function renderHtml(doc: ReportDocument, options: HtmlOptions = {}): stri
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="generator" content="subagent-context report --html (document version ${doc.version})">
-<title>Subagents report, ${doc.generated_at}</title>
+<title>Subagents report, ${humanInstant(doc.generated_at)}</title>
 <style>${trusted(STYLE)}</style>
 </head>
 <body>
 <header>
 <h1>Subagents report</h1>
-<p class="meta">Generated <time datetime="${doc.generated_at}">${doc.generated_at}</time> for ${scope(doc)}. Document version ${doc.version}; the same figures as <code>report --json</code>.</p>
+<p class="meta">Generated ${at(doc.generated_at)} for ${scope(doc)}: the same figures as the JSON report (<code>report --json</code>, document version ${doc.version}).</p>
 </header>
 <main>
 ${banner(doc)}
 ${totals(doc.totals)}
 ${charts(doc)}
-${tasks(doc, taskLimit)}
-${trees(doc, treeLimit)}
+${tasks(doc, taskLimit, treeSection.shown)}
+${treeSection.markup}
 </main>
-<footer>subagent-context: every number here is a figure of the report document (docs/page.md). A sum is over the rows that reported it (n); "not reported" is never 0.</footer>
+<footer>subagent-context: every number here is a figure of the report document. A sum is over the rows that reported it (n); "not reported" is never 0.</footer>
 </body>
 </html>
 `;

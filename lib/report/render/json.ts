@@ -1,6 +1,7 @@
+import { jsonText } from '../../json-text.js';
 import type { ReportDocument } from '../document.js';
 
-/** `report --json`: the document itself, version 1 (schema/report.v1.schema.json). */
+/** `report --json`: the document itself, version 1 (schema/report.v1.schema.json); any tree depth (R4-4). */
 export function renderReportJson(doc: ReportDocument): string {
-  return JSON.stringify(doc, null, 2);
+  return jsonText(doc, { indent: 2 })!;
 }

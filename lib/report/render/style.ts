@@ -34,19 +34,26 @@ export const STYLE = `
   }
 }
 * { box-sizing: border-box; }
+html { background: var(--bg); }
 body { margin: 0 auto; max-width: 1120px; padding: 24px; background: var(--bg); color: var(--fg);
-  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; overflow-wrap: anywhere; }
+@media (max-width: 600px) { body { padding: 12px; } }
+main, section, figure, details { min-width: 0; max-width: 100%; }
+a { color: var(--link); }
 h1 { font-size: 1.6rem; margin: 0 0 4px; }
 h2 { font-size: 1.2rem; margin: 32px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 1rem; margin: 0 0 4px; }
 p.meta, .muted { color: var(--muted); }
 code { font: 0.86em ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; overflow-wrap: anywhere; }
+bdi, code { unicode-bidi: isolate; }
+.cut { color: var(--muted); font-size: 0.85em; }
 data, .num { font-variant-numeric: tabular-nums; }
 .none { color: var(--muted); }
 .banner { border: 1px solid var(--line); border-left: 6px solid var(--ok-fg); background: var(--panel);
   padding: 12px 16px; border-radius: 6px; }
+.banner h2 { margin-top: 0; }
 .banner.open { border-left-color: var(--bad-line); }
-.banner dl, .totals dl { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 8px 24px; margin: 8px 0; }
+.banner dl, .totals dl { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 16rem), 1fr)); gap: 8px 24px; margin: 8px 0; }
 .banner dt, .totals dt { color: var(--muted); font-size: 0.85rem; }
 .banner dd, .totals dd { margin: 0; font-weight: 600; }
 .shortfall { background: var(--bad-bg); color: var(--bad-fg); border: 1px solid var(--bad-line); border-radius: 6px;
@@ -56,22 +63,33 @@ data, .num { font-variant-numeric: tabular-nums; }
 .verified { color: var(--ok-fg); font-weight: 600; }
 .lower-bound { color: var(--warn-fg); }
 .notes { margin: 8px 0 0; padding-left: 20px; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 16px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr)); gap: 16px; }
 figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; background: var(--panel); }
 figure.chart svg { display: block; width: 100%; height: auto; }
+figure.chart svg.narrow { display: none; }
+@media (max-width: 560px) {
+  figure.chart svg.wide { display: none; }
+  figure.chart svg.narrow { display: block; }
+}
 figure.chart figcaption { color: var(--muted); font-size: 0.85rem; }
-figure.chart svg text { fill: var(--fg); }
-figure.chart svg path[stroke="#dbdee4"], figure.chart svg path[stroke="#e0e6f1"] { stroke: var(--line); }
-figure.chart svg path[stroke="#54555a"], figure.chart svg path[stroke="#6e7079"] { stroke: var(--muted); }
+figure.chart svg text { fill: var(--fg); stroke: none; }
+figure.chart svg path[stroke="#dbdee4"], figure.chart svg path[stroke="#e0e6f1"], figure.chart svg path[stroke="#E0E6F1"] { stroke: var(--line); }
+figure.chart svg path[stroke="#54555a"], figure.chart svg path[stroke="#6e7079"], figure.chart svg path[stroke="#6E7079"] { stroke: var(--muted); }
+details.numbers > summary { cursor: pointer; color: var(--link); font-size: 0.9rem; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.scroll:focus-visible { outline: 2px solid var(--link); }
 figure.chart .empty { padding: 24px 0; color: var(--muted); }
 table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
 caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: bottom; }
-th, td { padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th, td { padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: normal; }
+tbody th[scope="row"] { min-width: 12rem; font-weight: 400; }
+tbody th[scope="row"] code { overflow-wrap: anywhere; }
 th { text-align: left; font-weight: 600; }
 thead th { background: var(--panel); }
 time { white-space: nowrap; }
 td.num, th.num { text-align: right; white-space: nowrap; }
-.task-title { display: block; }
+.task-title { display: block; font-weight: 600; }
+.to-tree { font-size: 0.85rem; white-space: nowrap; }
 details.turn { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; background: var(--panel); }
 details.turn > summary { cursor: pointer; padding: 6px 10px; }
 details.turn > summary:focus-visible { outline: 2px solid var(--link); }
@@ -82,6 +100,7 @@ ul.tree li { margin: 4px 0; }
 .node .status { border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; font-size: 0.8rem; }
 .node .status.failed { color: var(--bad-fg); border-color: var(--bad-line); }
 .node .desc { display: block; color: var(--muted); white-space: pre-wrap; overflow-wrap: anywhere; }
+.more { color: var(--muted); margin: 4px 10px 8px; }
 footer { margin-top: 32px; color: var(--muted); font-size: 0.8rem; }
 @media print {
   :root { --bg: #fff; --fg: #000; --muted: #333; --panel: #fff; --line: #999; }

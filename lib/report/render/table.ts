@@ -41,6 +41,7 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
       ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
       ['shortfall', shortfall],
       ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
+      ['unreadable', unreadableText(c.unreadable)],
       [
         'lower bound',
         c.lower_bound_sessions === 0
@@ -75,6 +76,14 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
 const keyLabel = (key: string | null): string =>
   key === null ? NOT_REPORTED_LABEL : key === '' ? EMPTY_KEY_LABEL : key;
 
+/** Values the report could not read (R4-3), per column: `none`, or each column with a count. */
+function unreadableText(u: ReportDocument['completeness']['unreadable']): string {
+  const counted = Object.entries(u).filter(([, count]) => count > 0);
+  return counted.length === 0
+    ? 'none'
+    : `${counted.map(([column, count]) => `${column} ${n(count)}`).join(', ')} (not reported for their figures)`;
+}
+
 function filterText(doc: ReportDocument): string {
   const f = doc.filters;
   const set = [
@@ -105,6 +114,14 @@ function totalFacts(f: Figures): [string, Cell][] {
     ['executions', `${n(f.executions)} (rows with an unknown execution: ${n(f.unknown_execution)})`],
     ['turns with subagents', n(f.turns)],
     ['sessions', n(f.sessions)],
+    ...(f.orphan_rows === 0
+      ? []
+      : [
+          ['orphan rows', `${n(f.orphan_rows)} (subagent rows whose session is not in task_sessions)`] as [
+            string,
+            Cell,
+          ],
+        ]),
     ['contexts', f.contexts === null ? null : `${n(f.contexts)} (sessions + subagents)`],
     [
       'cost',
@@ -135,6 +152,7 @@ function totalFacts(f: Figures): [string, Cell][] {
 
 function groupTable(groups: readonly Group[]): string {
   const titled = groups.some((g) => g.title !== null);
+  const orphans = groups.some((g) => g.orphan_rows > 0);
   const headers = [
     'key',
     ...(titled ? ['title'] : []),
@@ -145,6 +163,7 @@ function groupTable(groups: readonly Group[]): string {
     'reported',
     'p95 ms',
     'sessions',
+    ...(orphans ? ['orphan rows'] : []),
     'contexts',
     'cost (subcents)',
     'per context (subcents)',
@@ -160,6 +179,7 @@ function groupTable(groups: readonly Group[]): string {
     n(g.tokens.reported),
     n(g.duration_ms.p95),
     n(g.sessions),
+    ...(orphans ? [n(g.orphan_rows)] : []),
     n(g.contexts),
     n(g.cost_subcents),
     n(g.cost_per_context_subcents),

@@ -138,9 +138,16 @@ describe("hintFor: a function's messages say how to fix in the function's world"
     // issue 24: the batch upsert is a named prepared statement (docs/ingest.md#one-statement)
     ['42P05', /pooler.*direct \(unpooled\) endpoint/],
     ['26000', /pooler.*direct \(unpooled\) endpoint/],
+    // R4-12: the server's statement cap, in the function's world
+    ['57014', /function's statement timeout.*raise the function's timeout/],
   ])('%s → %s', (sqlstate, hint) => {
     expect(hintFor(sqlstate)).toMatch(hint);
     expect(hintFor(sqlstate)).not.toMatch(/stay on the queue/);
+  });
+
+  it('R4-12: a statement timeout (57014) names --statement-timeout at the CLI, never --database-url', () => {
+    expect(hintFor('57014', 'cli')).toMatch(/raise --statement-timeout <seconds>/);
+    expect(hintFor('57014', 'cli')).not.toMatch(/--database-url|function/);
   });
 
   it('the CLI gets its own words for the same class: a command to run, flags, never a function', () => {

@@ -106,8 +106,8 @@ describe.each(TARGET_FIXTURES)('report edges on %s, %s host schema', (target, fi
 
   it('R3-8: a message newer than now − grace is not a shortfall yet (60 s old at grace 900 s); at grace 30 s it is', async () => {
     await setMeta(t.db, CAPTURE_SINCE_KEY, '2026-08-12T00:00:00.000000000Z');
-    // the scheduled check verified up to an hour ago; the shortfall is the window from there
-    await setMeta(t.db, CHECKPOINT_KEY, '2026-08-12T23:00:00.000000000Z');
+    // R4-12: the report computes the shortfall from a checkpoint (here one that verified nothing yet)
+    await setMeta(t.db, CHECKPOINT_KEY, '2026-08-12T00:00:00.000000000Z');
     await seedMessage(t.db, { createdAt: NOW - 60_000_000n, toolCallId: 'late' });
     expect((await report({ graceSeconds: 900 })).completeness).toMatchObject({
       shortfall: { open: false, count: 0, checked: true },

@@ -287,7 +287,10 @@ describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, 
     expect(completeness.missing).toHaveLength(20);
     expect(completeness.missing[0]).toEqual({ task_session_id: 's1', tool_call_id: 'm1' });
     // Behind the checkpoint, the scheduled check has verified (or an operator accepted) it: not open.
-    await setMeta(t.db, CHECKPOINT_KEY, '2026-08-12T13:00:30.000000000Z');
+    await t.db.query('UPDATE kandev_meta SET value = $1 WHERE key = $2', [
+      '2026-08-12T13:00:30.000000000Z',
+      CHECKPOINT_KEY,
+    ]);
     expect((await report({ graceSeconds: 0 })).completeness.shortfall).toEqual({
       open: false,
       count: 0,

@@ -4,8 +4,8 @@ import type { TreeNode } from '../../../lib/report/document.js';
 import { nestTurn, readChangedTurns, readTurnTrees } from '../../../lib/report/trees.js';
 import { ensureSubagentTable } from '../../../lib/store/schema.js';
 import { parseRfc3339 } from '../../../lib/time.js';
-import { insertRows } from '../../support/subagent-rows.js';
-import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
+import { insertGeneratedTurn, insertRows } from '../../support/subagent-rows.js';
+import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
 
 const us = (text: string) => parseRfc3339(text)!;
 const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.000001Z`;
@@ -114,7 +114,7 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
     }
   });
 
-  it('R3-9: rows without a turn form one turn of their session; turns come newest first, limit keeps the most recent', async () => {
+  it('R3-9, R4-10: rows without a turn form one turn of their session; the turn with the latest activity comes first, limit keeps the most recent', async () => {
     await insertRows(t.db, [
       { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1) },
       { tool_call_id: 'b', turn_id: 'u2', observed_at: T(3) },
@@ -123,15 +123,16 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
       { tool_call_id: 'e', turn_id: 'u1', task_session_id: 's2', task_id: 't2', observed_at: T(5) },
     ]);
     const trees = await readTurnTrees(t.db);
+    // latest observation: s2/u1 at 5, s1's turnless rows at 4 (though they began at 2), s1/u2 at 3, s1/u1 at 1
     expect(trees.map((x) => [x.task_session_id, x.turn_id, shape(x.subagents)])).toEqual([
       ['s2', 'u1', ['e']],
-      ['s1', 'u2', ['b']],
       ['s1', null, ['c', 'd']],
+      ['s1', 'u2', ['b']],
       ['s1', 'u1', ['a']],
     ]);
     expect(trees[0]!.task_id).toBe('t2');
     const recent = await readTurnTrees(t.db, { limit: 2 });
-    expect(recent.map((x) => x.turn_id)).toEqual(['u1', 'u2']);
+    expect(recent.map((x) => x.turn_id)).toEqual(['u1', null]);
     expect(recent[0]!.task_session_id).toBe('s2');
   });
 
@@ -246,4 +247,41 @@ describe('nestTurn', () => {
       ),
     );
   });
+});
+
+/** A tree's depth and node count, without recursion. */
+function measure(top: readonly TreeNode[]): { depth: number; nodes: number } {
+  let depth = 0;
+  let nodes = 0;
+  const stack = top.map((node) => ({ node, level: 1 }));
+  while (stack.length > 0) {
+    const { node, level } = stack.pop()!;
+    nodes++;
+    depth = Math.max(depth, level);
+    for (const child of node.children) stack.push({ node: child, level: level + 1 });
+  }
+  return { depth, nodes };
+}
+
+describe.each(TARGETS)('fan-out trees of any depth and width on %s (R4-4)', (target) => {
+  const t = useTestDatabase(target);
+
+  it('R4-4: a parent chain 100,000 deep reads as one tree 100,000 deep, in order, with no recursion', async () => {
+    await insertGeneratedTurn(t.db, 100_000, 'deep');
+    const [tree, ...rest] = await readTurnTrees(t.db, { limit: 1 });
+    expect(rest).toEqual([]);
+    expect(tree!.subagents.map((n) => n.tool_call_id)).toEqual(['c0']);
+    expect(measure(tree!.subagents)).toEqual({ depth: 100_000, nodes: 100_000 });
+    let at = tree!.subagents[0]!;
+    for (let i = 0; i < 5; i++) at = at.children[0]!;
+    expect([at.tool_call_id, at.parent_tool_call_id, at.total_tokens]).toEqual(['c5', 'c4', 1005]);
+  }, 120_000);
+
+  it('R4-4: a turn of 30,000 subagents reads as 30,000 top-level nodes in observation order', async () => {
+    await insertGeneratedTurn(t.db, 30_000, 'wide');
+    const [tree] = await readTurnTrees(t.db);
+    expect(measure(tree!.subagents)).toEqual({ depth: 1, nodes: 30_000 });
+    expect(tree!.subagents.slice(0, 3).map((n) => n.tool_call_id)).toEqual(['c0', 'c1', 'c2']);
+    expect(tree!.subagents.at(-1)!.tool_call_id).toBe('c29999');
+  }, 120_000);
 });

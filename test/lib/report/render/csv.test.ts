@@ -81,4 +81,19 @@ describe('report --csv (R4-6: one table)', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ by: 'totals', key: '', subagents: '7' });
   });
+  it('R4-3, R4-7: the unreadable counts are a JSON cell, orphan_rows the last column', () => {
+    const unreadable = {
+      total_tokens: 2,
+      tool_use_count: 0,
+      duration_ms: 1,
+      observed_at: 0,
+      cost_subcents: 0,
+      occurred_at: 0,
+    };
+    const { comments, header, rows } = read(renderReportCsv(reportDoc([group({ orphan_rows: 4 })], { unreadable })));
+    const cell = comments.find((c) => c[0]!.startsWith('# unreadable: '))![0]!;
+    expect(JSON.parse(cell.slice('# unreadable: '.length))).toEqual(unreadable);
+    expect(header!.at(-1)).toBe('orphan_rows');
+    expect(rows[0]!.orphan_rows).toBe('4');
+  });
 });

@@ -4,19 +4,62 @@ import { PAGE_DEFAULTS } from '../../../../lib/defaults.js';
 import { type ReportDocument, reportDocument } from '../../../../lib/report/document.js';
 import { text } from '../../../../lib/report/render/escape.js';
 import { renderHtml } from '../../../../lib/report/render/html.js';
-import { HOSTILE, makeReportDocument } from '../../../../local/report-documents.js';
+import { HOSTILE, hugeTurn, makeReportDocument } from '../../../../local/report-documents.js';
 import { decode, pageFigures, resolve, section, strayNumbers } from '../../../support/page-figures.js';
 
 const doc = makeReportDocument({ shortfall: true });
 const page = renderHtml(doc);
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** An instant as a person reads it (R4-10), by way of Date: an oracle apart from the page's own. */
+function humanAt(rfc3339: string): string {
+  const d = new Date(rfc3339);
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
+}
+
+/** "850 ms", "48.2 s", "5 min 2 s", "3 h 12 min" read back as ms (undefined: not a duration). */
+function readDuration(shown: string): number | undefined {
+  const parts = [...shown.matchAll(/([\d,.]+) (ms|s|min|h)\b/g)];
+  if (parts.length === 0 || parts.map((m) => m[0]).join(' ') !== shown) return undefined;
+  const unit = { ms: 1, s: 1_000, min: 60_000, h: 3_600_000 } as const;
+  return parts.reduce((sum, m) => sum + Number(m[1]!.replaceAll(',', '')) * unit[m[2] as keyof typeof unit], 0);
+}
+
+/** "$82.10" or "$0.0133" read back as subcents (undefined: not a dollar amount). */
+function readDollars(shown: string): number | undefined {
+  const m = /^(-?)\$([\d,]+)\.(\d{2}|\d{4})$/.exec(shown);
+  if (m === null) return undefined;
+  const value = Number(`${m[2]!.replaceAll(',', '')}.${m[3]}`) * 10_000;
+  return m[1] === '-' ? -value : value;
+}
+
+/**
+ * Every figure on the page is the document's value at its path, and shows it in its unit (R4-10):
+ * counts with separators, durations and dollars that read back to the value within their rounding,
+ * instants as "1 Dec 2026, 17:41 UTC".
+ */
 function expectFiguresMatch(html: string, document: ReportDocument): number {
   const figures = pageFigures(html);
   for (const f of figures) {
     const want = resolve(document, f.path);
     expect(f.value, f.path).toEqual(want);
-    if (typeof want === 'number') expect(f.shown, f.path).toBe(want.toLocaleString('en-US'));
-    if (typeof want === 'string') expect(f.shown, f.path).toBe(want);
+    if (typeof want === 'string') expect(f.shown, f.path).toBe(humanAt(want));
+    if (typeof want !== 'number') continue;
+    if (/duration_ms(\.(p50|p95|max))?$/.test(f.path)) {
+      const ms = readDuration(f.shown);
+      expect(ms, `${f.path}: ${f.shown}`).toBeDefined();
+      // tenths of a second under a minute, whole seconds under an hour, whole minutes beyond
+      const tolerance = want < 1_000 ? 0 : want < 60_000 ? 50 : want < 3_600_000 ? 500 : 30_000;
+      expect(Math.abs(ms! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(tolerance);
+    } else if (/cost/.test(f.path)) {
+      const subcents = readDollars(f.shown);
+      expect(subcents, `${f.path}: ${f.shown}`).toBeDefined();
+      expect(Math.abs(subcents! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(
+        Math.abs(want) < 10_000 ? 0.001 : 50,
+      );
+    } else expect(f.shown, f.path).toBe(want.toLocaleString('en-US'));
   }
   return figures.length;
 }
@@ -104,12 +147,15 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
 
   it('R3-9: six charts drawn on the server as inline SVG with their labels as real text, no script', () => {
     const charts = section(page, 'charts');
-    const svgs = charts.match(/<svg [^>]*role="img"/g) ?? [];
-    expect(svgs).toHaveLength(6);
-    expect(charts).toMatch(/<text[^>]*>2026-10-01<\/text>/);
+    // each drawn twice (R4-10): for a wide column and for a phone; the style sheet shows one
+    expect(charts.match(/<svg [^>]*role="img"[^>]*class="wide"/g)).toHaveLength(6);
+    expect(charts.match(/<svg [^>]*role="img"[^>]*class="narrow"/g)).toHaveLength(6);
+    expect(charts).toMatch(/<text[^>]*>1 Oct<\/text>/);
     expect(page).not.toMatch(/<script/i);
     // the duration chart's n is the document's
-    expect(charts).toContain(`n = ${doc.totals.duration_ms.reported} of ${doc.totals.subagents}`);
+    expect(charts).toContain(
+      `${doc.totals.duration_ms.reported} of ${doc.totals.subagents} subagents reported a duration`,
+    );
   });
 
   it("R3-9: a document without the page's series or histogram still renders, each chart saying what is missing", () => {
@@ -199,7 +245,7 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
         expect(out).not.toMatch(/[<>"'\u2028\u2029]/);
         expect(out).not.toMatch(/&(?!(?:amp|lt|gt|quot|#39|#x2028|#x2029);)/);
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the controls text() replaces
-        expect(decode(out)).toBe(s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '\uFFFD'));
+        expect(decode(out)).toBe(s.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g, '\uFFFD'));
       }),
     );
   });
@@ -219,5 +265,70 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     expect(section(html, 'tasks').match(/<tr data-key=/g)).toHaveLength(PAGE_DEFAULTS.tasks);
     expect(renderHtml(big, { trees: 3, tasks: 7 }).match(/<details class="turn"/g)).toHaveLength(3);
     expectFiguresMatch(section(html, 'tasks'), big);
+  }, 120_000);
+  it("R4-10: the status pill shows an async row's agent_status, any other row's tool_status, naming the column", () => {
+    const d = makeReportDocument({ trees: 1 });
+    const at = d.trees[0]!.started_at;
+    const base = hugeTurn('wide', 3, at).subagents;
+    const rows = [
+      { ...base[0]!, is_async: true, agent_status: 'async_launched', tool_status: 'complete' },
+      { ...base[1]!, is_async: false, agent_status: 'completed', tool_status: 'error' },
+      { ...base[2]!, is_async: true, agent_status: null, tool_status: 'complete' },
+    ];
+    d.trees = [{ ...d.trees[0]!, subagents: rows }];
+    const pills = [
+      ...section(renderHtml(d), 'trees').matchAll(
+        /<span class="status([^"]*)" title="([^"]*)">(?:<bdi[^>]*>)?([^<]*)/g,
+      ),
+    ].map((m) => [m[2], m[3], m[1]]);
+    expect(pills).toEqual([
+      ['agent_status', 'async_launched', ''],
+      ['tool_status', 'error', ' failed'],
+      ['tool_status', 'complete', ''],
+    ]);
+  });
+
+  it('R4-10: notes read as page text: backticks as inline code, no rule ids, the lower-bound sentence once', () => {
+    const d = makeReportDocument();
+    d.completeness.notes = [
+      'run `subagent-context health` to check (R3-8)',
+      '2 session(s) in scope have activity before capture_since: their fan-out is a lower bound (groups marked lower_bound; AC-25).',
+      'groups by day have no sessions of their own: their sessions, contexts and cost are null (R3-7).',
+    ];
+    const banner = section(renderHtml(d), 'completeness');
+    expect(banner).toContain('run <code>subagent-context health</code> to check</li>');
+    expect(banner).toContain('their sessions, contexts and cost are null.</li>');
+    expect(banner).not.toMatch(/`|\b(AC|R\d)-\d+/);
+    expect(banner.match(/fan-out is a lower bound/g)).toHaveLength(1);
+  });
+
+  it('R4-3: unreadable values are stated per column with their figures; none says so', () => {
+    const d = makeReportDocument();
+    d.completeness.unreadable = { ...d.completeness.unreadable, total_tokens: 3, occurred_at: 1 };
+    const banner = section(renderHtml(d), 'completeness');
+    expect(pageFigures(banner).filter((f) => f.path.startsWith('completeness.unreadable.'))).toEqual([
+      { path: 'completeness.unreadable.total_tokens', value: 3, shown: '3' },
+      { path: 'completeness.unreadable.occurred_at', value: 1, shown: '1' },
+    ]);
+    expect(section(renderHtml(makeReportDocument()), 'completeness')).toContain('No unreadable value in scope.');
+  });
+
+  it('R4-4: a 100,000-deep chain: 200 nodes drawn, nesting capped with the depth stated, paths by place, figures resolve', () => {
+    const d = makeReportDocument({ trees: 1 });
+    d.trees = [hugeTurn('deep', 100_000, d.trees[0]!.started_at)];
+    const html = renderHtml(d);
+    const trees = section(html, 'trees');
+    expect(trees.match(/<div class="node">/g)).toHaveLength(200);
+    expect(trees).toContain('and 99,800 more subagents in this turn');
+    expect(trees).toContain('100,000 subagents, 1 top-level');
+    // nesting drawn 8 levels deep below the top, then listed with the depth stated
+    expect(Math.max(...[...trees.matchAll(/<ul class="tree">/g)].map((_, i) => i))).toBe(8);
+    expect(trees).toContain('depth 199 ·');
+    expect(pageFigures(trees).find((f) => f.path === 'trees.0.nodes.150.total_tokens')).toEqual({
+      path: 'trees.0.nodes.150.total_tokens',
+      value: 1_150,
+      shown: '1,150',
+    });
+    expectFiguresMatch(trees, d);
   });
 });

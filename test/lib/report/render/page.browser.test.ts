@@ -1,17 +1,33 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../../lib/db/open.js';
+import { buildReport } from '../../../../lib/report/build.js';
+import type { ReportDocument } from '../../../../lib/report/document.js';
 import { renderHtml } from '../../../../lib/report/render/html.js';
-import { HOSTILE, makeReportDocument } from '../../../../local/report-documents.js';
+import { HOST_FIXTURES } from '../../../../local/host-fixtures.js';
+import { CONTROLS, HOSTILE, makeReportDocument } from '../../../../local/report-documents.js';
 import { type Browser, chromiumMissing, launchChromium } from '../../../support/browser.js';
+import { buildReportStore } from '../../../support/report-store.js';
 
 /** Where the browser tests leave the pages and screenshots they made (git-ignored). */
 const PAGE_OUTPUT = resolve('test-output/page');
+const MB2 = 2 * 1024 * 1024;
 
 const missing = chromiumMissing();
 if (missing !== undefined) console.warn(`SKIPPED: ${missing}`);
+
+/**
+ * axe-core (npm `axe-core`, a devDependency), found by Node's own resolution; its script is
+ * evaluated in the page through the DevTools protocol, which the page's CSP (no script) does not stop.
+ */
+function axeSource(): string {
+  const require = createRequire(import.meta.url);
+  return readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+}
 
 interface Visit {
   page: Page;
@@ -20,8 +36,14 @@ interface Visit {
   dialogs: string[];
 }
 
-async function visit(browser: Browser, file: string): Promise<Visit> {
+async function visit(
+  browser: Browser,
+  file: string,
+  view: { width?: number; scheme?: 'light' | 'dark' } = {},
+): Promise<Visit> {
   const page = await browser.context.newPage();
+  await page.setViewportSize({ width: view.width ?? 1400, height: 900 });
+  await page.emulateMedia({ colorScheme: view.scheme ?? 'light' });
   const visit: Visit = { page, consoleErrors: [], requests: [], dialogs: [] };
   page.on('console', (m) => {
     if (m.type() === 'error' || m.type() === 'warning') visit.consoleErrors.push(`${m.type()}: ${m.text()}`);
@@ -32,7 +54,7 @@ async function visit(browser: Browser, file: string): Promise<Visit> {
     visit.dialogs.push(d.message());
     void d.dismiss();
   });
-  await page.goto(pathToFileURL(file).href, { waitUntil: 'load', timeout: 30_000 });
+  await page.goto(pathToFileURL(file).href, { waitUntil: 'load', timeout: 60_000 });
   return visit;
 }
 
@@ -43,48 +65,266 @@ function writePage(name: string, html: string): string {
   return file;
 }
 
+/**
+ * The demo store (`npm start`'s generator with costs and titles, backfilled by our migrate, live
+ * rows from our writer and the host's: test/support/report-store.ts) and its page's document.
+ */
+async function demoDocument(): Promise<ReportDocument> {
+  const db = await openDatabase('sqlite::memory:');
+  try {
+    await HOST_FIXTURES.minimal.create(db);
+    await buildReportStore(db, 'minimal');
+    return await buildReport(db, { pageData: true, trees: 50, by: 'task', sort: 'contexts', graceSeconds: 0 });
+  } finally {
+    await db.close();
+  }
+}
+
+/** Opens every <details> (the trees and the charts' tables), so nothing hidden escapes a check. */
+async function openAll(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    for (const d of document.querySelectorAll('details')) d.open = true;
+  });
+}
+
+/** The page's horizontal scroll: document width beyond the viewport's. */
+async function overflow(page: Page): Promise<{ scrollWidth: number; clientWidth: number }> {
+  return page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: document.documentElement.clientWidth,
+  }));
+}
+
+/** Every visible chart text's size on screen in CSS px: its font size times its SVG's scale. */
+async function chartTextSizes(page: Page): Promise<{ text: string; px: number }[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<SVGTextElement>('figure.chart svg text')]
+      .filter((t) => t.getClientRects().length > 0 && (t.textContent ?? '').trim() !== '')
+      .map((t) => ({
+        text: t.textContent ?? '',
+        px:
+          Number.parseFloat(getComputedStyle(t).fontSize) *
+          Math.hypot(t.getScreenCTM()?.a ?? 0, t.getScreenCTM()?.b ?? 0),
+      })),
+  );
+}
+
+/**
+ * Visible chart labels with a halo (a stroke wider than 0) whose colour is light: relative
+ * luminance above 0.5 (WCAG's formula), in the scheme the page is in.
+ */
+async function lightHalos(page: Page): Promise<{ text: string; stroke: string; fill: string }[]> {
+  return page.evaluate(() => {
+    const luminance = (css: string) => {
+      const m = css.match(/[\d.]+/g);
+      if (m === null || m.length < 3) return 0;
+      const [r, g, b] = m.slice(0, 3).map((v) => {
+        const c = Number(v) / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+    };
+    return [...document.querySelectorAll<SVGTextElement>('figure.chart svg text')]
+      .filter((t) => t.getClientRects().length > 0)
+      .map((t) => {
+        const s = getComputedStyle(t);
+        return { text: t.textContent ?? '', stroke: s.stroke, width: Number.parseFloat(s.strokeWidth), fill: s.fill };
+      })
+      .filter((t) => t.stroke !== 'none' && t.width > 0 && luminance(t.stroke) > 0.5)
+      .map(({ text, stroke, fill }) => ({ text, stroke, fill }));
+  });
+}
+
+/** The page's background luminance (0 black … 1 white). */
+async function backgroundLuminance(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const m = getComputedStyle(document.body)
+      .backgroundColor.match(/[\d.]+/g)!
+      .map(Number);
+    return (0.2126 * m[0]! + 0.7152 * m[1]! + 0.0722 * m[2]!) / 255;
+  });
+}
+
+/** axe-core's serious and critical violations, each as rule id and the first offending node. */
+async function axeViolations(page: Page, source: string): Promise<string[]> {
+  await page.evaluate(source);
+  const results = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (o: unknown) => Promise<unknown> } }).axe;
+    return (await axe.run({ resultTypes: ['violations'] })) as {
+      violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
+    };
+  });
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')}`);
+}
+
 describe.skipIf(missing !== undefined)(
-  'the page in a real browser: headless chromium (R3-9, docs/page.md#browser-test)',
+  'the page in a real browser: headless chromium (R3-9, R4-10, docs/page.md#browser-test)',
   () => {
     let browser: Browser;
+    let demoFile: string;
     let file: string;
     let hostileFile: string;
+    let hugeFile: string;
+    let hugeHtml: string;
+    let gapFile: string;
+    let gapDays: string[];
 
     beforeAll(async () => {
       browser = await launchChromium();
+      demoFile = writePage('demo.html', renderHtml(await demoDocument()));
       file = writePage('report-page.html', renderHtml(makeReportDocument({ shortfall: true })));
       hostileFile = writePage('hostile.html', renderHtml(makeReportDocument({ hostile: true, shortfall: true })));
-    }, 90_000);
+      hugeHtml = renderHtml(makeReportDocument({ hostile: true, shortfall: true, huge: true }));
+      hugeFile = writePage('huge.html', hugeHtml);
+      // days 1–3 and 10–11 of October: six days without data between them
+      const gap = makeReportDocument();
+      gap.series!.day = gap.series!.day!.filter((_, i) => i < 3 || i >= 9).slice(0, 5);
+      gapDays = gap.series!.day.map((g) => g.key!);
+      gapFile = writePage('gap.html', renderHtml(gap));
+    }, 180_000);
 
     afterAll(async () => {
       await browser?.close();
     });
 
     it('R3-9: loads from a file:// URL with no console error and no request leaving the file', async () => {
-      const v = await visit(browser, file);
-      expect(v.consoleErrors).toEqual([]);
-      expect(v.requests).toEqual([pathToFileURL(file).href]);
-      expect(await v.page.title()).toMatch(/^Subagents report, /);
-      await v.page.close();
-    });
-
-    it('R3-9: the six charts are present and drawn: visible SVG with bars or lines and text labels', async () => {
-      const v = await visit(browser, file);
-      const charts = v.page.locator('figure.chart svg');
-      expect(await charts.count()).toBe(6);
-      for (let i = 0; i < 6; i++) {
-        const chart = charts.nth(i);
-        const box = await chart.boundingBox();
-        expect(box!.width).toBeGreaterThan(200);
-        expect(box!.height).toBeGreaterThan(80);
-        expect(await chart.locator('path').count()).toBeGreaterThan(3);
-        expect(await chart.locator('text').count()).toBeGreaterThan(2);
+      for (const f of [file, demoFile, hugeFile]) {
+        const v = await visit(browser, f);
+        expect(v.consoleErrors, f).toEqual([]);
+        expect(v.requests, f).toEqual([pathToFileURL(f).href]);
+        expect(await v.page.title()).toMatch(/^Subagents report, \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC$/);
+        await v.page.close();
       }
-      expect(await v.page.evaluate(() => document.scripts.length)).toBe(0);
+    });
+
+    it('R3-9: the six charts are present and drawn: one visible SVG each with bars or lines and text labels', async () => {
+      for (const width of [1400, 360]) {
+        const v = await visit(browser, file, { width });
+        const charts = v.page.locator('figure.chart svg:visible');
+        expect(await charts.count()).toBe(6);
+        for (let i = 0; i < 6; i++) {
+          const chart = charts.nth(i);
+          const box = await chart.boundingBox();
+          expect(box!.width).toBeGreaterThan(width === 360 ? 280 : 400);
+          expect(box!.height).toBeGreaterThan(80);
+          expect(await chart.locator('path').count()).toBeGreaterThan(3);
+          expect(await chart.locator('text').count()).toBeGreaterThan(2);
+        }
+        expect(await v.page.evaluate(() => document.scripts.length)).toBe(0);
+        await v.page.close();
+      }
+    });
+
+    it('R4-10: no horizontal page scroll at 360 and 1400 CSS px (wide tables scroll in their own box), every <details> open, on the demo, hostile and huge pages', async () => {
+      for (const f of [demoFile, hostileFile, hugeFile]) {
+        for (const width of [360, 1400]) {
+          const v = await visit(browser, f, { width });
+          await openAll(v.page);
+          const o = await overflow(v.page);
+          expect(o.scrollWidth, `${f} at ${width}`).toBeLessThanOrEqual(o.clientWidth);
+          expect(o.clientWidth).toBe(width);
+          await v.page.close();
+        }
+      }
+    });
+
+    it('R4-10: every chart label is drawn at 11 CSS px or more, at 360 and 1400 px', async () => {
+      for (const f of [demoFile, hugeFile]) {
+        for (const width of [360, 1400]) {
+          const v = await visit(browser, f, { width });
+          const sizes = await chartTextSizes(v.page);
+          expect(sizes.length, `${f} at ${width}`).toBeGreaterThan(40);
+          const small = sizes.filter((s) => s.px < 11);
+          expect(small, `${f} at ${width}`).toEqual([]);
+          await v.page.close();
+        }
+      }
+    });
+
+    it('R4-10: in the dark scheme no chart label has a light halo (and in the light one none either)', async () => {
+      for (const scheme of ['dark', 'light'] as const) {
+        const v = await visit(browser, demoFile, { scheme });
+        const background = await backgroundLuminance(v.page);
+        expect(background < 0.2, scheme).toBe(scheme === 'dark');
+        expect(await lightHalos(v.page), scheme).toEqual([]);
+        await v.page.close();
+      }
+    });
+
+    it('R4-10: no serious or critical axe-core violation, light and dark, at 360 and 1400 px, on the demo page (and the hostile one, dark at 360)', async () => {
+      const source = axeSource();
+      const views = [
+        ...(['light', 'dark'] as const).flatMap((scheme) =>
+          [360, 1400].map((width) => ({ f: demoFile, scheme, width })),
+        ),
+        { f: hostileFile, scheme: 'dark' as const, width: 360 },
+      ];
+      for (const { f, scheme, width } of views) {
+        const v = await visit(browser, f, { width, scheme });
+        await openAll(v.page);
+        expect(await axeViolations(v.page, source), `${f} ${scheme} ${width}`).toEqual([]);
+        await v.page.close();
+      }
+    }, 480_000);
+
+    it('R4-10: the per-day chart has a time axis: bars stand at their dates, six days without data are six bars of empty space', async () => {
+      const v = await visit(browser, gapFile);
+      const centres = await v.page.evaluate(() =>
+        [...document.querySelectorAll<SVGPathElement>('#chart-per-day svg.wide path[fill="#3f6fd1"]')]
+          .map((p) => p.getBBox())
+          // the bars, not the legend's swatch above the plot
+          .filter((b) => b.height > 0 && b.y > 50)
+          .map((b) => b.x + b.width / 2)
+          .sort((a, b) => a - b),
+      );
+      expect(centres).toHaveLength(gapDays.length);
+      const dayOf = gapDays.map((d) => Date.parse(`${d}T00:00:00Z`) / 86_400_000);
+      const perDay = (centres[1]! - centres[0]!) / (dayOf[1]! - dayOf[0]!);
+      for (let i = 1; i < centres.length; i++) {
+        // every spacing is proportional to the days between (a category axis spaces them evenly)
+        expect(centres[i]! - centres[i - 1]!).toBeCloseTo(perDay * (dayOf[i]! - dayOf[i - 1]!), 0);
+      }
+      expect(dayOf[3]! - dayOf[2]!).toBe(7);
       await v.page.close();
     });
 
-    it('R3-9: a fan-out tree is a native <details> that opens on click and shows the nested subagents; a screenshot is written', async () => {
+    it('R4-4: the page stays under 2 MB with a 30,000-wide turn, a 100,000-deep chain and a 1 MiB title', () => {
+      const size = readFileSync(hugeFile).length;
+      expect(size).toBeLessThan(MB2);
+      const html = readFileSync(hugeFile, 'utf8');
+      expect(html).toContain('and 29,800 more subagents in this turn');
+      expect(html).toContain('and 99,800 more subagents in this turn');
+      expect(html).toContain(`… (${(1024 * 1024 + CONTROLS.length).toLocaleString('en-US')} characters)`);
+    });
+
+    it('R4-2: no raw control character and no half of a surrogate pair anywhere in the file, chart labels included; host text isolated in <bdi>', async () => {
+      const html = hugeHtml;
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the controls the page must not carry
+      expect(html.match(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g)).toBeNull();
+      expect(html.match(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g)).toBeNull();
+      // the chart labels went through the boundary: controls shown as U+FFFD, cuts between characters
+      expect(html).toMatch(/<text[^>]*>\uFFFD\[2J\uFFFD\uFFFD31m/);
+      expect(html).toMatch(/<text[^>]*>m{12}😀😀m{12}😀…<\/text>/);
+      const v = await visit(browser, hugeFile);
+      // every U+202E on the page sits inside an isolating element (bdi, or code with dir=auto)
+      const loose = await v.page.evaluate(() => {
+        const out: string[] = [];
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+          if (!n.textContent?.includes('\u202E')) continue;
+          const el = n.parentElement!;
+          if (el.closest('svg')) continue;
+          if (!el.closest('bdi, [dir="auto"]')) out.push(el.outerHTML.slice(0, 80));
+        }
+        return out;
+      });
+      expect(loose).toEqual([]);
+      await v.page.close();
+    });
+
+    it('R3-9: a fan-out tree is a native <details> that opens on click and shows the nested subagents; a task row links to its tree', async () => {
       const v = await visit(browser, file);
       const turn = v.page.locator('details.turn').first();
       expect(await turn.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
@@ -93,11 +333,10 @@ describe.skipIf(missing !== undefined)(
       expect(await turn.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
       expect(await turn.locator('ul.tree li').first().isVisible()).toBe(true);
       expect(await turn.locator('ul.tree ul.tree li').count()).toBeGreaterThan(0);
-      await v.page.screenshot({ path: join(PAGE_OUTPUT, 'report-page.png'), fullPage: true });
-      await v.page.emulateMedia({ colorScheme: 'dark' });
-      await v.page.screenshot({ path: join(PAGE_OUTPUT, 'report-page-dark.png'), fullPage: true });
-      await v.page.emulateMedia({ media: 'print' });
-      await v.page.pdf({ path: join(PAGE_OUTPUT, 'report-page.pdf') });
+      const link = v.page.locator('#tasks a.to-tree').first();
+      const target = (await link.getAttribute('href'))!;
+      expect(target).toMatch(/^#turn-\d+$/);
+      expect(await v.page.locator(target).count()).toBe(1);
       expect(v.consoleErrors).toEqual([]);
       await v.page.close();
     });
@@ -112,8 +351,26 @@ describe.skipIf(missing !== undefined)(
       expect(await v.page.evaluate(() => document.images.length)).toBe(0);
       expect(await v.page.locator('.desc').first().textContent()).toBe(HOSTILE);
       expect(await v.page.locator('.task-title').first().textContent()).toBe(`${HOSTILE} task 0`);
-      expect(await v.page.locator('style').count()).toBe(7);
+      // the page's own style sheet and one per chart drawing (two per chart), none from the data
+      expect(await v.page.locator('style').count()).toBe(13);
       await v.page.close();
     });
+
+    it('the screenshots: the demo page at 360 and 1400 px, light and dark, and a print PDF (test-output/page)', async () => {
+      for (const width of [1400, 360]) {
+        for (const scheme of ['light', 'dark'] as const) {
+          const v = await visit(browser, demoFile, { width, scheme });
+          // the top of the page: the banner, the totals and the first charts
+          await v.page.setViewportSize({ width, height: width === 360 ? 1800 : 1500 });
+          await v.page.screenshot({ path: join(PAGE_OUTPUT, `report-page-${width}-${scheme}.png`) });
+          if (width === 1400 && scheme === 'light') {
+            await v.page.emulateMedia({ media: 'print' });
+            await v.page.pdf({ path: join(PAGE_OUTPUT, 'report-page.pdf') });
+          }
+          expect(v.consoleErrors).toEqual([]);
+          await v.page.close();
+        }
+      }
+    }, 120_000);
   },
 );

@@ -60,20 +60,12 @@ describe('the page’s escape boundary (docs/page.md#escaping, R3-9)', () => {
   });
 });
 
-/**
- * The CSV read back by an independent parser (csv-parse): the completeness records before the
- * header (one cell each, starting with `#`), then the rows keyed by the header the file itself has.
- */
-function parseCsv(csv: string) {
+/** The CSV's rows read back by an independent parser, the completeness cells before the header skipped (R4-6). */
+function readCsv(csv: string): Record<string, string>[] {
   const records = parse(csv, { relax_column_count: true }) as string[][];
-  const at = records.findIndex((r) => r.length > 1);
-  const header = records[at]!;
-  return {
-    comments: records.slice(0, at).map((r) => r.join(',')),
-    rows: records.slice(at + 1).map((r) => Object.fromEntries(header.map((c, i) => [c, r[i]!]))),
-  };
+  const header = records.findIndex((r) => r.length > 1);
+  return records.slice(header + 1).map((r) => Object.fromEntries(records[header]!.map((c, i) => [c, r[i]!])));
 }
-const readCsv = (csv: string) => parseCsv(csv).rows;
 
 describe('CSV cells a spreadsheet would run (docs/report.md#csv, R4-1: escaped for the medium)', () => {
   const FORMULAS = ['=SUM(A1)', '+1+1', '-2+3', '@cmd', '\tx', '\rx', '＝1+1'];
@@ -86,7 +78,7 @@ describe('CSV cells a spreadsheet would run (docs/report.md#csv, R4-1: escaped f
     expect(row!.key).toBe('task-a');
   });
 
-  it('R4-1: a group key and a model name that start a formula are escaped too (no cell starts one); plain text is not', () => {
+  it('R4-1, R4-6: a group key that starts a formula is escaped, a model name is safe in its JSON cell; plain text is not', () => {
     const doc: ReportDocument = makeReportDocument();
     doc.filters = { ...doc.filters, by: 'model' };
     doc.groups = [
@@ -100,11 +92,8 @@ describe('CSV cells a spreadsheet would run (docs/report.md#csv, R4-1: escaped f
     ];
     const [row] = readCsv(renderReportCsv(doc));
     expect(row).toMatchObject({ key: `'=HYPERLINK("x")`, title: 'plain title' });
-    expect(row!.models).toContain('@evil');
-    for (const [column, cell] of Object.entries(row!)) {
-      const formula = /^[=+@\t\r\uFF1D]/.test(cell) || (cell.startsWith('-') && Number.isNaN(Number(cell)));
-      expect(formula, `${column}: ${cell}`).toBe(false);
-    }
+    // R4-6: the models cell is a JSON array: it starts with [, never a formula, and holds the name exactly
+    expect(row!.models).toBe('[{"model":"@evil","subagents":3}]');
   });
 });
 
@@ -143,10 +132,14 @@ describe('CSV layout (docs/report.md#csv, R3-6, R3-8)', () => {
     return d;
   };
 
-  it('R3-8: the completeness records state every completeness value, each note in one record', () => {
-    const { comments } = parseCsv(renderReportCsv(doc()));
-    for (const c of comments) expect(c.startsWith('#'), c).toBe(true);
-    const block = comments.join('\n');
+  it('R3-8, R4-6: the comment cells state every completeness value, each note whole in one cell', () => {
+    const records = parse(renderReportCsv(doc()), { relax_column_count: true }) as string[][];
+    const comments = records.slice(
+      0,
+      records.findIndex((r) => r.length > 1),
+    );
+    for (const c of comments) expect(c).toHaveLength(1);
+    const block = comments.map((c) => c[0]).join('\n');
     for (const value of [
       '2026-07-20T00:00:00.000000Z',
       '2026-07-19T23:59:59.999999Z',
@@ -156,10 +149,10 @@ describe('CSV layout (docs/report.md#csv, R3-6, R3-8)', () => {
       'another note',
     ])
       expect(block).toContain(value);
-    expect(comments.some((l) => /shortfall\b.*\b3\b/i.test(l))).toBe(true);
-    expect(comments.some((l) => /lower_bound_sessions\b.*\b7\b/.test(l))).toBe(true);
-    expect(comments.filter((l) => l.includes('first note'))).toHaveLength(1);
-    expect(comments.find((l) => l.includes('first note'))).toMatch(/first note\s+second line/);
+    expect(comments.some(([l]) => /shortfall\b.*\b3\b/i.test(l!))).toBe(true);
+    expect(comments.some(([l]) => /lower_bound_sessions\b.*\b7\b/.test(l!))).toBe(true);
+    // R4-1: the note is not rewritten; its line break stays inside its quoted cell
+    expect(comments).toContainEqual(['# note: first note\r\nsecond line']);
   });
 
   it('R3-5: the header names every figure; a row per group with its lists, false for an exact group, empty for null', () => {
@@ -222,7 +215,11 @@ describe('CSV layout (docs/report.md#csv, R3-6, R3-8)', () => {
     });
     const models = row!.models ?? '';
     for (const part of ['opus', '2', 'sonnet', '1']) expect(models).toContain(part);
-    expect(models.indexOf('opus')).toBeLessThan(models.indexOf('sonnet'));
+    // most first, and the two entries apart (R4-6: a JSON array)
+    expect(JSON.parse(models)).toEqual([
+      { model: 'opus', subagents: 2 },
+      { model: 'sonnet', subagents: 1 },
+    ]);
     expect(row!.fan_out).toMatch(/1\D+3\D+2\D+1/);
   });
 

@@ -111,4 +111,20 @@ describe('report table (R4-2: terminal safety; labels and units)', () => {
     const text = table(reportDoc([group({ title: 'Rotate password: hunter2 in prod', key: 'postgres://u:p@h/d' })]));
     expect(text).toContain('postgres://u:p@h/d  Rotate password: hunter2 in prod');
   });
+  it('R4-3, R4-7: unreadable values are named per column, orphan rows in the totals and a column of their own', () => {
+    const unreadable = {
+      total_tokens: 2,
+      tool_use_count: 0,
+      duration_ms: 0,
+      observed_at: 1,
+      cost_subcents: 0,
+      occurred_at: 0,
+    };
+    const text = table(reportDoc([group({ orphan_rows: 3 })], { unreadable }, { orphan_rows: 3 }));
+    expect(text).toMatch(/^unreadable\s+total_tokens 2, observed_at 1 \(not reported for their figures\)$/m);
+    expect(text).toMatch(/^orphan rows\s+3 \(subagent rows whose session is not in task_sessions\)$/m);
+    expect(groupLines(text)[0]).toMatch(/sessions\s+orphan rows\s+contexts/);
+    expect(table(reportDoc([group()]))).toMatch(/^unreadable\s+none$/m);
+    expect(table(reportDoc([group()]))).not.toMatch(/orphan rows/);
+  });
 });

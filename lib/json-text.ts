@@ -1,0 +1,103 @@
+/*
+ * The one JSON serializer of the documents the project prints (`--json`, R4-4). JSON.stringify
+ * recurses once per nesting level, so a fan-out tree whose parent chain is 100,000 deep (host data
+ * can be any depth) overflows the stack; this one walks the value with an explicit stack instead.
+ * Its output equals JSON.stringify(value, replacer, indent) for every value of nesting depth up to
+ * MAX_INDENT_LEVELS; deeper levels keep that level's indentation, so the text stays linear in the
+ * value's size (a fully indented 100,000-deep chain would be quadratic: tens of gigabytes).
+ * V8's JSON.parse is iterative and reads any depth back.
+ */
+
+/** Levels beyond this are indented like this one (the text is the same JSON value either way). */
+export const MAX_INDENT_LEVELS = 12;
+
+export interface JsonTextOptions {
+  /** spaces per level (JSON.stringify's `space`): 0 for compact text */
+  indent?: number;
+  /** JSON.stringify's replacer function: called with the holder as `this`, after toJSON */
+  replacer?: (this: unknown, key: string, value: unknown) => unknown;
+}
+
+interface Frame {
+  container: object;
+  array: boolean;
+  keys: readonly string[];
+  length: number;
+  next: number;
+  written: number;
+  indent: string;
+}
+
+/** A primitive's JSON text; null for an object or array; undefined for what JSON omits. */
+function primitiveText(value: unknown): string | null | undefined {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'bigint':
+      throw new TypeError('Do not know how to serialize a BigInt (give a replacer)');
+    case 'object':
+      return null;
+    default:
+      return undefined;
+  }
+}
+
+/** JSON.stringify(value, replacer, indent) without recursion (see the file's comment). */
+export function jsonText(value: unknown, options: JsonTextOptions = {}): string | undefined {
+  const gap = ' '.repeat(Math.min(10, Math.max(0, options.indent ?? 0)));
+  const replacer = options.replacer;
+  const prepare = (holder: object, key: string, raw: unknown): unknown => {
+    let v = raw;
+    if ((typeof v === 'object' && v !== null) || typeof v === 'bigint') {
+      const toJSON = (v as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') v = toJSON.call(v, key);
+    }
+    return replacer === undefined ? v : replacer.call(holder, key, v);
+  };
+  const root = prepare({ '': value }, '', value);
+  const first = primitiveText(root);
+  if (first !== null) return first;
+
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  const onPath = new Set<object>();
+  const open = (container: object, indent: string) => {
+    if (onPath.has(container)) throw new TypeError('Converting circular structure to JSON');
+    onPath.add(container);
+    const array = Array.isArray(container);
+    const keys = array ? [] : Object.keys(container);
+    const length = array ? (container as unknown[]).length : keys.length;
+    stack.push({ container, array, keys, length, next: 0, written: 0, indent });
+  };
+  open(root as object, '');
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1]!;
+    if (f.next >= f.length) {
+      stack.pop();
+      onPath.delete(f.container);
+      const close = f.array ? ']' : '}';
+      if (f.written === 0) out.push(f.array ? '[]' : '{}');
+      else out.push(gap === '' ? close : `\n${f.indent}${close}`);
+      continue;
+    }
+    const key = f.array ? String(f.next) : f.keys[f.next]!;
+    f.next++;
+    const v = prepare(f.container, key, (f.container as Record<string, unknown>)[key]);
+    let text = primitiveText(v);
+    if (text === undefined) {
+      if (!f.array) continue; // an object member JSON omits
+      text = 'null';
+    }
+    const inner = stack.length > MAX_INDENT_LEVELS ? f.indent : f.indent + gap;
+    const separator = f.written === 0 ? (f.array ? '[' : '{') : ',';
+    const name = f.array ? '' : `${JSON.stringify(key)}:${gap === '' ? '' : ' '}`;
+    out.push(gap === '' ? `${separator}${name}` : `${separator}\n${inner}${name}`);
+    f.written++;
+    if (text === null) open(v as object, inner);
+    else out.push(text);
+  }
+  return out.join('');
+}

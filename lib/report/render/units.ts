@@ -1,0 +1,96 @@
+/*
+ * The page's human units (R4-10, docs/page.md#units): what a person reads next to a figure whose
+ * exact value stays in its `value`/`datetime` attribute. Durations as "2 min 45 s", costs in
+ * dollars (the ledger's unit, subcents, is named once on the page), instants as
+ * "1 Dec 2026, 17:41 UTC", and host text cut to a length the page can carry with its full length
+ * stated (R4-4), never splitting a character.
+ */
+
+/** 1 USD = 10,000 subcents (the host's unit, office_cost_events.cost_subcents). */
+export const SUBCENTS_PER_DOLLAR = 10_000;
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** "850 ms", "48.2 s", "2 min 45 s", "3 h 12 min": seconds rounded to a tenth under a minute, else whole. */
+export function humanDuration(ms: number): string {
+  if (ms < 1_000) return `${count(ms)} ms`;
+  if (ms < 60_000) {
+    const tenths = Math.round(ms / 100);
+    if (tenths < 600) return `${tenths % 10 === 0 ? tenths / 10 : (tenths / 10).toFixed(1)} s`;
+  }
+  const seconds = Math.round(ms / 1_000);
+  if (seconds < 3_600) {
+    const s = seconds % 60;
+    return `${Math.floor(seconds / 60)} min${s === 0 ? '' : ` ${s} s`}`;
+  }
+  const minutes = Math.round(seconds / 60);
+  const m = minutes % 60;
+  return `${count(Math.floor(minutes / 60))} h${m === 0 ? '' : ` ${m} min`}`;
+}
+
+/**
+ * Dollars: cents from one dollar up ("$82.10", "$1,204.00"); below a dollar every subcent
+ * ("$0.0133"), so a small cost per context is never shown as $0.00.
+ */
+export function dollars(subcents: number): string {
+  const sign = subcents < 0 ? '-' : '';
+  const abs = Math.abs(subcents);
+  const whole = Math.floor(abs / SUBCENTS_PER_DOLLAR);
+  const rest = abs % SUBCENTS_PER_DOLLAR;
+  if (whole === 0) return `${sign}$0.${String(rest).padStart(4, '0')}`;
+  const cents = Math.round(abs / 100);
+  return `${sign}$${count(Math.floor(cents / 100))}.${String(cents % 100).padStart(2, '0')}`;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "1 Dec 2026, 17:41 UTC" for the document's RFC 3339 UTC text (anything else is shown as it is). */
+export function humanInstant(rfc3339: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(rfc3339);
+  if (m === null || !rfc3339.endsWith('Z')) return rfc3339;
+  const month = MONTHS[Number(m[2]) - 1];
+  if (month === undefined) return rfc3339;
+  return `${Number(m[3])} ${month} ${m[1]}, ${m[4]}:${m[5]} UTC`;
+}
+
+/** "1 Dec 2026" for a UTC day key (YYYY-MM-DD). */
+export function humanDay(day: string): string {
+  const at = humanInstant(`${day}T00:00Z`);
+  return at === `${day}T00:00Z` ? day : at.slice(0, at.indexOf(','));
+}
+
+export interface Cut {
+  text: string;
+  /** the whole string's length in characters (code points) when it was cut, else undefined */
+  cutFrom?: number;
+}
+
+/**
+ * At most `max` characters (code points) of `s`: a surrogate pair is one character and is never
+ * split. The caller states `cutFrom`, the full length, next to the text.
+ */
+export function cutText(s: string, max: number): Cut {
+  if (s.length <= max) return { text: s };
+  let end = 0;
+  for (let chars = 0; end < s.length && chars < max; chars++) end += pairAt(s, end) ? 2 : 1;
+  if (end >= s.length) return { text: s };
+  return { text: s.slice(0, end), cutFrom: codePoints(s) };
+}
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+/** a valid surrogate pair starts at i */
+const pairAt = (s: string, i: number) => isHigh(s.charCodeAt(i)) && i + 1 < s.length && isLow(s.charCodeAt(i + 1));
+
+/** Characters (code points; a lone surrogate counts as one). */
+export function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i += pairAt(s, i) ? 2 : 1) n++;
+  return n;
+}
+
+/** A chart label: at most `max` characters, "…" where it was cut (the tables carry the full text). */
+export function shortLabel(s: string, max: number): string {
+  if (s.length <= max || codePoints(s) <= max) return s;
+  return `${cutText(s, max - 1).text}…`;
+}

@@ -1,0 +1,162 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../lib/db/open.js';
+import { runMigration } from '../../../lib/migrate/run-migration.js';
+import { createHostSchema } from '../../../local/host-schema.js';
+import { runCliJson } from '../../support/cli-run.js';
+
+/*
+ * R4-5: a read-only command on a SQLite store leaves no file that was not there, none owned by
+ * another user, works on a read-only snapshot, and says how it read the store. The faults are
+ * real: the tests run as root, for whom chmod changes nothing, so the "other user" is a child
+ * process of the real CLI run as nobody (setpriv), which the kernel refuses to let write.
+ */
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+const run = promisify(execFile);
+const work = mkdtempSync(join(tmpdir(), 'sqlite-readonly-'));
+chmodSync(work, 0o755); // nobody must reach the stores below
+afterAll(() => {
+  chmodRecursive(work);
+  rmSync(work, { recursive: true, force: true });
+});
+
+function chmodRecursive(dir: string): void {
+  chmodSync(dir, 0o755);
+  for (const entry of readdirSync(dir, { withFileTypes: true }))
+    if (entry.isDirectory()) chmodRecursive(join(dir, entry.name));
+}
+
+let stores = 0;
+/** A migrated host store in a folder of its own, in WAL mode (`--create` makes it so), nobody has it open. */
+async function walStore(options: { migrated?: boolean } = {}): Promise<{ dir: string; path: string; url: string }> {
+  const dir = join(work, `s${++stores}`);
+  mkdirSync(dir);
+  chmodSync(dir, 0o755); // readable by nobody (the umask may be tighter)
+  const path = join(dir, 'kandev.db');
+  const db = openDatabase(`sqlite:${path}`, { create: true });
+  await createHostSchema(db);
+  if (options.migrated !== false) await runMigration(db);
+  await db.query("INSERT INTO task_sessions (id, task_id) VALUES ('s1', 't1')");
+  await db.close();
+  expect(readFileSync(path)[18]).toBe(2); // WAL, as the header says
+  return { dir, path, url: `sqlite:${path}` };
+}
+
+const files = (dir: string) => readdirSync(dir).sort();
+
+/** The real CLI as user nobody (uid 65534), from this checkout's bin. */
+function cliAsNobody(...args: string[]) {
+  return run(
+    'setpriv',
+    [
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      process.execPath,
+      join(ROOT, 'bin/subagent-context.mjs'),
+      ...args,
+    ],
+    { cwd: ROOT, env: { PATH: process.env.PATH, HOME: '/tmp', TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') } },
+  ).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({
+      code: err.code,
+      stdout: err.stdout,
+      stderr: err.stderr,
+    }),
+  );
+}
+
+describe('R4-5: a read-only command on a SQLite store leaves it as it was', () => {
+  it('R4-5: a report on a WAL store nobody has open leaves no -wal or -shm, and says how it read it', async () => {
+    const { dir, url } = await walStore();
+    expect(files(dir)).toEqual(['kandev.db']);
+    const report = await runCliJson(['report', '--database-url', url, '--json']);
+    expect(report.code).toBe(0);
+    expect(report.json).toBeTypeOf('object');
+    expect(report.stderr).toBe(
+      'note: the SQLite store was opened read-only; the -wal and -shm SQLite makes to read a WAL store are removed when it closes (kept only if the host opened the store meanwhile)\n',
+    );
+    expect(files(dir)).toEqual(['kandev.db']);
+  });
+
+  it("R4-5: while the host has the store open, a report reads the host's -wal (pages not yet in the file) and leaves both files to it", async () => {
+    const { dir, path, url } = await walStore();
+    const host = new BetterSqlite3(path);
+    host.pragma('wal_autocheckpoint = 0'); // the new session stays in the -wal only
+    host.exec("INSERT INTO task_sessions (id, task_id) VALUES ('s2', 't2')");
+    try {
+      expect(files(dir)).toEqual(['kandev.db', 'kandev.db-shm', 'kandev.db-wal']);
+      const report = await runCliJson(['report', '--database-url', url, '--by', 'session', '--json']);
+      expect(report.code).toBe(0);
+      expect(report.stderr).toMatch(/^note: the SQLite store was opened read-only, through the -wal and -shm already/);
+      expect(files(dir)).toEqual(['kandev.db', 'kandev.db-shm', 'kandev.db-wal']);
+      // the host still writes its own store
+      host.exec("INSERT INTO task_sessions (id, task_id) VALUES ('s3', 't3')");
+      expect(host.prepare('SELECT count(*) AS n FROM task_sessions').get()).toEqual({ n: 3 });
+    } finally {
+      host.close();
+    }
+    expect(files(dir)).toEqual(['kandev.db']);
+  });
+
+  it("R4-5: another user's WAL store, in a folder that user may write: read from a copy, no file of this user is left beside it", async () => {
+    const { dir, path, url } = await walStore();
+    chownSync(path, 65534, 65534);
+    chownSync(dir, 65534, 65534);
+    const before = readFileSync(path);
+    const report = await runCliJson(['report', '--database-url', url, '--json']);
+    expect(report.code).toBe(0);
+    expect(report.stderr).toMatch(/^note: the SQLite store was read from an in-memory copy of the file/);
+    expect(files(dir)).toEqual(['kandev.db']);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(statSync(path).uid).toBe(65534);
+  });
+
+  it('R4-5: a read-only WAL store in a read-only folder (a snapshot) is reported on by a user who may write neither', async () => {
+    const { dir, path, url } = await walStore();
+    chmodSync(path, 0o444);
+    chmodSync(dir, 0o555);
+    const report = await cliAsNobody('report', '--database-url', url, '--json');
+    expect(report.stderr).toMatch(/^note: the SQLite store was read from an in-memory copy of the file/);
+    expect(report.code).toBe(0);
+    expect(JSON.parse(report.stdout)).toBeTypeOf('object');
+    expect(files(dir)).toEqual(['kandev.db']);
+    // the same store read-only for real: SQLite itself refuses the user a plain read-only open
+    const direct = await run(
+      'setpriv',
+      [
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        process.execPath,
+        '-e',
+        `try { new (require(${JSON.stringify(join(ROOT, 'node_modules/better-sqlite3'))}))(${JSON.stringify(path)}, { readonly: true }).prepare('SELECT 1 FROM task_sessions').get() } catch (e) { console.log(e.code) }`,
+      ],
+      { cwd: '/' },
+    );
+    expect(direct.stdout.trim()).toBe('SQLITE_READONLY_DIRECTORY');
+  }, 60_000);
+
+  it('R4-5: a write the store refuses (migrate on a read-only snapshot) says what is read-only, never "server"', async () => {
+    const { dir, path, url } = await walStore({ migrated: false }); // so migrate has something to write
+    // a rollback-journal store, so SQLite opens it and the write itself is refused
+    const host = new BetterSqlite3(path);
+    host.pragma('journal_mode = DELETE');
+    host.close();
+    chmodSync(path, 0o444);
+    chmodSync(dir, 0o555);
+    const migrate = await cliAsNobody('migrate', '--database-url', url);
+    expect(migrate).toMatchObject({ code: 1 });
+    expect(migrate.stderr).toMatch(/read-only for this user/);
+    expect(migrate.stderr).not.toMatch(/server/i);
+    expect(migrate.stderr).not.toMatch(/\n\s+at /); // no stack
+  }, 60_000);
+});

@@ -1,0 +1,96 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BODY_SHOWN, collectorBody, secretsOf } from '../../../lib/export/otlp/body.js';
+import { describeEndpoint } from '../../../lib/export/otlp/config.js';
+import { providerOf } from '../../../lib/export/otlp/provider.js';
+
+/*
+ * R4-9's pure parts: the provider table, how an endpoint is printed, how a collector's body is
+ * shown. Expected values written out by hand (docs/otlp.md#provider, #transport).
+ */
+
+describe('R4-9 gen_ai.provider.name from the model', () => {
+  it.each([
+    ['claude-opus-5[1m]', 'anthropic'],
+    ['claude-sonnet-4-5-20250929', 'anthropic'],
+    ['Claude-Haiku-4', 'anthropic'],
+    ['gpt-5', 'openai'],
+    ['gpt-4o-mini', 'openai'],
+    ['o3', 'openai'],
+    ['o4-mini', 'openai'],
+    ['codex-mini-latest', 'openai'],
+    ['gemini-2.5-pro', 'gcp.gemini'],
+    ['grok-4', 'x_ai'],
+    ['deepseek-chat', 'deepseek'],
+    ['mistral-large-latest', 'mistral_ai'],
+    ['anthropic/claude-sonnet-4', 'anthropic'],
+    ['openai/gpt-5', 'openai'],
+    ['google/gemini-2.5-flash', 'gcp.gemini'],
+    ['amazon-bedrock/anthropic.claude-3-5-sonnet', 'aws.bedrock'],
+    // omitted rather than guessed
+    ['openrouter/anthropic/claude-sonnet-4', undefined],
+    ['llama-3.1-70b', undefined],
+    ['claudette', undefined],
+    ['o', undefined],
+    ['oracle-1', undefined],
+    ['', undefined],
+    [null, undefined],
+  ] as const)('R4-9: model %j → %s', (model, provider) => {
+    expect(providerOf(model)).toBe(provider);
+  });
+});
+
+describe('R4-9 an endpoint as every output prints it', () => {
+  it.each([
+    ['http://127.0.0.1:4318/v1/traces', 'http://127.0.0.1:4318/v1/traces'],
+    ['https://otel.example/v1/traces?key=K3Y&sig=S1G&code=C0DE&auth=AU7H', 'https://otel.example:443/v1/traces'],
+    ['https://me:pa55@otel.example:8443/p/v1/traces?api_key=x#frag', 'https://***@otel.example:8443/p/v1/traces'],
+    ['http://[::1]:4318/v1/traces?x=1', 'http://[::1]:4318/v1/traces'],
+    ['not a url?key=K3Y', 'not a url?…'],
+  ])('R4-9: %s → %s', (url, shown) => {
+    expect(describeEndpoint(url)).toBe(shown);
+  });
+
+  it('R4-9: no query value or userinfo of any URL survives (property)', () => {
+    const token = fc.stringMatching(/^[A-Za-z0-9]{6,12}$/);
+    fc.assert(
+      fc.property(token, token, token, (user, password, value) => {
+        const shown = describeEndpoint(`https://${user}:${password}@h.example:4318/v1/traces?k=${value}&sig=${value}`);
+        return !shown.includes(password) && !shown.includes(`${value}`) && !shown.includes(`${user}:`);
+      }),
+    );
+  });
+});
+
+describe('R4-9 a collector body as a message shows it', () => {
+  const secrets = secretsOf('https://u:pa55word@h/v1/traces?sig=S1GNATURE', {
+    authorization: 'Bearer SECRET123',
+    'x-tenant': 'acme-tenant-9',
+  });
+
+  it.each([
+    ['an echoed Authorization header', 'Authorization: Bearer SECRET123\r\nhost: h', 'SECRET123'],
+    ['a header value sent, anywhere', 'tenant acme-tenant-9 unknown', 'acme-tenant-9'],
+    ['a bearer token not ours', 'expected Bearer OTHERTOKEN', 'OTHERTOKEN'],
+    ['a cookie line', 'cookie: session=abc123; theme=dark', 'abc123'],
+    ['a JSON dump of the headers', '{"headers":{"authorization":"Basic dTpwYTU1d29yZA=="}}', 'dTpwYTU1d29yZA'],
+    ['the query value', 'bad signature S1GNATURE', 'S1GNATURE'],
+    ['the URL password', 'user u password pa55word', 'pa55word'],
+  ])('R4-9: %s is masked', (_, body, secret) => {
+    const shown = collectorBody(body, secrets);
+    expect(shown).not.toContain(secret);
+    expect(shown).toContain('***');
+  });
+
+  it('R4-2: terminal controls in a body are visible escapes, never sent raw', () => {
+    expect(collectorBody('bad\u001b]52;c;ZWNobyBoaQ==\u0007 request\nline2', [])).toBe(
+      'bad\\x1B]52;c;ZWNobyBoaQ==\\x07 request\\x0Aline2',
+    );
+  });
+
+  it('R4-9: a long body is cut to 512 characters with its full length stated', () => {
+    const shown = collectorBody('x'.repeat(100_000), []);
+    expect(shown).toBe(`${'x'.repeat(BODY_SHOWN)}… (100000 characters in all)`);
+    expect(collectorBody('short', [])).toBe('short');
+  });
+});

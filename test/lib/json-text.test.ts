@@ -1,0 +1,72 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { jsonText, MAX_INDENT_LEVELS } from '../../lib/json-text.js';
+
+interface Link {
+  id: number;
+  children: Link[];
+}
+
+/** A chain `{ id, children: [ … ] }` `depth` levels deep, built without recursion. */
+function chain(depth: number): Link {
+  const root: Link = { id: 0, children: [] };
+  let at = root;
+  for (let i = 1; i < depth; i++) {
+    const next: Link = { id: i, children: [] };
+    at.children.push(next);
+    at = next;
+  }
+  return root;
+}
+
+describe('jsonText: JSON without recursion (R4-4)', () => {
+  it('R4-4: equals JSON.stringify for any JSON value (compact and indented), shallower than the indent cap', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.constantFrom(0, 2, 4), (value, indent) => {
+        expect(jsonText(value, { indent })).toBe(JSON.stringify(value, null, indent));
+      }),
+    );
+  });
+
+  it('R4-4: equals JSON.stringify on what JSON drops or changes: undefined, functions, NaN, -0, toJSON, a replacer', () => {
+    const value = {
+      a: undefined,
+      f: () => 1,
+      n: Number.NaN,
+      i: Number.POSITIVE_INFINITY,
+      z: -0,
+      list: [undefined, () => 1, Symbol('s'), 1],
+      d: new Date(Date.UTC(2026, 11, 1, 17, 41, 25, 512)),
+      big: 12n,
+      s: 'quote " backslash \\ control \u0001 line \u2028 lone \ud800',
+    };
+    const replacer = (_k: string, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v);
+    expect(jsonText(value, { indent: 2, replacer })).toBe(JSON.stringify(value, replacer, 2));
+    expect(jsonText(undefined)).toBeUndefined();
+    expect(() => jsonText({ big: 1n })).toThrow(TypeError);
+  });
+
+  it('R4-4: a cycle is a TypeError, as JSON.stringify says; a shared (non-cyclic) object is written twice', () => {
+    const loop: Record<string, unknown> = {};
+    loop.self = loop;
+    expect(() => jsonText(loop)).toThrow(/circular/);
+    const shared = { x: 1 };
+    expect(jsonText({ a: shared, b: [shared] })).toBe('{"a":{"x":1},"b":[{"x":1}]}');
+  });
+
+  it('R4-4: a chain 100,000 deep (where JSON.stringify overflows the stack) serializes and reads back, indented text linear in size', () => {
+    const deep = chain(100_000);
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    const text = jsonText(deep, { indent: 2 })!;
+    // each level is five lines (id, children, the element, two closers), none indented past the cap
+    expect(text.length).toBeLessThan(100_000 * (40 + 5 * 2 * MAX_INDENT_LEVELS));
+    let at = JSON.parse(text) as Link;
+    let depth = 1;
+    while (at.children.length > 0) {
+      at = at.children[0]!;
+      depth++;
+    }
+    expect([depth, at.id]).toEqual([100_000, 99_999]);
+    expect(jsonText(deep)).toBe(text.replace(/\n */g, '').replace(/": /g, '":'));
+  });
+});
