@@ -1,8 +1,17 @@
 import { spawnSync } from 'node:child_process';
 
 /** The read side's tests, by what they prove (shared by several files below). */
-const REPORT_FIGURES = ['test/lib/report/figures.test.ts', 'test/lib/report/figures-edges.test.ts'];
-const RENDER = ['test/lib/report/render.test.ts', 'test/lib/report/render/render-edges.test.ts'];
+const REPORT_FIGURES = [
+  'test/lib/report/figures.test.ts',
+  'test/lib/report/figures-edges.test.ts',
+  'test/lib/report/sessions.test.ts',
+  'test/lib/report/unreadable.test.ts',
+];
+const RENDER = [
+  'test/lib/report/render.test.ts',
+  'test/lib/report/render/render-edges.test.ts',
+  'test/lib/report/render/csv.test.ts',
+];
 const PAGE = ['test/lib/report/render/html.test.ts', 'test/lib/report/render/render-edges.test.ts'];
 const EXPORT_RUNS = ['test/lib/export/otlp-export.test.ts', 'test/lib/export/export-edges.test.ts'];
 
@@ -37,18 +46,22 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/render/csv.ts': RENDER,
   'lib/report/render/escape.ts': PAGE,
   'lib/report/render/html.ts': PAGE,
-  'lib/report/render/json.ts': ['test/bin/report.test.ts', 'test/lib/report/dialects.test.ts'],
+  'lib/report/render/json.ts': ['test/lib/report/render/json.test.ts', 'test/bin/report.test.ts'],
   'lib/report/render/labels.ts': [...RENDER, ...PAGE],
   'lib/report/render/style.ts': [...PAGE, 'test/lib/report/render/page.browser.test.ts'],
-  'lib/report/render/table.ts': [...RENDER, 'test/bin/report.test.ts'],
+  'lib/report/render/table.ts': ['test/lib/report/render/table.test.ts', ...RENDER, 'test/bin/report.test.ts'],
   'lib/export/handler.ts': ['test/functions/export.test.ts'],
   'lib/export/position.ts': [...EXPORT_RUNS, 'test/bin/cli-export-position.test.ts'],
   'lib/export/run.ts': [...EXPORT_RUNS, 'test/bin/cli-export-position.test.ts'],
   'lib/export/otlp/config.ts': ['test/lib/export/otlp-config.test.ts', 'test/bin/cli-export.test.ts'],
   'lib/export/otlp/ids.ts': ['test/lib/export/otlp-config.test.ts', 'test/lib/export/export-edges.test.ts'],
   'lib/export/otlp/spans.ts': EXPORT_RUNS,
+  'lib/export/otlp/body.ts': [...EXPORT_RUNS, 'test/bin/cli-export.test.ts'],
+  'lib/export/otlp/digest.ts': EXPORT_RUNS,
+  'lib/export/otlp/provider.ts': EXPORT_RUNS,
+  'lib/export/unreadable.ts': EXPORT_RUNS,
   'lib/export/otlp/transport.ts': [...EXPORT_RUNS, 'test/bin/cli-export.test.ts'],
-  'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/report.test.ts', 'test/bin/cli-export.test.ts'],
+  'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
 };
 
 /**

@@ -99,7 +99,7 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     const roots = receiver.spans.filter((s) => s.parentSpanId === '');
     const sent = roots.map((s) => s.attributes['subagent_context.turn_id']).sort();
     expect(sent).toEqual(Array.from({ length: turns }, (_, i) => `u${String(i).padStart(2, '0')}`));
-  });
+  }, 180_000); // 45 pages of reads, sends and position moves: seconds, more on a loaded machine's PGlite
 
   it('R3-10: moving a stored position is a compare-and-set too: a run whose position another export updated meanwhile stops, and the other value stands', async () => {
     const start = JSON.stringify({ changed: '2026-01-01T00:00:00.000000000Z', task_session_id: '', turn_key: '' });
@@ -134,6 +134,15 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     expect(receiver.requests.map((r) => r.answered)).toEqual([500, 500, 500, 500]);
     // a lower bound only: a loaded machine may take longer, never less (constant pauses: 0.6 s; ×1.5: 0.95 s)
     expect(elapsed).toBeGreaterThanOrEqual(1350);
+  });
+
+  it('R3-10: HTTP 429 is retried like a 5xx, never a refusal like another 4xx: 429 then 200 sends the batch', async () => {
+    await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
+    receiver.respond(429);
+    const summary = await exportWith({});
+    expect(receiver.requests.map((r) => r.answered)).toEqual([429, 200]);
+    expect(summary.spans).toBe(2);
+    expect(await storedPosition()).toBeDefined();
   });
 
   it('R3-10: trace and span ids are the documented derivation of the identity (fixed values computed outside the code)', async () => {
