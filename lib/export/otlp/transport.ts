@@ -91,7 +91,7 @@ interface Answer {
   body: Buffer;
 }
 
-/** Seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
+/** Seconds or an HTTP date (RFC 9110, section 10.2.3); undefined when absent or unreadable. */
 function retryAfterMillis(value: string | string[] | undefined): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined || text.trim() === '') return undefined;

@@ -295,7 +295,7 @@ const FAILED = new Set(['error', 'failed', 'cancelled']);
 const DRAWN_DEPTH = 8;
 
 /**
- * The status a person means (docs/page.md#trees): an async subagent's own `agent_status` (its tool
+ * The status a person means (docs/page.md#the-status): an async subagent's own `agent_status` (its tool
  * call completes at launch), else the tool call's `tool_status`; the other where one is missing.
  */
 export function nodeStatus(n: TreeNode): { status: string | null; column: 'agent_status' | 'tool_status' } {
