@@ -19,15 +19,15 @@ describe('flag values the CLI refuses (exit 2, the flag named)', () => {
     async (value) => {
       const run = await refused(['--by', 'task', `--limit=${value}`]);
       expect(run.code).toBe(EXIT.usage);
-      expect(run.stderr).toMatch(/^--limit needs a whole number of groups, at least 1/m);
+      expect(run.stderr).toMatch(/^--limit needs a positive count of groups, a whole number of at least 1/m);
       expect(run.stderr).toContain(`(got ${JSON.stringify(value)})`);
     },
   );
 
   it.each([['1e3'], ['0x10'], [' 5'], ['5.0'], ['0']])('R3-9: --trees %j is not a count', async (value) => {
-    const run = await refused([`--trees=${value}`]);
+    const run = await refused(['--json', `--trees=${value}`]);
     expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toMatch(/^--trees needs a whole number of turns, at least 1/m);
+    expect(run.stderr).toMatch(/^--trees needs a positive count of turns, a whole number of at least 1/m);
   });
 
   it.each([['-1'], [''], [' '], ['abc'], ['Infinity'], ['NaN']])(
@@ -39,12 +39,12 @@ describe('flag values the CLI refuses (exit 2, the flag named)', () => {
     },
   );
 
-  it.each([['yesterday'], ['2026-08-12'], ['2026-08-12T13:00:00'], ['']])(
+  it.each([['yesterday'], ['2026-08-12T13:00:00'], ['2026-8-12'], ['']])(
     'R3-5: --since %j is not an RFC 3339 instant with an offset',
     async (value) => {
       const run = await refused([`--since=${value}`]);
       expect(run.code).toBe(EXIT.usage);
-      expect(run.stderr).toMatch(/^--since needs an RFC 3339 instant with an offset/m);
+      expect(run.stderr).toMatch(/^--since needs an RFC 3339 instant with an offset or a date \(UTC midnight\)/m);
     },
   );
 

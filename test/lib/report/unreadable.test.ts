@@ -178,8 +178,8 @@ describe.each(TARGETS)('R4-3 on %s: one odd value never fails a report', (target
               ['2026-08-12', 1],
             ]
           : [
-              ['2026-08-12', 2],
               ['2026-08-11', 1],
+              ['2026-08-12', 2],
             ],
       );
 
