@@ -523,6 +523,9 @@ describe.each(TARGETS)('issue 34: messages on %s', (name) => {
 
   it('health --full: the acknowledged shortfall apart from the open one, exit 0 when nothing is open', async () => {
     await cli('migrate', '--database-url', t.url);
+    // capture_since has microseconds and Date.now() only milliseconds: a read in the same
+    // millisecond as migrate's could fall before capture_since, so step past it first
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const now = BigInt(Date.now()) * 1000n; // after migrate: after capture_since
     await seedRow(t.db, { observedAt: now, toolCallId: 'kept' });
     await seedMessage(t.db, { createdAt: now, toolCallId: 'kept' });
