@@ -24,7 +24,7 @@ export function parseStoredTimestamp(text: string): Micros | undefined {
 }
 
 /** 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999999Z: what every stored and key form can write. */
-const MIN_INSTANT: Micros = -62_135_596_800_000_000n;
+export const MIN_INSTANT: Micros = -62_135_596_800_000_000n;
 const MAX_INSTANT: Micros = 253_402_300_799_999_999n;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

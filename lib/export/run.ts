@@ -24,7 +24,7 @@ import {
   type SentTurn,
   type StoredPosition,
 } from './position.js';
-import { unreadableTurn, unreadableUpdatedAt } from './unreadable.js';
+import { unreadableTurn } from './unreadable.js';
 
 /*
  * `subagent-context export --otlp` (docs/otlp.md, R3-10, R4-8): reads turns in the tree reader's
@@ -96,7 +96,11 @@ export interface ExportSummary {
   rejected_message?: string;
   /** turns left out because a value could not be read (R4-3) */
   skipped: SkippedTurn[];
-  /** values left out of spans, by column, because they are not what the column means (R4-3) */
+  /**
+   * values that could not be read, by column (R4-3): metrics of the turns sent, left out of their
+   * spans; `settled_at` (read as not settled) and `updated_at` (the turn placed by its other rows'
+   * or its observed_at) of every turn read
+   */
   unreadable: Record<string, number>;
   /** false: stopped early (keepGoing), more turns may be waiting */
   complete: boolean;
@@ -261,10 +265,12 @@ export async function runExport(
       cursor === undefined && state.position !== undefined
         ? { changedAfter: state.position.changed - lookback }
         : { after: cursor };
-    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns }).catch(
-      async (err: unknown) => {
-        throw (await unreadableUpdatedAt(db, err)) ?? err;
-      },
+    const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
+    // R4-3: the listed turns' times that could not be read (trees.ts ListedTurn), counted per turn sent.
+    const unreadableTimes = new Map(
+      keys
+        .filter((k) => k.unreadable.updated_at + k.unreadable.settled_at > 0)
+        .map((k) => [turnKeyDigest(k.task_session_id, k.turn_key), k.unreadable]),
     );
     for (let at = 0; at < keys.length; at += options.pageTurns) {
       if (options.keepGoing && !options.keepGoing()) {
@@ -286,6 +292,9 @@ export async function runExport(
         const spans = turnSpans(turn.tree, { ...make, unreadable });
         const digest = spans.length === 0 ? '' : turnDigest(spans);
         const turnKey = turnKeyDigest(turn.position.task_session_id, turn.position.turn_key);
+        // Counted for every turn read, sent or not: an unsettled-looking turn is otherwise never seen.
+        for (const [column, n] of Object.entries(unreadableTimes.get(turnKey) ?? {}))
+          if (n > 0) summary.unreadable[column] = (summary.unreadable[column] ?? 0) + n;
         const known = state.sent.get(turnKey);
         const entry: SentTurn = { digest, changed: turn.position.changed };
         if (known !== undefined && known.digest === digest) {

@@ -1,6 +1,5 @@
 import { TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
-import { SubagentContextError } from '../errors.js';
 import type { TurnPosition } from '../report/trees.js';
 import { terminalSafe } from '../terminal-text.js';
 import { parseStoredTimestamp } from '../time.js';
@@ -51,32 +50,4 @@ export async function unreadableTurn(db: Queryable, key: TurnPosition): Promise<
     }
   }
   return reasons.length === 0 ? undefined : reasons.join('; ');
-}
-
-export class ExportReadError extends SubagentContextError {
-  override readonly name = 'ExportReadError';
-}
-
-/**
- * The listing of turns in `changed` order (each turn's newest updated_at) failed: when a row's
- * updated_at is unreadable, say which rows and how to fix them, instead of the reader's bare
- * "unreadable timestamp". The tree reader orders turns by that column, so the export cannot place
- * such a turn (docs/otlp.md#unreadable-values); the rows are found by one diagnostic read of the
- * column. Undefined: no updated_at is unreadable (the failure is something else).
- */
-export async function unreadableUpdatedAt(db: Queryable, cause: unknown): Promise<ExportReadError | undefined> {
-  const rows = await db.query(`SELECT task_session_id, turn_id, tool_call_id, updated_at FROM ${TABLE}`);
-  const bad = rows.filter((row) => !readable(row.updated_at) || row.updated_at === null);
-  if (bad.length === 0) return undefined;
-  const named = bad
-    .slice(0, 5)
-    .map(
-      (row) =>
-        `session ${shown(row.task_session_id)}, turn ${row.turn_id === null ? '(none)' : shown(row.turn_id)}, tool call ${shown(row.tool_call_id)}: ${shown(row.updated_at)}`,
-    )
-    .join('; ');
-  return new ExportReadError(
-    `the export orders turns by their newest updated_at, which is not an instant in ${bad.length} row(s) of ${TABLE} (${named}${bad.length > 5 ? '; …' : ''}); set those rows' updated_at to an instant (e.g. their observed_at) and run again: the export resumes from its position`,
-    { cause },
-  );
 }

@@ -1,7 +1,7 @@
 import { TABLE } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
-import { formatCanonical, formatRfc3339, type Micros, parseStoredTimestamp } from '../time.js';
+import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
 import type { TreeNode, TurnTree } from './document.js';
 import { METRIC_RANGE } from './sql.js';
 
@@ -49,6 +49,14 @@ export interface TreeFilter {
    * lag: a write that commits late cannot land behind a position already stored).
    */
   changedUntil?: Micros;
+}
+
+/**
+ * A turn in `changed` order, with how many of its rows' times could not be read (R4-3): an
+ * unreadable updated_at places the turn by its other times, an unreadable settled_at reads as not settled.
+ */
+export interface ListedTurn extends TurnPosition {
+  unreadable: { updated_at: number; settled_at: number };
 }
 
 export interface ChangedTurn {
@@ -189,8 +197,19 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   if (filter.changedAfter !== undefined) turnWhere.push(`turn_changed > ${bind.time(filter.changedAfter)}`);
   if (filter.changedUntil !== undefined) turnWhere.push(`turn_changed <= ${bind.time(filter.changedUntil)}`);
   const limit = filter.limit === undefined ? '' : ` LIMIT ${bind.value(filter.limit)}`;
-  const sql = `SELECT task_session_id, turn_key, turn_changed FROM (
-  SELECT task_session_id, COALESCE(turn_id, '') AS turn_key, MAX(${d.comparable('updated_at')}) AS turn_changed
+  // R4-3: a turn is placed by its newest readable updated_at; where none of its rows has one
+  // (PostgreSQL infinity, SQLite 'garbage'), by its newest readable observed_at; where neither is
+  // readable, at the first instant (0001-01-01), so the export reaches it at once, skips and names
+  // it (its rows cannot be read) and moves on. An unreadable updated_at never stops the listing.
+  const updated = d.readableInstant('updated_at');
+  const floor = bind.time(MIN_INSTANT);
+  // Counted here, once per turn listed: the tree reader reads an unreadable settled_at as not settled.
+  const unreadable = (c: string, readable: string) =>
+    `SUM(CASE WHEN ${c} IS NOT NULL AND ${readable} IS NULL THEN 1 ELSE 0 END) AS unreadable_${c}`;
+  const sql = `SELECT task_session_id, turn_key, turn_changed, unreadable_updated_at, unreadable_settled_at FROM (
+  SELECT task_session_id, COALESCE(turn_id, '') AS turn_key,
+    COALESCE(MAX(${updated}), MAX(${d.readableInstant('observed_at')}), ${floor}) AS turn_changed,
+    ${unreadable('updated_at', updated)}, ${unreadable('settled_at', d.readableInstant('settled_at'))}
   FROM ${TABLE}${whereClause(where)}
   GROUP BY task_session_id, COALESCE(turn_id, '')
 ) turns${whereClause(turnWhere)}
@@ -371,12 +390,13 @@ const turnKeyOf = (session: unknown, turnKey: unknown) => `${String(session)}\u0
  * `changed` order: the next turns (after `filter.after`, up to `filter.changedUntil`, at most
  * `filter.limit`) with their positions; one statement for the keys, one for their rows.
  */
-export async function listChangedTurns(db: Queryable, filter: TreeFilter): Promise<TurnPosition[]> {
+export async function listChangedTurns(db: Queryable, filter: TreeFilter): Promise<ListedTurn[]> {
   const list = changedListStatement(db, filter);
   return (await db.query(list.sql, list.params)).map((r) => ({
     changed: instantOf(r.turn_changed),
     task_session_id: String(r.task_session_id),
     turn_key: String(r.turn_key),
+    unreadable: { updated_at: Number(r.unreadable_updated_at), settled_at: Number(r.unreadable_settled_at) },
   }));
 }
 

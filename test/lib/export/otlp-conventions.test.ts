@@ -4,6 +4,7 @@ import { resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { createOtlpSink } from '../../../lib/export/otlp/transport.js';
 import { POSITION_KEY } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
+import { listChangedTurns } from '../../../lib/report/trees.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
 import { insertRows } from '../../support/subagent-rows.js';
@@ -158,18 +159,90 @@ describe.each(TARGETS)('R4-3, R4-4 the export on odd and huge turns on %s', (tar
     },
   );
 
-  it('R4-3: an updated_at that is not an instant (the order turns are read in) stops the export with the row named and how to fix it', async () => {
+  const cast = target === 'sqlite' ? '$1' : '$1::timestamp';
+  const setTime = (column: string, value: unknown, toolCallId: string) =>
+    t.db.query(`UPDATE task_session_subagents SET ${column} = ${cast} WHERE tool_call_id = '${toolCallId}'`, [value]);
+
+  it.each(UNREADABLE[dialect]!)(
+    'R4-3: a turn whose only updated_at is %s is placed by its observed_at, sent, counted in unreadable.updated_at; the listing goes on',
+    async (_label, value) => {
+      await insertRows(t.db, [
+        { tool_call_id: 'good', turn_id: 'u1', observed_at: T(1), settled_at: T(2) },
+        { tool_call_id: 'odd', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
+        { tool_call_id: 'later', turn_id: 'u3', observed_at: T(5), settled_at: T(6), updated_at: T(7) },
+      ]);
+      await setTime('updated_at', value, 'odd');
+      // a settle lag of 60 s from now: PostgreSQL infinity, read as an instant, would never pass it
+      const summary = await r.exportTo(t.db, { settleSeconds: 60 });
+      expect(summary).toMatchObject({ new: 3, spans: 6, skipped: [], unreadable: { updated_at: 1 } });
+      expect(new Set(r.receiver().spans.map((s) => s.attributes['subagent_context.turn_id']))).toEqual(
+        new Set(['u1', 'u2', 'u3']),
+      );
+      // the next run sends nothing new and still names the value in its window
+      expect(await r.exportTo(t.db, { settleSeconds: 60 })).toMatchObject({ spans: 0, unreadable: { updated_at: 1 } });
+    },
+  );
+
+  it('R4-3: a turn with one unreadable updated_at among readable ones is placed by the newest readable one', async () => {
     await insertRows(t.db, [
-      { tool_call_id: 'good', turn_id: 'u1', observed_at: T(1), settled_at: T(2) },
-      { tool_call_id: 'odd', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
+      { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1), settled_at: T(2), updated_at: T(30) },
+      { tool_call_id: 'b', turn_id: 'u1', observed_at: T(3), settled_at: T(4), updated_at: T(31) },
+      { tool_call_id: 'c', turn_id: 'u2', observed_at: T(5), settled_at: T(6), updated_at: T(40) },
     ]);
-    const [cast, value] = target === 'sqlite' ? ['$1', ''] : ['$1::timestamp', '-infinity'];
-    await t.db.query(`UPDATE task_session_subagents SET updated_at = ${cast} WHERE tool_call_id = 'odd'`, [value]);
-    const error = await r.exportTo(t.db).catch((e: unknown) => e);
-    expect((error as Error).message).toBe(
-      `the export orders turns by their newest updated_at, which is not an instant in 1 row(s) of task_session_subagents (session "s1", turn "u2", tool call "odd": ${JSON.stringify(value)}); set those rows' updated_at to an instant (e.g. their observed_at) and run again: the export resumes from its position`,
-    );
+    await setTime('updated_at', UNREADABLE[dialect]![1]![1], 'b');
+    expect(await listChangedTurns(t.db, {})).toEqual([
+      {
+        task_session_id: 's1',
+        turn_key: 'u1',
+        changed: parseRfc3339(T(30)),
+        unreadable: { updated_at: 1, settled_at: 0 },
+      },
+      {
+        task_session_id: 's1',
+        turn_key: 'u2',
+        changed: parseRfc3339(T(40)),
+        unreadable: { updated_at: 0, settled_at: 0 },
+      },
+    ]);
+    expect(await r.exportTo(t.db)).toMatchObject({ turns: 2, unreadable: { updated_at: 1 } });
   });
+
+  it('R4-3: a turn with no readable time at all is listed first, skipped and named; the turns after it go out', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'odd', turn_id: 'u1', observed_at: T(1), settled_at: T(2) },
+      { tool_call_id: 'good', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
+    ]);
+    const [value] = UNREADABLE[dialect]![0]!.slice(1);
+    await setTime('updated_at', value, 'odd');
+    await setTime('observed_at', value, 'odd');
+    const summary = await r.exportTo(t.db);
+    expect(summary).toMatchObject({
+      turns: 1,
+      skipped: [{ task_session_id: 's1', turn_id: 'u1', reason: expect.stringMatching(/^observed_at unreadable/) }],
+    });
+    expect(r.receiver().spans.flatMap((s) => s.attributes['subagent_context.tool_call_id'] ?? [])).toEqual(['good']);
+  });
+
+  it.each(UNREADABLE[dialect]!)(
+    'R4-3: a settled_at of %s reads as not settled (no span without --open-spans) and is counted in unreadable.settled_at',
+    async (_label, value) => {
+      await insertRows(t.db, [
+        { tool_call_id: 'odd', turn_id: 'u1', observed_at: T(1), settled_at: T(2) },
+        { tool_call_id: 'good', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
+      ]);
+      await setTime('settled_at', value, 'odd');
+      expect(await r.exportTo(t.db, { position: 'none' })).toMatchObject({
+        turns: 1,
+        skipped: [],
+        unreadable: { settled_at: 1 },
+      });
+      expect(r.receiver().spans.flatMap((s) => s.attributes['subagent_context.tool_call_id'] ?? [])).toEqual(['good']);
+      const open = await r.exportTo(t.db, { position: 'none', openSpans: true });
+      expect(open).toMatchObject({ turns: 2, unreadable: { settled_at: 1 } });
+      const span = r.receiver().spans.find((s) => s.attributes['subagent_context.tool_call_id'] === 'odd')!;
+      expect(span.attributes['subagent_context.settled']).toBe(false);
+    },
+  );
 
   /** One statement: a turn of `n` rows, each the child of the previous (chain) or of one root (width). */
   const insertTurn = async (n: number, shape: 'chain' | 'width') => {
