@@ -3,6 +3,7 @@ import {
   type Figures,
   type Group,
   type GroupBy,
+  NOTHING_UNREADABLE,
   type ReportDocument,
   reportDocument,
   type TreeNode,
@@ -269,14 +270,7 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
             tool_call_id: hostile ? `${HOSTILE}${i}` : `toolu_missing_${i}`,
           }))
         : [],
-      unreadable: {
-        total_tokens: 0,
-        tool_use_count: 0,
-        duration_ms: 0,
-        observed_at: 0,
-        cost_subcents: 0,
-        occurred_at: 0,
-      },
+      unreadable: { ...NOTHING_UNREADABLE },
       lower_bound_sessions: 2,
       notes: [hostile ? HOSTILE : 'Sessions with activity before capture_since have a fan-out that is a lower bound.'],
     },

@@ -200,6 +200,7 @@ async function readFigures(
         tool_use_count: int(row.u_tool_use_count),
         duration_ms: int(row.u_duration_ms),
         observed_at: int(row.u_observed_at),
+        settled_at: int(row.u_settled_at),
         cost_subcents: int(row.u_cost_subcents),
         occurred_at: int(row.u_occurred_at),
       };

@@ -132,6 +132,8 @@ export const completeness = z.object({
      * without a time filter, in no window with one, never in a day, first/last_observed_at or tree
      */
     observed_at: count,
+    /** rows whose settled_at is not an instant: not counted as settled (R4-3), not settled in a tree */
+    settled_at: count,
     /** cost events (office_cost_events) whose cost_subcents is not an integer in −2^31 … 2^31 − 1 */
     cost_subcents: count,
     /** cost events whose occurred_at is not an instant: summed without a time filter, in no window with one */
@@ -268,6 +270,17 @@ export const reportDocument = z.object({
 export type Figures = z.infer<typeof figures>;
 export type Group = z.infer<typeof group>;
 export type Completeness = z.infer<typeof completeness>;
+
+/** R4-3: every value read (each column of `completeness.unreadable` at 0). */
+export const NOTHING_UNREADABLE: Readonly<Completeness['unreadable']> = Object.freeze({
+  total_tokens: 0,
+  tool_use_count: 0,
+  duration_ms: 0,
+  observed_at: 0,
+  settled_at: 0,
+  cost_subcents: 0,
+  occurred_at: 0,
+});
 export type TurnTree = z.infer<typeof turnTree>;
 export type ReportDocument = z.infer<typeof reportDocument>;
 export type Series = z.infer<typeof series>;

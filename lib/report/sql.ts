@@ -109,12 +109,15 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
   if (scope.until !== undefined) window.push(`observed < ${p.instant(scope.until)}`);
   const readable = (c: string) => d.readableInteger(`r.${c}`, ...METRIC_RANGE);
   const observed = d.readableInstant('r.observed_at');
+  // R4-3: a settled_at that is not an instant is not a settlement (counted in u_settled_at).
+  const settled = d.readableInstant('r.settled_at');
   const levels = levelsOf(scope);
   const day = levels.includes('day')
     ? `, CASE WHEN ${observed} IS NOT NULL THEN ${d.utcDay('r.observed_at')} END AS day`
     : '';
   const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
-    r.subagent_type, r.model, r.tool_status, r.is_async, r.source, r.settled_at,
+    r.subagent_type, r.model, r.tool_status, r.is_async, r.source, ${settled} AS settled_at,
+    ${unreadableFlag('r.settled_at', settled)} AS u_settled_at,
     ${METRICS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
     ${METRICS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
     CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known,
@@ -147,7 +150,7 @@ leveled AS (
 /** R4-3: the totals scope's unreadable values per column (docs/report.md#unreadable-values). */
 function unreadableRows(): string {
   return `unreadable AS (
-  SELECT ${METRICS.map((c) => `COALESCE(SUM(in_window * u_${c}), 0) AS u_${c}`).join(', ')},
+  SELECT ${[...METRICS, 'settled_at'].map((c) => `COALESCE(SUM(in_window * u_${c}), 0) AS u_${c}`).join(', ')},
     COALESCE(SUM(CASE WHEN observed IS NULL THEN 1 ELSE 0 END), 0) AS u_observed_at
   FROM rows_in
 )`;
@@ -363,7 +366,7 @@ SELECT k.lvl, k.gnull, k.gkey,
   f.first_observed, f.last_observed,
   ${title} AS title, ${started} AS started,
   k.lower_bound, k.lower_bound_sessions, COALESCE(f.orphan_rows, 0) AS orphan_rows,
-  ${METRICS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at,
+  ${METRICS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at, u.u_settled_at,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'}
 FROM (
   SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,

@@ -1,4 +1,4 @@
-import type { Figures, Group, ReportDocument } from '../../lib/report/document.js';
+import { type Figures, type Group, NOTHING_UNREADABLE, type ReportDocument } from '../../lib/report/document.js';
 
 /** Figures of one scope, every sum unreported unless overridden: the renderers' input, written by hand. */
 export function figures(overrides: Partial<Figures> = {}): Figures {
@@ -51,14 +51,7 @@ export function reportDoc(
       verified_through: null,
       shortfall: { open: false, count: 0, checked: true },
       missing: [],
-      unreadable: {
-        total_tokens: 0,
-        tool_use_count: 0,
-        duration_ms: 0,
-        observed_at: 0,
-        cost_subcents: 0,
-        occurred_at: 0,
-      },
+      unreadable: { ...NOTHING_UNREADABLE },
       lower_bound_sessions: 0,
       notes: [],
       ...completeness,

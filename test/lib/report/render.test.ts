@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import type { Figures, ReportDocument } from '../../../lib/report/document.js';
+import { type Figures, NOTHING_UNREADABLE, type ReportDocument } from '../../../lib/report/document.js';
 import { reportJsonSchema } from '../../../lib/report/json-schema.js';
 import { CSV_COLUMNS, renderReportCsv } from '../../../lib/report/render/csv.js';
 import { renderReportTable, wantsColor } from '../../../lib/report/render/table.js';
@@ -47,14 +47,7 @@ function doc(overrides: Partial<Figures> = {}): ReportDocument {
       verified_through: null,
       shortfall: { open: false, count: 0, checked: false },
       missing: [],
-      unreadable: {
-        total_tokens: 0,
-        tool_use_count: 0,
-        duration_ms: 0,
-        observed_at: 0,
-        cost_subcents: 0,
-        occurred_at: 0,
-      },
+      unreadable: { ...NOTHING_UNREADABLE },
       lower_bound_sessions: 0,
       notes: ['a note\nthat tries a second line'],
     },

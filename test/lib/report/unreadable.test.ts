@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../../lib/cli/exit-codes.js';
 import type { Queryable } from '../../../lib/db/database.js';
 import type { Group, ReportDocument } from '../../../lib/report/document.js';
-import { reportDocument } from '../../../lib/report/document.js';
+import { NOTHING_UNREADABLE, reportDocument } from '../../../lib/report/document.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { runCliJson } from '../../support/cli-run.js';
 import { insertRows } from '../../support/subagent-rows.js';
@@ -26,11 +26,12 @@ const A = '2026-08-11T10:00:00.000001Z';
 const B = '2026-08-12T10:00:00.000002Z';
 const ODD = '2026-08-12T11:00:00.000003Z';
 
-const NONE = { total_tokens: 0, tool_use_count: 0, duration_ms: 0, observed_at: 0, cost_subcents: 0, occurred_at: 0 };
+const NONE = NOTHING_UNREADABLE;
 
-/** The figures of the store with every value readable (a: 100, 3, 1000 ms; b: 200, 4, 3000 ms; odd: 50, 5, 2000 ms). */
+/** The figures of the store with every value readable (a: 100, 3, 1000 ms; b: 200, 4, 3000 ms; odd: 50, 5, 2000 ms; each settled). */
 const EXACT = {
   subagents: 3,
+  settled: 3,
   tokens: { sum: 350, reported: 3 },
   tool_uses: { sum: 12, reported: 3 },
   duration_ms: { reported: 3, p50: 2000, p95: 3000, max: 3000 },
@@ -63,6 +64,8 @@ const NO_ODD_TOOLS = { tool_uses: { sum: 7, reported: 2 } };
 const NO_ODD_DURATION = { duration_ms: { reported: 2, p50: 1000, p95: 3000, max: 3000 } };
 /** a row without an instant: still a subagent with its metrics, in no window, day or tree */
 const NO_ODD_INSTANT = { last_observed_at: B };
+/** a settled_at that is not an instant is no settlement: the row counts as running */
+const NO_ODD_SETTLED = { settled: 2 };
 
 const CASES: readonly OddCase[] = [
   { column: 'total_tokens', value: '9007199254740993', on: SQLITE, expect: NO_ODD_TOKENS },
@@ -89,6 +92,11 @@ const CASES: readonly OddCase[] = [
   { column: 'observed_at', value: "'-infinity'", on: POSTGRES, expect: NO_ODD_INSTANT },
   { column: 'observed_at', value: "'294276-01-01 00:00:00'", on: POSTGRES, expect: NO_ODD_INSTANT },
   { column: 'observed_at', value: "'0044-03-15 12:00:00 BC'", on: POSTGRES, expect: NO_ODD_INSTANT },
+  { column: 'settled_at', value: "'garbage'", on: SQLITE, expect: NO_ODD_SETTLED },
+  { column: 'settled_at', value: "''", on: SQLITE, expect: NO_ODD_SETTLED },
+  { column: 'settled_at', value: '1700000000', on: SQLITE, expect: NO_ODD_SETTLED },
+  { column: 'settled_at', value: "'infinity'", on: POSTGRES, expect: NO_ODD_SETTLED },
+  { column: 'settled_at', value: "'0044-03-15 12:00:00 BC'", on: POSTGRES, expect: NO_ODD_SETTLED },
   { column: 'cost_subcents', value: '9007199254740993', on: SQLITE, expect: { cost_subcents: 100 } },
   { column: 'cost_subcents', value: "'x'", on: SQLITE, expect: { cost_subcents: 100 } },
   {
@@ -107,9 +115,33 @@ const dialectOf = (target: TargetName): Dialect => (target === 'sqlite' ? 'sqlit
 async function seedStore(db: Queryable): Promise<void> {
   const row = { task_session_id: 's1', task_id: 't1', turn_id: 'u1' };
   await insertRows(db, [
-    { ...row, tool_call_id: 'a', total_tokens: 100, tool_use_count: 3, duration_ms: 1000, observed_at: A },
-    { ...row, tool_call_id: 'b', total_tokens: 200, tool_use_count: 4, duration_ms: 3000, observed_at: B },
-    { ...row, tool_call_id: 'odd', total_tokens: 50, tool_use_count: 5, duration_ms: 2000, observed_at: ODD },
+    {
+      ...row,
+      tool_call_id: 'a',
+      total_tokens: 100,
+      tool_use_count: 3,
+      duration_ms: 1000,
+      observed_at: A,
+      settled_at: A,
+    },
+    {
+      ...row,
+      tool_call_id: 'b',
+      total_tokens: 200,
+      tool_use_count: 4,
+      duration_ms: 3000,
+      observed_at: B,
+      settled_at: B,
+    },
+    {
+      ...row,
+      tool_call_id: 'odd',
+      total_tokens: 50,
+      tool_use_count: 5,
+      duration_ms: 2000,
+      observed_at: ODD,
+      settled_at: ODD,
+    },
   ]);
   const at = db.dialect.encodeTimestamp(parseRfc3339(B)!);
   for (const [id, subcents] of [

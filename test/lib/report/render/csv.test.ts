@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
+import { NOTHING_UNREADABLE } from '../../../../lib/report/document.js';
 import { CSV_COLUMNS, renderReportCsv } from '../../../../lib/report/render/csv.js';
 import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from '../../../../lib/report/render/labels.js';
 import { figures, group, reportDoc } from '../../../support/report-document.js';
@@ -82,14 +83,7 @@ describe('report --csv (R4-6: one table)', () => {
     expect(rows[0]).toMatchObject({ by: 'totals', key: '', subagents: '7' });
   });
   it('R4-3, R4-7: the unreadable counts are a JSON cell, orphan_rows the last column', () => {
-    const unreadable = {
-      total_tokens: 2,
-      tool_use_count: 0,
-      duration_ms: 1,
-      observed_at: 0,
-      cost_subcents: 0,
-      occurred_at: 0,
-    };
+    const unreadable = { ...NOTHING_UNREADABLE, total_tokens: 2, duration_ms: 1 };
     const { comments, header, rows } = read(renderReportCsv(reportDoc([group({ orphan_rows: 4 })], { unreadable })));
     const cell = comments.find((c) => c[0]!.startsWith('# unreadable: '))![0]!;
     expect(JSON.parse(cell.slice('# unreadable: '.length))).toEqual(unreadable);

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { NOTHING_UNREADABLE } from '../../../../lib/report/document.js';
 import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from '../../../../lib/report/render/labels.js';
 import { renderReportTable } from '../../../../lib/report/render/table.js';
 import { group, reportDoc } from '../../../support/report-document.js';
@@ -112,14 +113,7 @@ describe('report table (R4-2: terminal safety; labels and units)', () => {
     expect(text).toContain('postgres://u:p@h/d  Rotate password: hunter2 in prod');
   });
   it('R4-3, R4-7: unreadable values are named per column, orphan rows in the totals and a column of their own', () => {
-    const unreadable = {
-      total_tokens: 2,
-      tool_use_count: 0,
-      duration_ms: 0,
-      observed_at: 1,
-      cost_subcents: 0,
-      occurred_at: 0,
-    };
+    const unreadable = { ...NOTHING_UNREADABLE, total_tokens: 2, observed_at: 1 };
     const text = table(reportDoc([group({ orphan_rows: 3 })], { unreadable }, { orphan_rows: 3 }));
     expect(text).toMatch(/^unreadable\s+total_tokens 2, observed_at 1 \(not reported for their figures\)$/m);
     expect(text).toMatch(/^orphan rows\s+3 \(subagent rows whose session is not in task_sessions\)$/m);
