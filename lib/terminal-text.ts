@@ -12,8 +12,6 @@
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-const UNSAFE_ANY = new RegExp(UNSAFE.source);
-
 function visible(char: string): string {
   const code = char.charCodeAt(0);
   return code < 0x100
@@ -25,7 +23,11 @@ export function terminalSafe(text: string): string {
   return text.replace(UNSAFE, visible);
 }
 
-/** Whether printing `text` on a terminal as it is would be safe (nothing terminalSafe would change). */
-export function isTerminalSafe(text: string): boolean {
-  return !UNSAFE_ANY.test(text);
+/**
+ * A diagnostic of several lines (an error, a note, a usage message) whose text may quote the host,
+ * a server or a flag value: LF stays a line break (the program's own), every other code point
+ * terminalSafe escapes is shown escaped, so no quoted text can move the cursor or forge a line's start.
+ */
+export function terminalSafeLines(text: string): string {
+  return text.split('\n').map(terminalSafe).join('\n');
 }

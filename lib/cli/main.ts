@@ -13,6 +13,7 @@ import { checkPositionKey, POSITION_KEY, PositionError } from '../export/positio
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redact, redactText } from '../redact.js';
+import { terminalSafeLines } from '../terminal-text.js';
 import { wantsColor } from '../report/render/table.js';
 import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
@@ -195,7 +196,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     if (command !== undefined && COMMANDS.has(command)) checkFlagsApply(command, parsed.given, parsed.values);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`${err.message}\n\n${HELP_POINTER}\n`);
+    io.stderr.write(`${terminalSafeLines(err.message)}\n\n${HELP_POINTER}\n`);
     return EXIT.usage;
   }
   const { values, positionals } = parsed;
@@ -326,7 +327,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     const outcome = await run();
     // R4-5: a read-only command says how it read a SQLite store (whether SQLite made files to read it)
     const readNote = db?.readNote === undefined ? [] : [`the SQLite store was ${db.readNote}`];
-    for (const note of [...readNote, ...(outcome.notes ?? [])]) io.stderr.write(`note: ${note}\n`);
+    for (const note of [...readNote, ...(outcome.notes ?? [])]) io.stderr.write(`note: ${terminalSafeLines(note)}\n`);
     if (outcome.data) rawIo.stdout.write(values.json ? jsonDocument(outcome.result) : `${outcome.text}\n`);
     // a JSON document is redacted value by value before it is serialised, so it stays valid JSON
     else if (values.json) rawIo.stdout.write(jsonDocument(redact(outcome.result)));
@@ -334,15 +335,15 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`${err.message}\n\n${positionals.length === 0 ? USAGE : HELP_POINTER}\n`);
+      io.stderr.write(`${terminalSafeLines(err.message)}\n\n${positionals.length === 0 ? USAGE : HELP_POINTER}\n`);
       return EXIT.usage;
     }
     await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool
     db = undefined;
     const { message, exitCode, name } = await describeFailure(err, { localPostgres, dialect });
     if (values.json) rawIo.stdout.write(jsonDocument({ error: redactText(message), name }));
-    io.stderr.write(`subagent-context: ${message}\n`);
-    if (created !== undefined) io.stderr.write(`note: ${discardCreatedStore(created)}\n`);
+    io.stderr.write(`subagent-context: ${terminalSafeLines(message)}\n`);
+    if (created !== undefined) io.stderr.write(`note: ${terminalSafeLines(discardCreatedStore(created))}\n`);
     return exitCode;
   } finally {
     await db?.close();

@@ -1,6 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isTerminalSafe, terminalSafe } from '../../lib/terminal-text.js';
+import { terminalSafe, terminalSafeLines } from '../../lib/terminal-text.js';
+
+/**
+ * The oracle, written here from the rule (docs/report.md#terminal-safety), not taken from the code:
+ * C0, DEL, C1, U+061C, U+200E, U+200F, U+202A…U+202E, U+2066…U+2069.
+ */
+const isTerminalSafe = (text: string): boolean =>
+  [...text].every((c) => {
+    const u = c.codePointAt(0)!;
+    return !(
+      u <= 0x1f ||
+      (u >= 0x7f && u <= 0x9f) ||
+      u === 0x61c ||
+      u === 0x200e ||
+      u === 0x200f ||
+      (u >= 0x202a && u <= 0x202e) ||
+      (u >= 0x2066 && u <= 0x2069)
+    );
+  });
 
 // R4-2 (docs/report.md#terminal-safety): what a terminal would obey, and what it shows instead.
 const ESCAPED: [string, string, string][] = [
@@ -46,6 +64,22 @@ describe('terminal-text.ts: host text on a terminal (R4-2)', () => {
         // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
         expect(shown).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
         expect(isTerminalSafe(shown)).toBe(true);
+      }),
+    );
+  });
+
+  it('R4-2: a diagnostic keeps its own line breaks and shows every other control escaped', () => {
+    expect(terminalSafeLines('no such task "a\u001b[2J"\n\nsee --help\r\u202e')).toBe(
+      'no such task "a\\x1B[2J"\n\nsee --help\\x0D\\u202E',
+    );
+  });
+
+  it('R4-2: for any string, a diagnostic holds nothing unsafe but its line breaks', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) }), (s) => {
+        const lines = terminalSafeLines(s).split('\n');
+        expect(lines.length).toBe(s.split('\n').length);
+        for (const line of lines) expect(isTerminalSafe(line)).toBe(true);
       }),
     );
   });
