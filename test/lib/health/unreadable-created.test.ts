@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { HealthKind } from '../../../lib/health/report.js';
+import { formatKey } from '../../../lib/time.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
+import { at, check, MINUTE, SECOND, seedMessage, seedRow, setCaptureSince } from './seed.js';
+
+/*
+ * R4-3 for the health check: the host's task_session_messages has no CHECKs either, so a message's
+ * created_at can hold a value that is not an instant. Such a message has no place in time: it is in
+ * no window of either kind (docs/health.md), and it never makes the check fail. Where the full
+ * audit's history puts it depends on how the dialect orders the stored value (docs/health.md says
+ * so); that part is not asserted here.
+ */
+
+const SINCE = at('2026-08-12T12:00:00Z');
+const NOW = SINCE + 120n * MINUTE;
+const LIVE = SINCE + 10n * MINUTE;
+
+const ODD: Record<'sqlite' | 'postgres', string[]> = {
+  sqlite: ["'garbage'", "''", '1700000000', "'10000-01-01 00:00:00+00:00'"],
+  postgres: ["'infinity'", "'-infinity'", "'294276-01-01 00:00:00'", "'0044-03-15 12:00:00 BC'"],
+};
+
+describe.each(TARGET_FIXTURES)('R4-3: health on %s, %s host schema, with an unreadable created_at', (name, fixture) => {
+  const t = useTestDatabase(name, { fixture });
+  const dialect = name === 'sqlite' ? 'sqlite' : 'postgres';
+
+  describe.each(['scheduled', 'full'] as HealthKind[])('%s', (kind) => {
+    it.each(ODD[dialect])('R4-3: a message created at %s is in no window and fails nothing', async (value) => {
+      await setCaptureSince(t.db, formatKey(SINCE));
+      await seedMessage(t.db, { toolCallId: 'good', createdAt: LIVE });
+      await seedRow(t.db, { toolCallId: 'good', observedAt: LIVE + SECOND });
+      await seedMessage(t.db, { toolCallId: 'odd', createdAt: LIVE });
+      await t.db.query(`UPDATE task_session_messages SET created_at = ${value} WHERE metadata LIKE '%"odd"%'`);
+      const report = await check(t.db, NOW, { kind });
+      expect(report).toMatchObject({ kind, shortfall: 0, missing: [], lastObservedAt: '2026-08-12T12:10:01.000000Z' });
+      if (kind === 'scheduled') expect(report.status).toBe('healthy');
+    });
+  });
+});
