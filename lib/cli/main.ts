@@ -13,8 +13,8 @@ import { checkPositionKey, POSITION_KEY, PositionError } from '../export/positio
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redact, redactText } from '../redact.js';
-import { terminalSafeLines } from '../terminal-text.js';
 import { wantsColor } from '../report/render/table.js';
+import { terminalSafeLines } from '../terminal-text.js';
 import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
