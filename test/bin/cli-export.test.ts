@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../local/otlp-receiver.js';
 import { runCliJson, testProxyEnv } from '../support/cli-run.js';
+import { useOtlpReceiver } from '../support/otlp-harness.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
@@ -14,14 +15,8 @@ const T = (s: number) => `2026-08-12T13:00:${String(s).padStart(2, '0')}.000001Z
 
 describe.each(TARGETS)('subagent-context export on %s', (name) => {
   const t = useTestDatabase(name);
-  let receiver: OtlpReceiver;
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-  });
-  afterAll(() => receiver.close());
+  const receiver = useOtlpReceiver();
   beforeEach(() => {
-    receiver.requests.length = 0;
-    receiver.spans.length = 0;
     if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
     else delete process.env.DATABASE_WS_PROXY;
   });
@@ -31,10 +26,10 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
       { tool_call_id: 'a', observed_at: T(1), settled_at: T(2) },
       { tool_call_id: 'b', parent_tool_call_id: 'a', observed_at: T(3), settled_at: T(4) },
     ]);
-    const run = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
+    const run = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
     expect(run.code).toBe(EXIT.ok);
     expect(run.json).toMatchObject({
-      endpoint: `${receiver.origin}/v1/traces`,
+      endpoint: `${receiver().origin}/v1/traces`,
       turns: 1,
       new: 1,
       re_sent: 0,
@@ -42,12 +37,12 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
       requests: 1,
       rejected_spans: 0,
     });
-    expect(receiver.requests[0]!.contentType).toBe('application/x-protobuf');
+    expect(receiver().requests[0]!.contentType).toBe('application/x-protobuf');
     const again = await cli(
       {},
       'export',
       '--otlp',
-      receiver.origin,
+      receiver().origin,
       '--database-url',
       t.url,
       '--json',
@@ -57,16 +52,16 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     expect(again.json).toMatchObject({ spans: 0 });
     // R4-8: by default a resumed run looks back 900 s behind its position (late frames, R3-1), but
     // the turns there are as they were sent: nothing goes out again
-    const lookback = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
+    const lookback = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
     expect(lookback.json).toMatchObject({ spans: 0, new: 0, re_sent: 0, unchanged: 1, requests: 0 });
-    expect(receiver.requests).toHaveLength(1);
+    expect(receiver().requests).toHaveLength(1);
   });
 
   it('R3-10: the endpoint, headers and protocol come from the OTEL_EXPORTER_OTLP_* variables when no flag says otherwise', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
     const run = await cli(
       {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver().origin,
         OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=acme,authorization=Basic%20abc',
         OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
       },
@@ -78,7 +73,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     );
     expect(run.code).toBe(EXIT.ok);
     expect(run.stdout).not.toContain('Basic');
-    const request = receiver.requests[0]!;
+    const request = receiver().requests[0]!;
     expect(request.contentType).toBe('application/json');
     expect(request.headers['x-tenant']).toBe('override');
     expect(request.headers.authorization).toBe('Basic abc');
@@ -86,12 +81,12 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
 
   it('R3-10: a 400 exits 1 with the endpoint named, credentials redacted', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
-    receiver.respond(400);
-    const url = receiver.origin.replace('http://', 'http://me:pa55@');
+    receiver().respond(400);
+    const url = receiver().origin.replace('http://', 'http://me:pa55@');
     const run = await cli({}, 'export', '--otlp', url, '--database-url', t.url);
     expect(run.code).toBe(EXIT.failure);
     expect(run.stderr).toContain(
-      `the OTLP collector at ${receiver.origin.replace('http://', 'http://***@')}/v1/traces refused the batch with HTTP 400`,
+      `the OTLP collector at ${receiver().origin.replace('http://', 'http://***@')}/v1/traces refused the batch with HTTP 400`,
     );
     expect(run.stderr).not.toContain('pa55');
   });
@@ -102,7 +97,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     [['--batch-spans', '0'], /--batch-spans needs a positive count of spans, a whole number of at least 1/],
     [['--position-key', 'mine'], /--position-key must start with subagent_context_otlp_position/],
   ])('R3-10: export %j is a usage error (exit 2)', async (args, message) => {
-    const run = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, ...args);
+    const run = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, ...args);
     expect(run.code).toBe(EXIT.usage);
     expect(run.stderr).toMatch(message);
   });
@@ -112,31 +107,31 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
       { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1), settled_at: T(2) },
       { tool_call_id: 'b', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
     ]);
-    const first = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url);
+    const first = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url);
     expect(first.code).toBe(EXIT.ok);
     expect(first.stdout).toMatch(/new\s+2 turns/);
     expect(first.stdout).toMatch(/re-sent\s+0 turns/);
     await t.db.query("UPDATE task_session_subagents SET total_tokens = 5 WHERE tool_call_id = 'b'");
-    const again = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
+    const again = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
     expect(again.json).toMatchObject({ new: 0, re_sent: 1, unchanged: 1, spans: 2 });
   });
 
   it('R4-8: a collector answering partialSuccess makes export exit 3, printing the rejected count and message', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
-    receiver.respond({ partialSuccess: { rejectedSpans: 2, errorMessage: 'dropped: too old' } });
-    const run = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url);
+    receiver().respond({ partialSuccess: { rejectedSpans: 2, errorMessage: 'dropped: too old' } });
+    const run = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url);
     expect(run.code).toBe(EXIT.attention);
     expect(run.stdout).toMatch(/rejected\s+2 spans by the collector: dropped: too old/);
-    receiver.respond({ partialSuccess: { rejectedSpans: 1 } });
+    receiver().respond({ partialSuccess: { rejectedSpans: 1 } });
     await t.db.query("UPDATE task_session_subagents SET total_tokens = 5 WHERE tool_call_id = 'a'");
-    const json = await cli({}, 'export', '--otlp', receiver.origin, '--database-url', t.url, '--json');
+    const json = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
     expect(json.code).toBe(EXIT.attention);
     expect(json.json).toMatchObject({ rejected_spans: 1, spans: 2 });
   });
 
   it('R4-9: no query value of the endpoint and no echoed header reaches any output (summary, --json, errors)', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
-    const url = `${receiver.origin.replace('http://', 'http://me:PA55WD@')}/v1/traces?key=K3YVAL&sig=S1GVAL&code=C0DEVAL&auth=AU7HVAL`;
+    const url = `${receiver().origin.replace('http://', 'http://me:PA55WD@')}/v1/traces?key=K3YVAL&sig=S1GVAL&code=C0DEVAL&auth=AU7HVAL`;
     const headers = [
       ...['--header', 'authorization=Bearer SECRET123', '--header', 'cookie=session=C00KIEVAL'],
       ...['--header', 'x-scope-orgid=T3NANTVAL'],
@@ -147,15 +142,15 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     expect(text.stdout).toMatch(/endpoint\s+http:\/\/\*\*\*@127\.0\.0\.1:\d+\/v1\/traces\s/);
     const json = await cli({}, 'export', '--otlp', url, ...headers, '--database-url', t.url, '--no-position', '--json');
     expect((json.json as { endpoint: string }).endpoint).toBe(
-      `${receiver.origin.replace('http://', 'http://***@')}/v1/traces`,
+      `${receiver().origin.replace('http://', 'http://***@')}/v1/traces`,
     );
     // a collector whose 401 page echoes the request's headers
-    receiver.respond({ status: 401, echoHeaders: true });
+    receiver().respond({ status: 401, echoHeaders: true });
     const refused = await cli({}, 'export', '--otlp', url, ...headers, '--database-url', t.url, '--no-position');
     expect(refused.code).toBe(EXIT.failure);
     expect(refused.stderr).toContain('refused the batch with HTTP 401: ');
     expect(refused.stderr).toContain('authorization: ***');
-    expect(receiver.requests.at(-1)!.headers.authorization).toBe('Bearer SECRET123'); // it was sent
+    expect(receiver().requests.at(-1)!.headers.authorization).toBe('Bearer SECRET123'); // it was sent
     for (const run of [text, json, refused]) expect(run.stdout + run.stderr).not.toMatch(secrets);
   });
 

@@ -5,6 +5,7 @@ import { POSITION_KEY, PositionError } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { FIXED_IDS } from '../../support/otlp-ids.js';
 import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
@@ -19,37 +20,14 @@ import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.123456Z`;
 const nanos = (text: string) => parseRfc3339(text)! * 1000n;
 
-const OPTIONS: ExportOptions = {
-  openSpans: false,
-  batchSpans: 512,
-  pageTurns: 100,
-  settleSeconds: 0,
-  position: 'resume',
-  positionKey: POSITION_KEY,
-  lookbackSeconds: 0,
-};
+const OPTIONS = exportOptions(0);
 
 describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (target, fixture) => {
   const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
-  let receiver: OtlpReceiver;
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
-  beforeEach(() => {
-    receiver.requests.length = 0;
-    receiver.spans.length = 0;
-  });
+  const receiver = useOtlpReceiver();
 
-  const sinkFor = (options: { retries?: number; backoffMillis?: number } = {}) => {
-    const otlp = resolveOtlpTarget({ url: receiver.origin, protocol: 'http/protobuf' }, {});
-    return {
-      url: otlp.url,
-      sink: createOtlpSink(otlp, { timeoutMillis: 10_000, retries: 1, backoffMillis: 10, ...options }),
-    };
-  };
+  const sinkFor = (options: { retries?: number; backoffMillis?: number } = {}) =>
+    receiverSink(receiver(), { protocol: 'http/protobuf', ...options });
   const exportWith = async (options: Partial<ExportOptions>, wrap?: (sink: SpanSink) => SpanSink) => {
     const { url, sink } = sinkFor();
     try {
@@ -69,11 +47,11 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
       { tool_call_id: 'b', turn_id: 'u1', observed_at: T(3), settled_at: T(4), updated_at: T(10) },
       { tool_call_id: 'c', turn_id: 'u2', observed_at: T(5), settled_at: T(6), updated_at: T(20) },
     ]);
-    receiver.respond(400);
+    receiver().respond(400);
     // u1 is 3 spans (root and two rows), u2 is 2: a batch of 3 holds one turn each
     const error = await exportWith({ batchSpans: 3 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OtlpExportError);
-    expect(receiver.requests.map((r) => r.answered)).toEqual([400]);
+    expect(receiver().requests.map((r) => r.answered)).toEqual([400]);
     expect(await storedPosition()).toBeUndefined();
   });
 
@@ -96,7 +74,7 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     // a bound, so a listing that starts over ends the test instead of looping forever
     const summary = await exportWith({ pageTurns: 1, keepGoing: () => ++pages <= 3 * turns });
     expect(summary).toMatchObject({ complete: true, turns, spans: 2 * turns });
-    const roots = receiver.spans.filter((s) => s.parentSpanId === '');
+    const roots = receiver().spans.filter((s) => s.parentSpanId === '');
     const sent = roots.map((s) => s.attributes['subagent_context.turn_id']).sort();
     expect(sent).toEqual(Array.from({ length: turns }, (_, i) => `u${String(i).padStart(2, '0')}`));
   }, 180_000); // 45 pages of reads, sends and position moves: seconds, more on a loaded machine's PGlite
@@ -123,7 +101,7 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
 
   it('R3-10: a request failing with HTTP 500 is sent again after pauses that double (200, 400, 800 ms: at least 1.35 s for four attempts)', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
-    receiver.respond(500, 500, 500, 500);
+    receiver().respond(500, 500, 500, 500);
     const { url, sink } = sinkFor({ retries: 3, backoffMillis: 200 });
     const started = performance.now();
     const error = await runExport(t.db, sink, url, { ...OPTIONS, position: 'none' }).catch((e: unknown) => e);
@@ -131,16 +109,16 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     await sink.shutdown();
     expect(error).toBeInstanceOf(OtlpExportError);
     expect((error as OtlpExportError).retryable).toBe(true);
-    expect(receiver.requests.map((r) => r.answered)).toEqual([500, 500, 500, 500]);
+    expect(receiver().requests.map((r) => r.answered)).toEqual([500, 500, 500, 500]);
     // a lower bound only: a loaded machine may take longer, never less (constant pauses: 0.6 s; ×1.5: 0.95 s)
     expect(elapsed).toBeGreaterThanOrEqual(1350);
   });
 
   it('R3-10: HTTP 429 is retried like a 5xx, never a refusal like another 4xx: 429 then 200 sends the batch', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
-    receiver.respond(429);
+    receiver().respond(429);
     const summary = await exportWith({});
-    expect(receiver.requests.map((r) => r.answered)).toEqual([429, 200]);
+    expect(receiver().requests.map((r) => r.answered)).toEqual([429, 200]);
     expect(summary.spans).toBe(2);
     expect(await storedPosition()).toBeDefined();
   });
@@ -148,8 +126,8 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
   it('R3-10: trace and span ids are the documented derivation of the identity (fixed values computed outside the code)', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
     await exportWith({ position: 'none' });
-    const root = receiver.spans.find((s) => s.parentSpanId === '')!;
-    const row = receiver.spans.find((s) => s.attributes['subagent_context.tool_call_id'] === 'a')!;
+    const root = receiver().spans.find((s) => s.parentSpanId === '')!;
+    const row = receiver().spans.find((s) => s.attributes['subagent_context.tool_call_id'] === 'a')!;
     expect([root.traceId, root.spanId]).toEqual([FIXED_IDS.trace_s1_u1, FIXED_IDS.turn_s1_u1]);
     expect([row.traceId, row.spanId, row.parentSpanId]).toEqual([
       FIXED_IDS.trace_s1_u1,
@@ -176,8 +154,8 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
     );
     await exportWith({ position: 'none' });
     const statuses = Object.fromEntries(
-      receiver.spans
-        .filter((s) => s.parentSpanId !== '')
+      receiver()
+        .spans.filter((s) => s.parentSpanId !== '')
         .map((s) => [
           s.attributes['subagent_context.tool_call_id'],
           { code: s.status.code, message: s.status.message },
@@ -202,7 +180,7 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
       );
     }
     await exportWith({ position: 'none' });
-    const root = receiver.spans.find((s) => s.parentSpanId === '')!;
+    const root = receiver().spans.find((s) => s.parentSpanId === '')!;
     expect([root.startTimeUnixNano, root.endTimeUnixNano]).toEqual(
       fixture === 'host'
         ? [nanos('2026-08-12T12:59:00.5Z'), nanos('2026-08-12T13:10:00Z')]

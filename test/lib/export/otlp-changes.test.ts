@@ -6,6 +6,7 @@ import { POSITION_KEY } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
@@ -18,15 +19,7 @@ import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.123456Z`;
 
 /** The default lookback (900 s): every turn below is inside it on every rerun. */
-const OPTIONS: ExportOptions = {
-  openSpans: false,
-  batchSpans: 512,
-  pageTurns: 100,
-  settleSeconds: 0,
-  position: 'resume',
-  positionKey: POSITION_KEY,
-  lookbackSeconds: 900,
-};
+const OPTIONS = exportOptions(900);
 
 /** Three turns, each a parent and a child, all settled. */
 const THREE_TURNS: StoredRow[] = ['u1', 'u2', 'u3'].flatMap((turn, i) => [
@@ -52,15 +45,7 @@ const ids = (spans: readonly ReceivedSpan[]) => spans.map((s) => `${s.traceId}/$
 
 describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (target, fixture) => {
   const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
-  let receiver: OtlpReceiver;
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-  });
-  afterAll(() => receiver.close());
-  beforeEach(() => {
-    receiver.requests.length = 0;
-    receiver.spans.length = 0;
-  });
+  const receiver = useOtlpReceiver();
 
   const exportTo = async (
     db: Queryable,
@@ -68,9 +53,8 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
     protocol: OtlpProtocol = 'http/protobuf',
     onRetry?: (n: RetryNotice) => void,
   ) => {
-    const otlp = resolveOtlpTarget({ url: receiver.origin, protocol }, {});
-    const sink = createOtlpSink(otlp, { timeoutMillis: 10_000, retries: 2, backoffMillis: 10, onRetry });
-    return runExport(db, sink, otlp.url, { ...OPTIONS, ...options });
+    const { url, sink } = receiverSink(receiver(), { protocol, retries: 2, onRetry });
+    return runExport(db, sink, url, { ...OPTIONS, ...options });
   };
   const stored = async () =>
     (await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]))[0]?.value;
@@ -94,26 +78,26 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
       expect(again).toMatchObject({ turns: 0, new: 0, re_sent: 0, unchanged: 3, spans: 0, requests: 0 });
       expect(await stored()).toBe(position); // nothing written either
     }
-    expect(receiver.requests).toHaveLength(1);
+    expect(receiver().requests).toHaveLength(1);
   });
 
   it('R4-8: changing one row (the host moving updated_at) re-sends exactly its turn, with the same ids', async () => {
     await insertRows(t.db, THREE_TURNS);
     await exportTo(t.db);
     const u2 = ids(
-      receiver.spans.filter(
-        (s) => s.traceId === receiver.spans.find((x) => x.attributes['subagent_context.turn_id'] === 'u2')!.traceId,
+      receiver().spans.filter(
+        (s) => s.traceId === receiver().spans.find((x) => x.attributes['subagent_context.turn_id'] === 'u2')!.traceId,
       ),
     );
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await setColumn('u2-b', 'total_tokens', 777);
     await setTime('u2-b', 'updated_at', T(40));
     const summary = await exportTo(t.db);
     expect(summary).toMatchObject({ turns: 1, new: 0, re_sent: 1, unchanged: 2, spans: 3 });
-    expect(turnsOf(receiver.spans)).toEqual(['u2']);
-    expect(ids(receiver.spans)).toEqual(u2);
+    expect(turnsOf(receiver().spans)).toEqual(['u2']);
+    expect(ids(receiver().spans)).toEqual(u2);
     expect(
-      receiver.spans.find((s) => s.attributes['subagent_context.tool_call_id'] === 'u2-b')!.attributes,
+      receiver().spans.find((s) => s.attributes['subagent_context.tool_call_id'] === 'u2-b')!.attributes,
     ).toMatchObject({
       'subagent_context.total_tokens': 777,
     });
@@ -123,11 +107,11 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
   it('R4-8, R3-1: a late frame that only fills a NULL (updated_at unchanged) is re-sent within the lookback, once', async () => {
     await insertRows(t.db, THREE_TURNS);
     await exportTo(t.db);
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await setColumn('u1-a', 'tool_use_count', 4);
     const summary = await exportTo(t.db);
     expect(summary).toMatchObject({ turns: 1, re_sent: 1, new: 0, spans: 3 });
-    expect(turnsOf(receiver.spans)).toEqual(['u1']);
+    expect(turnsOf(receiver().spans)).toEqual(['u1']);
     expect((await exportTo(t.db)).spans).toBe(0);
   });
 
@@ -143,19 +127,19 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
       })),
     );
     expect(await exportTo(t.db, { pageTurns: 1 })).toMatchObject({ new: 25 });
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await setColumn('c22', 'tool_use_count', 1); // a late frame filling a NULL: updated_at stays
     expect(await exportTo(t.db, { pageTurns: 1 })).toMatchObject({ re_sent: 1, unchanged: 24, spans: 2 });
-    expect(turnsOf(receiver.spans)).toEqual(['u22']);
+    expect(turnsOf(receiver().spans)).toEqual(['u22']);
   });
 
   it('R4-8: a new turn counts as new, the turns already sent are not sent again', async () => {
     await insertRows(t.db, THREE_TURNS);
     await exportTo(t.db);
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await insertRows(t.db, [{ tool_call_id: 'n', turn_id: 'u4', observed_at: T(50), settled_at: T(51) }]);
     expect(await exportTo(t.db)).toMatchObject({ turns: 1, new: 1, re_sent: 0, unchanged: 3, spans: 2 });
-    expect(turnsOf(receiver.spans)).toEqual(['u4']);
+    expect(turnsOf(receiver().spans)).toEqual(['u4']);
   });
 
   it('R4-8: a row settling later sends its turn again (re-sent), now with the row', async () => {
@@ -164,7 +148,7 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
       { tool_call_id: 'b', parent_tool_call_id: 'a', observed_at: T(3) },
     ]);
     expect(await exportTo(t.db)).toMatchObject({ new: 1, spans: 2 });
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await setTime('b', 'settled_at', T(9));
     await setTime('b', 'updated_at', T(9));
     expect(await exportTo(t.db)).toMatchObject({ new: 0, re_sent: 1, spans: 3 });
@@ -181,9 +165,9 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
     async (protocol) => {
       await insertRows(t.db, THREE_TURNS);
       // the first batch (u1, u2) is answered with 3 rejected spans, the second (u3) accepted
-      receiver.respond({ partialSuccess: { rejectedSpans: 3, errorMessage: 'span too old: \u001b[2J' } });
+      receiver().respond({ partialSuccess: { rejectedSpans: 3, errorMessage: 'span too old: \u001b[2J' } });
       const summary = await exportTo(t.db, { batchSpans: 6 }, protocol);
-      expect(receiver.requests.map((r) => [r.spans.length, r.rejected])).toEqual([
+      expect(receiver().requests.map((r) => [r.spans.length, r.rejected])).toEqual([
         [6, 3],
         [3, 0],
       ]);
@@ -195,16 +179,16 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
       const position = JSON.parse((await stored())!);
       expect(position).toMatchObject({ turn_key: 'u3', rejected: { spans: 3, message: 'span too old: \\x1B[2J' } });
       // OTLP: a partial success is never retried; the next run sends nothing and keeps the record
-      receiver.requests.length = 0;
+      receiver().requests.length = 0;
       expect(await exportTo(t.db)).toMatchObject({ spans: 0, rejected_spans: 0 });
-      expect(receiver.requests).toHaveLength(0);
+      expect(receiver().requests).toHaveLength(0);
       expect(JSON.parse((await stored())!).rejected.spans).toBe(3);
     },
   );
 
   it('R4-9: a 400 after accepted batches says where the position stands, not that it was not moved', async () => {
     await insertRows(t.db, THREE_TURNS);
-    receiver.respond(200, 400);
+    receiver().respond(200, 400);
     const error = await exportTo(t.db, { batchSpans: 3 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OtlpExportError);
     const message = (error as Error).message;
@@ -217,7 +201,7 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
 
   it('R4-9: a 400 on the first batch says nothing was lost and the position was not moved', async () => {
     await insertRows(t.db, THREE_TURNS);
-    receiver.respond(400);
+    receiver().respond(400);
     const error = await exportTo(t.db).catch((e: unknown) => e);
     expect((error as Error).message).toMatch(
       /HTTP 400: invalid span: trace_id; .*\. Nothing was lost: the export position was not moved$/,
@@ -227,7 +211,7 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
 
   it('R4-9: a persistent 503 is retried, each retry told as it happens, and the failure names the last status', async () => {
     await insertRows(t.db, THREE_TURNS);
-    receiver.respond(503, 503, { status: 429, retryAfter: '0' });
+    receiver().respond(503, 503, { status: 429, retryAfter: '0' });
     const notices: RetryNotice[] = [];
     const error = await exportTo(t.db, {}, 'http/protobuf', (n) => notices.push(n)).catch((e: unknown) => e);
     expect(notices).toEqual([

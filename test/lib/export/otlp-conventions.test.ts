@@ -7,6 +7,7 @@ import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { listChangedTurns } from '../../../lib/report/trees.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { insertRows } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -18,32 +19,15 @@ import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets
 const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.123456Z`;
 const nanos = (text: string) => parseRfc3339(text)! * 1000n;
 
-const OPTIONS: ExportOptions = {
-  openSpans: false,
-  batchSpans: 512,
-  pageTurns: 100,
-  settleSeconds: 0,
-  position: 'resume',
-  positionKey: POSITION_KEY,
-  lookbackSeconds: 900,
-};
+const OPTIONS = exportOptions(900);
 
 function receiverFor() {
-  let receiver: OtlpReceiver;
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-  });
-  afterAll(() => receiver.close());
-  beforeEach(() => {
-    receiver.requests.length = 0;
-    receiver.spans.length = 0;
-  });
+  const receiver = useOtlpReceiver();
   const exportTo = (db: Queryable, options: Partial<ExportOptions> = {}) => {
-    const otlp = resolveOtlpTarget({ url: receiver.origin }, {});
-    const sink = createOtlpSink(otlp, { timeoutMillis: 60_000, retries: 2, backoffMillis: 10 });
-    return runExport(db, sink, otlp.url, { ...OPTIONS, ...options });
+    const { url, sink } = receiverSink(receiver(), { timeoutMillis: 60_000, retries: 2 });
+    return runExport(db, sink, url, { ...OPTIONS, ...options });
   };
-  return { receiver: () => receiver, exportTo };
+  return { receiver, exportTo };
 }
 
 describe.each(TARGET_FIXTURES)('R4-9 conventions on %s, %s host schema', (target, fixture) => {

@@ -6,6 +6,7 @@ import { POSITION_KEY, PositionError } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { FIXED_IDS } from '../../support/otlp-ids.js';
 import { insertRows, type StoredRow, withDefaults } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
@@ -13,15 +14,7 @@ import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.123456Z`;
 const nanos = (text: string) => parseRfc3339(text)! * 1000n;
 
-const OPTIONS: ExportOptions = {
-  openSpans: false,
-  batchSpans: 512,
-  pageTurns: 100,
-  settleSeconds: 0,
-  position: 'resume',
-  positionKey: POSITION_KEY,
-  lookbackSeconds: 0,
-};
+const OPTIONS = exportOptions(0);
 
 /** A turn with nesting, an orphan, a failure, NULL metrics, an unsettled row and the 'unknown' execution. */
 const ROWS: StoredRow[] = [
@@ -117,27 +110,16 @@ const idsOf = (spans: readonly ReceivedSpan[]) => spans.map((s) => `${s.traceId}
 describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fixture) => {
   // R3-3: on the host's real DDL the table is the host's own, with no object of ours there.
   const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
-  let receiver: OtlpReceiver;
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
-  beforeEach(() => {
-    receiver.requests.length = 0;
-    receiver.spans.length = 0;
-  });
+  const receiver = useOtlpReceiver();
 
   const exportTo = async (
     db: Queryable,
     protocol: OtlpProtocol = 'http/protobuf',
     options: Partial<ExportOptions> = {},
   ) => {
-    const target = resolveOtlpTarget({ url: receiver.origin, protocol }, {});
-    const sink = createOtlpSink(target, { timeoutMillis: 10_000, retries: 1, backoffMillis: 10 });
+    const { url, sink } = receiverSink(receiver(), { protocol });
     try {
-      return await runExport(db, sink, target.url, { ...OPTIONS, ...options });
+      return await runExport(db, sink, url, { ...OPTIONS, ...options });
     } finally {
       await sink.shutdown();
     }
@@ -150,11 +132,11 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
     async (protocol) => {
       await insertRows(t.db, ROWS);
       const summary = await exportTo(t.db, protocol);
-      const spans = receiver.spans;
+      const spans = receiver().spans;
       // the unsettled row (e) waits until it settles; the turn's root comes with the rest
       expect(spans).toHaveLength(5);
       expect(summary).toMatchObject({ turns: 1, spans: 5, requests: 1 });
-      expect(receiver.requests[0]!.contentEncoding).toBe('gzip');
+      expect(receiver().requests[0]!.contentEncoding).toBe('gzip');
       const root = spans.find((s) => s.parentSpanId === '')!;
       expect(root.name).toBe('turn');
       expect(root.attributes).toEqual({
@@ -198,35 +180,37 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
   it('R3-6: NULL metrics are absent attributes (never 0) and total_tokens is never gen_ai.usage.*', async () => {
     await insertRows(t.db, ROWS);
     await exportTo(t.db);
-    const b = byCall(receiver.spans, 'b')!;
+    const b = byCall(receiver().spans, 'b')!;
     for (const metric of ['total_tokens', 'tool_use_count', 'duration_ms'])
       expect(b.attributes).not.toHaveProperty(`subagent_context.${metric}`);
-    expect(byCall(receiver.spans, 'a')!.attributes['subagent_context.tool_use_count']).toBe(0); // a reported 0 stays 0
+    expect(byCall(receiver().spans, 'a')!.attributes['subagent_context.tool_use_count']).toBe(0); // a reported 0 stays 0
     expect(
-      receiver.spans.flatMap((s) => Object.keys(s.attributes)).filter((k) => k.startsWith('gen_ai.usage.')),
+      receiver()
+        .spans.flatMap((s) => Object.keys(s.attributes))
+        .filter((k) => k.startsWith('gen_ai.usage.')),
     ).toEqual([]);
     // 'unknown' is never an execution id
-    expect(byCall(receiver.spans, 'd')!.attributes).not.toHaveProperty('subagent_context.agent_execution_id');
+    expect(byCall(receiver().spans, 'd')!.attributes).not.toHaveProperty('subagent_context.agent_execution_id');
   });
 
   it('R3-10: exporting twice yields the same trace and span ids, on either protocol', async () => {
     await insertRows(t.db, ROWS);
     await exportTo(t.db, 'http/protobuf', { position: 'none' });
-    const first = idsOf(receiver.spans);
+    const first = idsOf(receiver().spans);
     // not only equal to each other: the documented derivation, computed outside the code (test/support/otlp-ids.ts)
     expect(first).toContain(`${FIXED_IDS.trace_s1_u1}/${FIXED_IDS.turn_s1_u1}/`);
     expect(first).toContain(`${FIXED_IDS.trace_s1_u1}/${FIXED_IDS.row_s1_e1_a}/${FIXED_IDS.turn_s1_u1}`);
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await exportTo(t.db, 'http/json', { position: 'none' });
-    expect(idsOf(receiver.spans)).toEqual(first);
+    expect(idsOf(receiver().spans)).toEqual(first);
   });
 
   it('R3-10: a 503 then a 200 loses nothing, and the position moves', async () => {
     await insertRows(t.db, ROWS);
-    receiver.respond(503);
+    receiver().respond(503);
     const summary = await exportTo(t.db);
-    expect(receiver.requests.map((r) => r.answered)).toEqual([503, 200]);
-    expect(receiver.spans).toHaveLength(5);
+    expect(receiver().requests.map((r) => r.answered)).toEqual([503, 200]);
+    expect(receiver().spans).toHaveLength(5);
     expect(summary.position.after).not.toBeNull();
     expect(await storedPosition()).toBe(summary.position.after);
   });
@@ -237,9 +221,9 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       { tool_call_id: 'x', turn_id: 'u2', observed_at: T(50), settled_at: T(51), updated_at: T(59) },
     ]);
     // first batch (turn u1) accepted, the second refused
-    receiver.respond(200, 400);
+    receiver().respond(200, 400);
     const target = resolveOtlpTarget(
-      { url: receiver.origin.replace('http://', 'http://user:s3cret@'), headers: ['authorization=Bearer tok-123'] },
+      { url: receiver().origin.replace('http://', 'http://user:s3cret@'), headers: ['authorization=Bearer tok-123'] },
       {},
     );
     const sink = createOtlpSink(target, { timeoutMillis: 10_000, retries: 3, backoffMillis: 10 });
@@ -247,16 +231,16 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
     await sink.shutdown();
     expect(error).toBeInstanceOf(OtlpExportError);
     const message = (error as Error).message;
-    expect(message).toContain(`${receiver.origin.replace('http://', 'http://***@')}/v1/traces`);
+    expect(message).toContain(`${receiver().origin.replace('http://', 'http://***@')}/v1/traces`);
     expect(message).toContain('HTTP 400: invalid span: trace_id');
     expect(message).not.toMatch(/s3cret|tok-123/);
-    expect(receiver.requests.map((r) => r.answered)).toEqual([200, 400]); // a 4xx is never retried
-    expect(receiver.requests[0]!.headers.authorization).toBe('Bearer tok-123');
+    expect(receiver().requests.map((r) => r.answered)).toEqual([200, 400]); // a 4xx is never retried
+    expect(receiver().requests[0]!.headers.authorization).toBe('Bearer tok-123');
     // the position is the accepted batch's end (u1), not past the refused one (u2)
     expect(JSON.parse((await storedPosition())!)).toMatchObject({ turn_key: 'u1' });
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await exportTo(t.db);
-    expect(receiver.spans.map((s) => s.attributes['subagent_context.turn_id'])).toEqual(['u2', 'u2']);
+    expect(receiver().spans.map((s) => s.attributes['subagent_context.turn_id'])).toEqual(['u2', 'u2']);
   });
 
   it('R3-10: a run whose position another export moved meanwhile stops and never puts it back', async () => {
@@ -265,8 +249,7 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       { tool_call_id: 'x', turn_id: 'u2', observed_at: T(50), settled_at: T(51), updated_at: T(59) },
     ]);
     const other = JSON.stringify({ changed: '2030-01-01T00:00:00.000000Z', task_session_id: 's1', turn_key: 'zz' });
-    const target = resolveOtlpTarget({ url: receiver.origin, protocol: 'http/protobuf' }, {});
-    const real = createOtlpSink(target, { timeoutMillis: 10_000, retries: 1, backoffMillis: 10 });
+    const { url, sink: real } = receiverSink(receiver(), { protocol: 'http/protobuf' });
     // While this run's first batch is in flight, another run (same key) moves the position.
     const sink = {
       send: async (spans: Parameters<typeof real.send>[0]) => {
@@ -279,7 +262,7 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       },
       shutdown: () => real.shutdown(),
     };
-    const error = await runExport(t.db, sink, target.url, { ...OPTIONS, batchSpans: 5 }).catch((e: unknown) => e);
+    const error = await runExport(t.db, sink, url, { ...OPTIONS, batchSpans: 5 }).catch((e: unknown) => e);
     await sink.shutdown();
     expect(error).toBeInstanceOf(PositionError);
     expect((error as Error).message).toContain(
@@ -291,8 +274,8 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
   it('R3-10: a resumed export sends only turns changed since its position; a turn gaining a settled row is sent again with the same ids', async () => {
     await insertRows(t.db, ROWS);
     await exportTo(t.db);
-    const first = idsOf(receiver.spans);
-    receiver.spans.length = 0;
+    const first = idsOf(receiver().spans);
+    receiver().spans.length = 0;
     expect((await exportTo(t.db)).spans).toBe(0);
     // e settles (as our writer or the host's would: updated_at moves on)
     const d = t.db.dialect;
@@ -301,9 +284,9 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       [d.encodeTimestamp(parseRfc3339(T(58))!), d.encodeTimestamp(parseRfc3339(T(59))!)],
     );
     await exportTo(t.db);
-    expect(receiver.spans).toHaveLength(6);
-    expect(idsOf(receiver.spans).filter((id) => first.includes(id))).toEqual(first);
-    expect(byCall(receiver.spans, 'e')!.endTimeUnixNano).toBe(nanos(T(58)));
+    expect(receiver().spans).toHaveLength(6);
+    expect(idsOf(receiver().spans).filter((id) => first.includes(id))).toEqual(first);
+    expect(byCall(receiver().spans, 'e')!.endTimeUnixNano).toBe(nanos(T(58)));
   });
 
   it('R3-1, R3-10: a frame delivered late (updated_at behind the position, within the lookback) is exported on the next run', async () => {
@@ -312,24 +295,24 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       { tool_call_id: 'b', turn_id: 'u2', observed_at: T(3), updated_at: T(30) },
     ]);
     await exportTo(t.db); // position: u2 at T(30); b not settled yet, so only a (and u1's root) went out
-    expect(byCall(receiver.spans, 'b')).toBeUndefined();
+    expect(byCall(receiver().spans, 'b')).toBeUndefined();
     // b's settling frame, observed at T(20), is delivered now: under R3-1 updated_at stays T(30)…
     const d = t.db.dialect;
     await t.db.query(
       `UPDATE task_session_subagents SET settled_at = ${d.timestampParam(1)}, tool_status = 'complete' WHERE tool_call_id = 'b'`,
       [d.encodeTimestamp(parseRfc3339(T(20))!)],
     );
-    receiver.spans.length = 0;
+    receiver().spans.length = 0;
     await exportTo(t.db); // …so without a lookback the turn stays behind the position
-    expect(byCall(receiver.spans, 'b')).toBeUndefined();
+    expect(byCall(receiver().spans, 'b')).toBeUndefined();
     await exportTo(t.db, 'http/protobuf', { lookbackSeconds: 900 });
-    expect(byCall(receiver.spans, 'b')!.endTimeUnixNano).toBe(nanos(T(20)));
+    expect(byCall(receiver().spans, 'b')!.endTimeUnixNano).toBe(nanos(T(20)));
   });
 
   it('R3-10: --open-spans sends a row not settled yet as a zero-length span marked settled=false', async () => {
     await insertRows(t.db, ROWS);
     await exportTo(t.db, 'http/protobuf', { openSpans: true });
-    const e = byCall(receiver.spans, 'e')!;
+    const e = byCall(receiver().spans, 'e')!;
     expect(e.attributes['subagent_context.settled']).toBe(false);
     expect(e.endTimeUnixNano).toBe(e.startTimeUnixNano);
   });
@@ -340,7 +323,7 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       Array.from({ length: 12 }, (_, i) => ({ tool_call_id: `c${i}`, observed_at: T(i + 1), settled_at: T(i + 2) })),
     );
     const summary = await exportTo(t.db, 'http/json', { batchSpans: 5 });
-    expect(receiver.requests.map((r) => r.spans.length)).toEqual([5, 5, 3]);
+    expect(receiver().requests.map((r) => r.spans.length)).toEqual([5, 5, 3]);
     expect(summary.spans).toBe(13);
   });
 });
