@@ -417,7 +417,9 @@ export async function readTurnsAt(
   }
   return keys.flatMap((position) => {
     const rows = byTurn.get(turnKeyOf(position.task_session_id, position.turn_key));
-    return rows ? [{ tree: buildTurn(rows), position }] : [];
+    // the position alone (a ListedTurn key also carries its unreadable counts)
+    const { changed, task_session_id, turn_key } = position;
+    return rows ? [{ tree: buildTurn(rows), position: { changed, task_session_id, turn_key } }] : [];
   });
 }
 
