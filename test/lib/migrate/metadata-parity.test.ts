@@ -159,21 +159,28 @@ const CASES: Case[] = [
 const casesFor = (target: (typeof TARGET_FIXTURES)[number][0], fixture: (typeof TARGET_FIXTURES)[number][1]) =>
   CASES.filter((c) => fixtureHolds(target, fixture, c.metadata)).map((c) => [c.name, c] as const);
 
+/** The 20,000-deep document takes 10-40 s on PGlite on a loaded 2-core machine (its JSON checks walk every level). */
+const CASE_TIMEOUT_MS = 120_000;
+
 describe.each(TARGET_FIXTURES)('R2-1: odd host metadata, backfill on %s (%s host)', (target, fixture) => {
   const t = useTestDatabase(target, { fixture });
 
-  it.each(casesFor(target, fixture))('%s', async (_name, c) => {
-    await insertHostMessage(t.db, { id: 'm1', metadata: c.metadata });
-    const report = await runMigration(t.db);
-    const rows = await readAll(t.db);
-    if (c.row === null) {
-      expect(report).toMatchObject({ inserted: 0, matched: 0 });
-      expect(rows).toEqual([]);
-    } else {
-      expect(report).toMatchObject({ inserted: 1, matched: 1 });
-      expect(rows).toEqual([expect.objectContaining(c.row)]);
-    }
-  });
+  it.each(casesFor(target, fixture))(
+    '%s',
+    async (_name, c) => {
+      await insertHostMessage(t.db, { id: 'm1', metadata: c.metadata });
+      const report = await runMigration(t.db);
+      const rows = await readAll(t.db);
+      if (c.row === null) {
+        expect(report).toMatchObject({ inserted: 0, matched: 0 });
+        expect(rows).toEqual([]);
+      } else {
+        expect(report).toMatchObject({ inserted: 1, matched: 1 });
+        expect(rows).toEqual([expect.objectContaining(c.row)]);
+      }
+    },
+    CASE_TIMEOUT_MS,
+  );
 });
 
 describe.each(TARGET_FIXTURES)('R2-1: odd host metadata, health on %s (%s host)', (target, fixture) => {
@@ -181,18 +188,22 @@ describe.each(TARGET_FIXTURES)('R2-1: odd host metadata, health on %s (%s host)'
   const since = at('2026-08-12T13:00:00Z');
   const now = since + 60n * MINUTE;
 
-  it.each(casesFor(target, fixture))('%s', async (_name, c) => {
-    await setCaptureSince(t.db, formatRfc3339(since));
-    await seedMessage(t.db, { createdAt: since + MINUTE, metadata: c.metadata });
-    for (const toolCallId of c.live) await seedRow(t.db, { observedAt: since + 2n * MINUTE, toolCallId });
-    const figures = (r: { shortfall: number | null; excess: number | null; collisions: number | null }) => ({
-      shortfall: r.shortfall,
-      excess: r.excess,
-      collisions: r.collisions,
-    });
-    // Without the host's metadata index (the minimal fixture) the scheduled check leaves excess to the audit.
-    const scheduled = fixture === 'minimal' ? { ...c.figures, excess: null } : c.figures;
-    expect(figures(await check(t.db, now))).toEqual(scheduled);
-    expect(figures(await check(t.db, now, { kind: 'full' }))).toEqual(c.figures);
-  });
+  it.each(casesFor(target, fixture))(
+    '%s',
+    async (_name, c) => {
+      await setCaptureSince(t.db, formatRfc3339(since));
+      await seedMessage(t.db, { createdAt: since + MINUTE, metadata: c.metadata });
+      for (const toolCallId of c.live) await seedRow(t.db, { observedAt: since + 2n * MINUTE, toolCallId });
+      const figures = (r: { shortfall: number | null; excess: number | null; collisions: number | null }) => ({
+        shortfall: r.shortfall,
+        excess: r.excess,
+        collisions: r.collisions,
+      });
+      // Without the host's metadata index (the minimal fixture) the scheduled check leaves excess to the audit.
+      const scheduled = fixture === 'minimal' ? { ...c.figures, excess: null } : c.figures;
+      expect(figures(await check(t.db, now))).toEqual(scheduled);
+      expect(figures(await check(t.db, now, { kind: 'full' }))).toEqual(c.figures);
+    },
+    CASE_TIMEOUT_MS,
+  );
 });
