@@ -33,7 +33,18 @@ export interface NeonOptions {
    * enforced from this side.
    */
   statementTimeoutMs?: number;
+  /**
+   * The connections only read (`report`, `health --full`): each new one first turns PostgreSQL's
+   * JIT off for its session. The report's statements are large (hundreds of expressions) and
+   * planned as costly, so the server JIT-compiles them, which took longer than running them: 0.6 s
+   * at 1M messages, 12 s once the plan's cost passed jit_optimize_above_cost (R4-12, BENCHMARKS.md
+   * "The read side"). Writers keep the server's setting.
+   */
+  readOnly?: boolean;
 }
+
+/** A read-only connection's session (NeonOptions.readOnly): one statement, sent once per connection. */
+export const READ_ONLY_SESSION_SQL = 'SET jit = off';
 
 /** The server's cap on one statement unless the caller sets one: under ingest's 30 s function timeout. */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 25_000;
@@ -149,6 +160,8 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
 
   /** failures to open a connection: a retry "on a fresh connection" would only wait again */
   const connectFailures = new WeakSet<Error>();
+  /** connections whose session READ_ONLY_SESSION_SQL has set up (options.readOnly) */
+  const sessionsSet = new WeakSet<PoolClient>();
 
   /** A pooled connection, within the deadline; one that arrives after it is handed back. */
   const connect = async (): Promise<PoolClient> => {
@@ -159,9 +172,19 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
       // inside the try: the driver throws a malformed URL's TypeError (its `input` holds the URL)
       // synchronously, and it must leave as a DatabaseError like any other connect failure (R2-6)
       const pending = pool.connect();
-      return await beforeDeadline(pending, deadline, late('connecting'), () => {
+      const client = await beforeDeadline(pending, deadline, late('connecting'), () => {
         pending.then((client) => client.release(), ignore);
       });
+      if (options.readOnly && !sessionsSet.has(client)) {
+        try {
+          await run(client, READ_ONLY_SESSION_SQL);
+          sessionsSet.add(client);
+        } catch (err) {
+          client.release(err as Error);
+          throw err;
+        }
+      }
+      return client;
     } catch (err) {
       const error =
         saturated && !(err instanceof DatabaseError) && sqlstateOf(err) === undefined && !isSocketError(err)

@@ -9,8 +9,9 @@ export interface OpenOptions {
   /** PostgreSQL: the server's cap on each statement (neon.ts); SQLite has none (it runs in this process) */
   statementTimeoutMs?: number;
   /**
-   * SQLite: open the file read-only (lib/db/sqlite.ts). PostgreSQL: no effect here; give the
-   * read-only commands a role with SELECT only (README "Configuration").
+   * SQLite: open the file read-only (lib/db/sqlite.ts). PostgreSQL: sessions tuned for reading
+   * (neon.ts NeonOptions.readOnly: JIT off); give the read-only commands a role with SELECT only
+   * (README "Configuration").
    */
   readonly?: boolean;
   /** SQLite: make the file when it does not exist (`--create`); otherwise such a path is refused */
@@ -34,7 +35,12 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const kind = databaseKind(url);
   if (kind === 'postgres') {
     const wsProxy = options.wsProxy ?? (process.env.DATABASE_WS_PROXY || undefined);
-    return openNeon(url, { wsProxy, max: options.max, statementTimeoutMs: options.statementTimeoutMs });
+    return openNeon(url, {
+      wsProxy,
+      max: options.max,
+      statementTimeoutMs: options.statementTimeoutMs,
+      readOnly: options.readonly,
+    });
   }
   if (kind === 'sqlite') {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');

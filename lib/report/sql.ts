@@ -99,8 +99,14 @@ const METRICS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
  * readable values only (NULL otherwise), `u_*` flag the unreadable ones, `known` says the row's
  * session is in task_sessions (R4-7). `leveled` holds the rows in scope only; a row whose
  * observed_at is unreadable is in no day (`--by day` leaves it out).
+ *
+ * R4-12: `scanned` is the one CTE stored: each row's readable values are computed once there.
+ * `rows_in` and `leveled` are views over it, read by each consumer: stored, `leveled` was every
+ * row once per level, hundreds of MB written at 1M messages. Computing `day` and the window from
+ * `observed` (not again from observed_at) matters on SQLite, which repeats an expression
+ * wherever a flattened subquery's column is read, and whose readable-instant test costs ~10 µs.
  */
-function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
+function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: string): string {
   const where: string[] = [];
   if (scope.task !== undefined) where.push(`r.task_id = ${p.text(scope.task)}`);
   if (scope.session !== undefined) where.push(`r.task_session_id = ${p.text(scope.session)}`);
@@ -112,22 +118,20 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
   // R4-3: a settled_at that is not an instant is not a settlement (counted in u_settled_at).
   const settled = d.readableInstant('r.settled_at');
   const levels = levelsOf(scope);
-  const day = levels.includes('day')
-    ? `, CASE WHEN ${observed} IS NOT NULL THEN ${d.utcDay('r.observed_at')} END AS day`
-    : '';
+  const day = levels.includes('day') ? `, CASE WHEN observed IS NOT NULL THEN ${d.utcDay('observed')} END AS day` : '';
   const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
     r.subagent_type, r.model, r.tool_status, r.is_async, r.source, ${settled} AS settled_at,
     ${unreadableFlag('r.settled_at', settled)} AS u_settled_at,
     ${METRICS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
     ${METRICS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
-    CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known,
-    ${observed} AS observed${day}
+    CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known, ${startedEarly(d, 'ts.started_at', startedBefore)} AS started_early,
+    ${observed} AS observed
   FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
   const inWindow = window.length === 0 ? '1' : `CASE WHEN observed IS NULL THEN 0 ELSE 1 END`;
   const windowed =
     window.length === 0
-      ? `SELECT scanned.*, 1 AS in_window FROM (${rows}) scanned`
-      : `SELECT scanned.*, ${inWindow} AS in_window FROM (${rows}) scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
+      ? `SELECT scanned.*${day}, 1 AS in_window FROM scanned`
+      : `SELECT scanned.*${day}, ${inWindow} AS in_window FROM scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
   const inScope = window.length === 0 ? '' : ' WHERE in_window = 1';
   const grouped = levels
     .map((by, i) => {
@@ -139,13 +143,27 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params): string {
   }`;
     })
     .join('');
-  return `rows_in AS (
+  return `scanned AS MATERIALIZED (
+  ${rows}
+),
+rows_in AS NOT MATERIALIZED (
   ${windowed}
 ),
-leveled AS (
+leveled AS NOT MATERIALIZED (
   SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, rows_in.* FROM rows_in${inScope}${grouped}
 )`;
 }
+
+/**
+ * 1 where the session's started_at is readable and before `startedBefore` (capture_since's
+ * placeholder), else 0: read by the join the rows and the sessions already make, so the lower
+ * bound (earlySessions) needs no lookup of task_sessions per session.
+ */
+const startedEarly = (d: Dialect, column: string, startedBefore: string | undefined) =>
+  startedBefore === undefined
+    ? '0'
+    : // the plain comparison first: a session started after it skips the costly readable test (SQLite)
+      `CASE WHEN ${indexedBefore(d, column, startedBefore)} AND ${d.readableInstant(column)} < ${startedBefore} THEN 1 ELSE 0 END`;
 
 /** R4-3: the totals scope's unreadable values per column (docs/report.md#unreadable-values). */
 function unreadableRows(): string {
@@ -161,7 +179,13 @@ function unreadableRows(): string {
  * those started in the window where task_sessions has started_at, else none beyond the sessions
  * that have a row in the window (`members` adds those).
  */
-function scopedSessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string {
+function scopedSessions(
+  d: Dialect,
+  scope: ReportScope,
+  catalog: StoreCatalog,
+  p: Params,
+  startedBefore: string | undefined,
+): string {
   const where: string[] = [];
   if (scope.task !== undefined) where.push(`s.task_id = ${p.text(scope.task)}`);
   if (scope.session !== undefined) where.push(`s.id = ${p.text(scope.session)}`);
@@ -176,19 +200,20 @@ function scopedSessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p
   const bySessions = levelsOf(scope)
     .map((by, i) =>
       by === 'task'
-        ? `\n    UNION ALL SELECT ${i + 1}, 0, task_id, sid FROM sess`
+        ? `\n    UNION ALL SELECT ${i + 1}, 0, task_id, sid, started_early FROM sess`
         : by === 'session'
-          ? `\n    UNION ALL SELECT ${i + 1}, 0, sid, sid FROM sess`
+          ? `\n    UNION ALL SELECT ${i + 1}, 0, sid, sid, started_early FROM sess`
           : '',
     )
     .join('');
   return `sess AS (
-  SELECT s.id AS sid, s.task_id FROM task_sessions s${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
+  SELECT s.id AS sid, s.task_id, ${startedEarly(d, 's.started_at', startedBefore)} AS started_early
+  FROM task_sessions s${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
 ),
 members AS (
-  SELECT lvl, gnull, gkey, sid FROM (
-    SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid FROM leveled
-    UNION ALL SELECT 0, 0, '', sid FROM sess${bySessions}
+  SELECT lvl, gnull, gkey, sid, MAX(started_early) AS started_early FROM (
+    SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid, started_early FROM leveled
+    UNION ALL SELECT 0, 0, '', sid, started_early FROM sess${bySessions}
   ) m GROUP BY lvl, gnull, gkey, sid
 )`;
 }
@@ -200,19 +225,17 @@ members AS (
  * not the history); without it, one pass over the messages before capture_since (its created_at
  * index), the only way to find them.
  */
-function earlySessions(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params): string | undefined {
-  if (scope.captureSince === undefined) return undefined;
-  const cs = p.instant(scope.captureSince);
+function earlySessions(d: Dialect, catalog: StoreCatalog, cs: string | undefined): string | undefined {
+  if (cs === undefined) return undefined;
   // R4-3: an unreadable instant is no activity before anything; the raw range lets the index serve it.
   const createdBefore = `${indexedBefore(d, 'msg.created_at', cs)} AND ${d.readableInstant('msg.created_at')} < ${cs}`;
   const startedBefore = (column: string) => `${d.readableInstant(column)} < ${cs}`;
   if (catalog.sessionCreatedIndex) {
-    // started_at by a join (one pass over task_sessions), the messages by one probe per session
-    const join = catalog.sessionStartedAt ? ' LEFT JOIN task_sessions s ON s.id = ms.sid' : '';
-    const started = catalog.sessionStartedAt ? `${startedBefore('s.started_at')} OR ` : '';
+    // started_at from the joins members came from (startedEarly), the messages by one probe per
+    // session that did not start before (R4-12: no lookup of task_sessions per session either)
     return `early AS (
-  SELECT ms.sid FROM members ms${join}
-  WHERE ms.lvl = 0 AND ms.sid IS NOT NULL AND (${started}EXISTS (SELECT 1 FROM task_session_messages msg
+  SELECT ms.sid FROM members ms
+  WHERE ms.lvl = 0 AND ms.sid IS NOT NULL AND (ms.started_early = 1 OR EXISTS (SELECT 1 FROM task_session_messages msg
     WHERE msg.task_session_id = ms.sid AND ${createdBefore} ${d.fence}))
 )`;
   }
@@ -277,7 +300,7 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
     })
     .join('');
   const cost = d.readableInteger('e.cost_subcents', ...COST_RANGE);
-  return `cost_in AS (
+  return `cost_in AS MATERIALIZED (
   SELECT attributed.*, ${inWindow} AS in_window FROM (
     SELECT CASE WHEN COALESCE(e.task_id, '') = '' THEN s.task_id ELSE e.task_id END AS task_id, e.session_id${ledger.turnId ? ', e.turn_id' : ''},
       ${cost} AS cost, ${unreadableFlag('e.cost_subcents', cost)} AS u_cost_subcents, e.estimated,
@@ -304,6 +327,18 @@ const EARLY_MEMBER = 'CASE WHEN m.sid IN (SELECT sid FROM early) THEN 1 ELSE 0 E
 const JOIN_KEYS = (alias: string, other: string) =>
   `${alias}.lvl = ${other}.lvl AND ${alias}.gnull = ${other}.gnull AND ${alias}.gkey = ${other}.gkey`;
 
+/**
+ * The distinct executions (not 'unknown') and turns (not '') per level and key, as groups of groups
+ * rather than COUNT(DISTINCT): that makes the aggregate of statement 1 sort every level's rows by
+ * key on PostgreSQL (R4-12), where GROUP BY can hash. NULL ids are in neither count, as before.
+ */
+const DISTINCT_COUNTS = `SELECT lvl, gnull, gkey, SUM(1 - kind) AS executions, SUM(kind) AS turns FROM (
+    SELECT lvl, gnull, gkey, 0 AS kind FROM leveled WHERE agent_execution_id <> 'unknown'
+    GROUP BY lvl, gnull, gkey, agent_execution_id
+    UNION ALL
+    SELECT lvl, gnull, gkey, 1 AS kind FROM leveled WHERE turn_id <> '' GROUP BY lvl, gnull, gkey, turn_id
+  ) d GROUP BY lvl, gnull, gkey`;
+
 /** `a / b` rounded down for b > 0, the same on both dialects (integer division truncates toward zero). */
 const floorDiv = (a: string, b: string) =>
   `(CASE WHEN ${a} >= 0 THEN ${a} / ${b} ELSE -((-(${a}) + ${b} - 1) / ${b}) END)`;
@@ -314,11 +349,14 @@ const floorDiv = (a: string, b: string) =>
  */
 export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreCatalog): Statement {
   const p = new Params(d);
+  const cs = scope.captureSince === undefined ? undefined : p.instant(scope.captureSince);
+  // the sessions' started_at is read where they are joined only when the lower bound probes them
+  const startedBefore = catalog.sessionStartedAt && catalog.sessionCreatedIndex ? cs : undefined;
   const ctes = [
-    scopedRows(d, scope, p),
+    scopedRows(d, scope, p, startedBefore),
     unreadableRows(),
-    scopedSessions(d, scope, catalog, p),
-    earlySessions(d, scope, catalog, p),
+    scopedSessions(d, scope, catalog, p, startedBefore),
+    earlySessions(d, catalog, cs),
     costs(d, scope, catalog, p),
   ].filter((c): c is string => c !== undefined);
   const early = ctes.some((c) => c.startsWith('early AS'));
@@ -357,8 +395,8 @@ SELECT k.lvl, k.gnull, k.gkey,
   f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported,
   f.tool_uses_sum, COALESCE(f.tool_uses_reported, 0) AS tool_uses_reported,
   COALESCE(f.duration_reported, 0) AS duration_reported, pct.p50 AS duration_p50, pct.p95 AS duration_p95, f.duration_max,
-  COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
-  COALESCE(f.turns, 0) AS turns,
+  COALESCE(dc.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
+  COALESCE(dc.turns, 0) AS turns,
   ${sessions} AS sessions, ${contexts} AS contexts,
   ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
   CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
@@ -387,13 +425,12 @@ LEFT JOIN (
     ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
     ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
     COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
-    COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END) AS executions,
     SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
-    COUNT(DISTINCT NULLIF(turn_id, '')) AS turns,
     MIN(observed) AS first_observed, MAX(observed) AS last_observed,
     SUM(1 - known) AS orphan_rows
   FROM leveled GROUP BY lvl, gnull, gkey
 ) f ON ${JOIN_KEYS('f', 'k')}
+LEFT JOIN (${DISTINCT_COUNTS}) dc ON ${JOIN_KEYS('dc', 'k')}
 LEFT JOIN (${d.nearestRank('leveled', ['lvl', 'gnull', 'gkey'], 'duration_ms', [50, 95])}) pct ON ${JOIN_KEYS('pct', 'k')}
 LEFT JOIN unreadable u ON k.lvl = 0
 ${hasCosts ? `LEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}`;

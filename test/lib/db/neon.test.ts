@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DatabaseError } from '../../../lib/db/errors.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../../../lib/db/neon.js';
+import { openDatabase } from '../../../lib/db/open.js';
 import { STATEMENT_TIMEOUT_SECONDS } from '../../../lib/defaults.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -21,6 +22,24 @@ describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on 
       expect(await show(t.connect({ statementTimeoutMs: STATEMENT_TIMEOUT_SECONDS.migrate * 1000 }))).toBe('15min');
     },
   );
+
+  it('R4-12: a read-only open turns JIT off on each of its connections, a fresh one after a drop too; a writer keeps the server setting', async () => {
+    const show = async (db: { query: typeof t.db.query }) => (await db.query<{ jit: string }>('SHOW jit'))[0]!.jit;
+    const reader = openDatabase(t.url, { wsProxy: t.proxy!.address, readonly: true, max: 2 });
+    try {
+      const both = await Promise.all([
+        reader.query<{ jit: string }>('SELECT current_setting($1) AS jit, pg_sleep(0.2)', ['jit']),
+        reader.query<{ jit: string }>('SELECT current_setting($1) AS jit, pg_sleep(0.2)', ['jit']),
+      ]);
+      expect(both.map((rows) => rows[0]!.jit)).toEqual(['off', 'off']);
+      t.proxy!.interrupt();
+      expect(await show(reader)).toBe('off');
+    } finally {
+      await reader.close();
+    }
+    // the server's default (PostgreSQL 15: on) on a connection that is not read-only
+    if (name === 'postgres') expect(await show(t.db)).toBe('on');
+  });
 
   // PGlite runs in this process: its pg_sleep blocks the event loop, so only the server can show it.
   it.skipIf(name !== 'postgres')('R2-5: the server ends a statement that runs past the cap (57014)', async () => {
