@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from '../../../../lib/report/render/labels.js';
 import { renderReportTable } from '../../../../lib/report/render/table.js';
 import { group, reportDoc } from '../../../support/report-document.js';
 
@@ -73,7 +72,7 @@ describe('report table (R4-2: terminal safety; labels and units)', () => {
       groupLines(text)
         .slice(2)
         .map((l) => l.split('  ')[0]),
-    ).toEqual([NOT_REPORTED_LABEL, EMPTY_KEY_LABEL]);
+    ).toEqual(['(not reported)', '(empty)']);
     expect(text).toMatch(/^models\s+\(empty\) 1, \(not reported\) 2$/m);
   });
 
