@@ -64,12 +64,20 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/export/export-edges.test.ts',
     'test/lib/export/otlp-spans.test.ts',
   ],
-  'lib/export/otlp/spans.ts': ['test/lib/export/otlp-spans.test.ts', ...EXPORT_RUNS],
+  'lib/export/otlp/spans.ts': [
+    'test/lib/export/otlp-spans.test.ts',
+    'test/lib/export/otlp-conventions.test.ts',
+    ...EXPORT_RUNS,
+  ],
   'lib/export/otlp/body.ts': ['test/lib/export/otlp-output.test.ts', ...EXPORT_RUNS, 'test/bin/cli-export.test.ts'],
-  'lib/export/otlp/digest.ts': EXPORT_RUNS,
+  'lib/export/otlp/digest.ts': ['test/lib/export/otlp-changes.test.ts', ...EXPORT_RUNS],
   'lib/export/otlp/provider.ts': ['test/lib/export/otlp-output.test.ts', ...EXPORT_RUNS],
   'lib/export/unreadable.ts': EXPORT_RUNS,
-  'lib/export/otlp/transport.ts': [...EXPORT_RUNS, 'test/bin/cli-export.test.ts'],
+  'lib/export/otlp/transport.ts': [
+    ...EXPORT_RUNS,
+    'test/lib/export/otlp-changes.test.ts',
+    'test/bin/cli-export.test.ts',
+  ],
   'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
 };
 
