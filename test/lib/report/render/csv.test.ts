@@ -100,6 +100,7 @@ describe('report --csv (R4-6: one table)', () => {
 
 describe('report --csv completeness cells (R3-8), written out', () => {
   const unknown = { ...reportDoc([]) };
+  unknown.filters = { ...unknown.filters, by: null };
   unknown.completeness = {
     ...unknown.completeness,
     capture_since: null,
@@ -129,11 +130,11 @@ describe('report --csv completeness cells (R3-8), written out', () => {
 
   it.each([
     [
-      'nothing known: unset filters are -, nulls say why, the shortfall not checked',
+      'nothing known: unset filters (--by too) are -, nulls say why, the shortfall not checked',
       unknown,
       [
         '# subagent-context report, version 1, generated 2026-08-12T13:00:00.000000Z',
-        '# filters: by=task since=- until=- task=- session=- sort=subagents limit=-',
+        '# filters: by=- since=- until=- task=- session=- sort=subagents limit=-',
         '# capture_since: null (not activated)',
         '# backfill_through: null',
         '# verified_through: null (the scheduled check has not run)',
