@@ -128,4 +128,42 @@ describe('R4-9 a collector body as a message shows it', () => {
     expect(shown).toBe(`${'x'.repeat(BODY_SHOWN)}… (100000 characters in all)`);
     expect(collectorBody('short', [])).toBe('short');
   });
+
+  it('R4-9: the secrets are every header value, the decoded userinfo, each query value and the whole query, longest first, none under 4 characters', () => {
+    expect(
+      secretsOf('https://user:pa%20ss@h.example/v1/traces?a=abcd&b=xyz', {
+        authorization: 'Bearer TOKEN',
+        'x-short': 'abc',
+      }),
+    ).toEqual(['Bearer TOKEN', 'a=abcd&b=xyz', 'pa ss', 'user', 'abcd']);
+    expect(secretsOf('http://h.example/v1/traces', {})).toEqual([]);
+    expect(secretsOf('not a url', { 'x-key': 'abcd' })).toEqual(['abcd']);
+  });
+
+  it('R4-9: a 4-character value is masked, a 3-character one is not', () => {
+    expect(collectorBody('abc abcd', secretsOf('http://h.example/', { x: 'abcd', y: 'abc' }))).toBe('abc ***');
+  });
+
+  it('R4-9: a value holding another is masked whole (longest first)', () => {
+    const secrets = secretsOf('http://h.example/', { a: 'SECRET', b: 'SECRET-PLUS' });
+    expect(collectorBody('got SECRET-PLUS and SECRET', secrets)).toBe('got *** and ***');
+  });
+
+  it('R4-9: a body is trimmed; 512 characters are shown whole, 513 are cut', () => {
+    expect(collectorBody('  short\n', [])).toBe('short');
+    expect(collectorBody('x'.repeat(512), [])).toBe('x'.repeat(512));
+    expect(collectorBody('x'.repeat(513), [])).toBe(`${'x'.repeat(512)}… (513 characters in all)`);
+  });
+
+  it('R4-2: the cut never leaves half a surrogate pair', () => {
+    expect(collectorBody(`${'x'.repeat(511)}😀${'y'.repeat(10)}`, [])).toBe(
+      `${'x'.repeat(511)}… (523 characters in all)`,
+    );
+  });
+
+  it('R4-9: a body longer than is read states its full length, even when masking leaves it short', () => {
+    const secret = 'k'.repeat(8192);
+    const body = `${secret}${secret}${'tail'.repeat(1000)}`;
+    expect(collectorBody(body, [secret])).toBe('******… (20384 characters in all)');
+  });
 });
