@@ -110,7 +110,8 @@ describe("the page's human units (R4-10, docs/page.md#units)", () => {
   });
 
   it.each([
-    ['a pair', '\uDBFF\uDFFF', 1],
+    ['the first pair, U+10000', '\uD800\uDC00', 1],
+    ['the last pair, U+10FFFF', '\uDBFF\uDFFF', 1],
     ['a lone high surrogate', '\uD800', 1],
     ['a high surrogate last', 'a\uD800', 2],
     ['a high surrogate before a letter', '\uD800a', 2],
@@ -119,7 +120,7 @@ describe("the page's human units (R4-10, docs/page.md#units)", () => {
     ['a high surrogate before a non-surrogate', '\uD800\uE000', 2],
     ['U+D7FF before a low surrogate', '\uD7FF\uDC00', 2],
     ['a high surrogate before U+DBFF', '\uD800\uDBFF', 2],
-  ])('R4-4: %s counts as %d character(s)', (_, s, n) => {
+  ])('R4-4: %s (%j) counts as %d character(s)', (_, s, n) => {
     expect(codePoints(s)).toBe(n);
   });
 
