@@ -68,6 +68,14 @@ describe('R4-9 gen_ai.provider.name from the model', () => {
     ['commander', undefined],
     ['sonarqube', undefined],
     ['/claude-sonnet-4', undefined],
+    // a family is matched at the start of the name only
+    ['ft-gpt-5', undefined],
+    ['ft-gemini-pro', undefined],
+    ['ft-mistral-7b', undefined],
+    ['ft-grok-2', undefined],
+    ['ft-deepseek-v3', undefined],
+    ['ft-command-r', undefined],
+    ['ft-sonar-pro', undefined],
     ['', undefined],
     [null, undefined],
   ] as const)('R4-9: model %j → %s', (model, provider) => {
