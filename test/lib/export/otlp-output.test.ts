@@ -163,10 +163,39 @@ describe('R4-9 a collector body as a message shows it', () => {
     expect(collectorBody('x'.repeat(513), [])).toBe(`${'x'.repeat(512)}… (513 characters in all)`);
   });
 
-  it('R4-2: the cut never leaves half a surrogate pair', () => {
-    expect(collectorBody(`${'x'.repeat(511)}😀${'y'.repeat(10)}`, [])).toBe(
+  it.each([
+    [
+      'a pair whose high half is the 512th unit is left out whole',
+      `${'x'.repeat(511)}😀${'y'.repeat(10)}`,
       `${'x'.repeat(511)}… (523 characters in all)`,
-    );
+    ],
+    [
+      'so is U+10000 (high half D800)',
+      `${'x'.repeat(511)}\u{10000}${'y'.repeat(10)}`,
+      `${'x'.repeat(511)}… (523 characters in all)`,
+    ],
+    [
+      'so is U+10FFFF (high half DBFF)',
+      `${'x'.repeat(511)}\u{10FFFF}${'y'.repeat(10)}`,
+      `${'x'.repeat(511)}… (523 characters in all)`,
+    ],
+    [
+      'a pair ending at the 512th unit is kept whole',
+      `${'x'.repeat(510)}😀${'y'.repeat(10)}`,
+      `${'x'.repeat(510)}😀… (522 characters in all)`,
+    ],
+    [
+      'a character after DBFF at the 512th unit is kept',
+      `${'x'.repeat(511)}\uE000${'y'.repeat(10)}`,
+      `${'x'.repeat(511)}\uE000… (522 characters in all)`,
+    ],
+  ])('R4-2: the cut never leaves half a surrogate pair: %s', (_, body, shown) => {
+    expect(collectorBody(body, [])).toBe(shown);
+  });
+
+  it('R4-9: a body of exactly the 16,384 characters read is whole once masked short', () => {
+    const secret = 'k'.repeat(8190);
+    expect(collectorBody(`${secret}${secret}tail`, [secret])).toBe('******tail');
   });
 
   it('R4-9: a body longer than is read states its full length, even when masking leaves it short', () => {
