@@ -348,7 +348,13 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
     const lines = groupLines(table(reportDoc([group({ key: 'a', title: 'T' }), group({ key: 'b' })])));
     expect(lines[0]).toMatch(/^key\s+title\s+subagents/);
     expect(lines[2]).toMatch(/^a\s+T\s+3\s/);
-    expect(lines[2]!.trimEnd()).not.toMatch(/yes$/);
+    // an exact group's lower-bound cell is empty: the row ends with its cost per context (null: -)
+    expect(
+      lines[2]!
+        .trimEnd()
+        .split(/\s{2,}/)
+        .at(-1),
+    ).toBe('-');
   });
 
   it('R3-8: notes follow the facts, each as note: …; dimmed and headings bold only in colour', () => {
@@ -359,5 +365,45 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
     const coloured = table(doc, true).split('\n');
     expect(coloured).toContain('\u001b[2mnote: first\u001b[0m');
     expect(coloured).toContain('\u001b[1m== totals ==\u001b[0m');
+  });
+
+  it('R3-5: the totals are these facts, in this order (orphan rows only when there are some)', () => {
+    const names = (doc: Doc) => {
+      const lines = table(doc).split('\n');
+      const from = lines.indexOf('== totals ==') + 1;
+      const to = lines.findIndex((l, i) => i >= from && l.startsWith('=='));
+      return lines.slice(from, to).map((l) => l.split(/\s{2,}/)[0]);
+    };
+    const facts = [
+      'subagents',
+      'rows',
+      'tokens',
+      'tool uses',
+      'duration ms',
+      'executions',
+      'turns with subagents',
+      'sessions',
+    ];
+    const rest = ['contexts', 'cost', 'cost per context', 'models', 'fan-out (k: turns)', 'observed'];
+    expect(names(reportDoc([group()]))).toEqual([...facts, ...rest]);
+    expect(names(reportDoc([group()], {}, { orphan_rows: 1 }))).toEqual([...facts, 'orphan rows', ...rest]);
+  });
+
+  it('R4-7: one group with orphan rows gives every row the column, each with its own count', () => {
+    const lines = groupLines(table(reportDoc([group({ key: 'a', orphan_rows: 3 }), group({ key: 'b' })])));
+    const header = lines[0]!.split(/\s{2,}/);
+    const at = header.indexOf('orphan rows');
+    expect(at).toBe(header.indexOf('sessions') + 1);
+    expect(lines.slice(2).map((l) => l.trim().split(/\s{2,}/)[at])).toEqual(['3', '0']);
+  });
+
+  it('AC-25: with a lower bound only the note repeating it is dropped; every other note is printed', () => {
+    const text = table(
+      reportDoc([group()], {
+        lower_bound_sessions: 2,
+        notes: ['2 session(s) …: their fan-out is a lower bound (AC-25).', 'the cost ledger has no turn_id'],
+      }),
+    );
+    expect(text.split('\n').filter((l) => l.startsWith('note: '))).toEqual(['note: the cost ledger has no turn_id']);
   });
 });
