@@ -87,6 +87,14 @@ describe('OTLP target (flags, then OTEL_EXPORTER_OTLP_* variables, then defaults
 describe('ids derived from the rows', () => {
   const text = fc.string({ maxLength: 20 }).filter((s) => !s.includes('\u0000'));
 
+  it.each([
+    ['trace', () => traceIdOf('s1', 'u0'), FIXED_IDS.trace_s1_u0],
+    ['turn span', () => turnSpanIdOf('s1', 'u10'), FIXED_IDS.turn_s1_u10],
+    ['row span', () => rowSpanIdOf('s1', 'e1', 't73'), FIXED_IDS.row_s1_e1_t73],
+  ])('R3-10: a %s id holding a zero byte is the digest as it is: only an all-zero id is changed', (_, id, expected) => {
+    expect(id()).toBe(expected);
+  });
+
   it('R3-10: the same identity always gives the same valid ids (16-byte trace, 8-byte span, never all zero)', () => {
     fc.assert(
       fc.property(text, text, text, (session, turn, call) => {
