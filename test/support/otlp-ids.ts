@@ -12,7 +12,10 @@ export const FIXED_IDS = {
   turn_s1_u1: '777a9da94d85bbe7',
   /** rowSpanIdOf('s1', 'e1', 'a') */
   row_s1_e1_a: '3c11628762466e45',
-  /** ids holding a zero byte (not all zero: kept as they are) */
+} as const;
+
+/** Ids holding a zero byte (not all zero, so kept as the digest gives them), computed the same way. */
+export const ZERO_BYTE_IDS = {
   /** traceIdOf('s1', 'u0'): byte 11 is 00 */
   trace_s1_u0: '10054735a43dd2e39370002397e06b02',
   /** turnSpanIdOf('s1', 'u10'): byte 2 is 00 */
