@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BODY_SHOWN, collectorBody, secretsOf } from '../../../lib/export/otlp/body.js';
-import { describeEndpoint } from '../../../lib/export/otlp/config.js';
+import { describeEndpoint, OtlpConfigError, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { providerOf } from '../../../lib/export/otlp/provider.js';
 
 /*
@@ -202,5 +202,53 @@ describe('R4-9 a collector body as a message shows it', () => {
     const secret = 'k'.repeat(8192);
     const body = `${secret}${secret}${'tail'.repeat(1000)}`;
     expect(collectorBody(body, [secret])).toBe('******… (20384 characters in all)');
+  });
+});
+
+describe('R4-9 the endpoint and flags config.ts reads (after the 2026-12-02 mutation run)', () => {
+  it.each([
+    ['http://h.example/v1/traces', 'http://h.example:80/v1/traces'],
+    ['http://u@h.example:4318/v1/traces', 'http://***@h.example:4318/v1/traces'],
+    ['http://:p4ss@h.example:4318/v1/traces', 'http://***@h.example:4318/v1/traces'],
+    ['not a url', 'not a url'],
+    ['?key=K3Y', '?…'],
+  ])('R4-9: %s is printed as %s', (url, shown) => {
+    expect(describeEndpoint(url)).toBe(shown);
+  });
+
+  it.each([
+    [{ url: 'http://h.example:4318' }, {}, 'http://h.example:4318/v1/traces'],
+    [{ url: 'http://h.example:4318/custom' }, {}, 'http://h.example:4318/custom'],
+    [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://h.example:4318/base' }, 'http://h.example:4318/base/v1/traces'],
+    [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://h.example:4318/' }, 'http://h.example:4318/v1/traces'],
+  ])('R4-9: --otlp %j with env %j sends to %s', (flags, env, url) => {
+    expect(resolveOtlpTarget(flags, env).url).toBe(url);
+  });
+
+  it.each([
+    [{ url: '   ' }, {}],
+    [{ url: 'http://h.example:4318', headers: ['=v'] }, {}],
+    [{ url: 'http://h.example:4318', headers: ['novalue'] }, {}],
+    [{ url: 'http://h.example:4318', headers: ['bad name=v'] }, {}],
+    [{ url: 'http://h.example:4318', headers: ['x-a b=v'] }, {}],
+    [{ url: 'http://h.example:4318', compression: 'zstd' }, {}],
+    [{ url: 'http://h.example:4318' }, { OTEL_EXPORTER_OTLP_COMPRESSION: 'br' }],
+  ])('R4-9: %j (env %j) is refused', (flags, env) => {
+    expect(() => resolveOtlpTarget(flags, env)).toThrow(OtlpConfigError);
+  });
+
+  it.each([
+    [{}, {}, 'gzip'],
+    [{ compression: 'none' }, {}, 'none'],
+    [{}, { OTEL_EXPORTER_OTLP_COMPRESSION: 'none' }, 'none'],
+    [{}, { OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'none', OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' }, 'none'],
+  ])('R4-9: compression %j with env %j is %s', (flags, env, compression) => {
+    expect(resolveOtlpTarget({ url: 'http://h.example:4318', ...flags }, env).compression).toBe(compression);
+  });
+
+  it('R4-9: a --header name is trimmed; the value is everything after the first =', () => {
+    expect(resolveOtlpTarget({ url: 'http://h.example:4318', headers: [' x-k =a=b'] }, {}).headers).toEqual({
+      'x-k': 'a=b',
+    });
   });
 });
