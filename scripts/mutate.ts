@@ -49,18 +49,39 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/render/json.ts': ['test/lib/report/render/json.test.ts', 'test/bin/report.test.ts'],
   'lib/report/render/labels.ts': [...RENDER, ...PAGE],
   'lib/report/render/style.ts': [...PAGE, 'test/lib/report/render/page.browser.test.ts'],
+  'lib/report/render/units.ts': ['test/lib/report/render/units.test.ts', ...PAGE],
   'lib/report/render/table.ts': ['test/lib/report/render/table.test.ts', ...RENDER, 'test/bin/report.test.ts'],
   'lib/export/handler.ts': ['test/functions/export.test.ts'],
   'lib/export/position.ts': [...EXPORT_RUNS, 'test/bin/cli-export-position.test.ts'],
   'lib/export/run.ts': [...EXPORT_RUNS, 'test/bin/cli-export-position.test.ts'],
-  'lib/export/otlp/config.ts': ['test/lib/export/otlp-config.test.ts', 'test/bin/cli-export.test.ts'],
-  'lib/export/otlp/ids.ts': ['test/lib/export/otlp-config.test.ts', 'test/lib/export/export-edges.test.ts'],
-  'lib/export/otlp/spans.ts': EXPORT_RUNS,
-  'lib/export/otlp/body.ts': [...EXPORT_RUNS, 'test/bin/cli-export.test.ts'],
-  'lib/export/otlp/digest.ts': EXPORT_RUNS,
-  'lib/export/otlp/provider.ts': EXPORT_RUNS,
+  'lib/export/otlp/config.ts': [
+    'test/lib/export/otlp-config.test.ts',
+    'test/lib/export/otlp-output.test.ts',
+    'test/bin/cli-export.test.ts',
+  ],
+  'lib/export/otlp/ids.ts': [
+    'test/lib/export/otlp-config.test.ts',
+    'test/lib/export/export-edges.test.ts',
+    'test/lib/export/otlp-spans.test.ts',
+  ],
+  'lib/export/otlp/spans.ts': [
+    'test/lib/export/otlp-spans.test.ts',
+    'test/lib/export/otlp-conventions.test.ts',
+    ...EXPORT_RUNS,
+  ],
+  // the export runs and the CLI reach the body only through a refusal's message, which
+  // otlp-output.test.ts proves; with them, each of the file's static mutants re-ran 178 tests (~2 min)
+  'lib/export/otlp/body.ts': ['test/lib/export/otlp-output.test.ts'],
+  'lib/export/otlp/digest.ts': ['test/lib/export/otlp-changes.test.ts', ...EXPORT_RUNS],
+  // the table is module state: each of its mutants would re-run every covering test, so only the
+  // test that proves the table (the export runs reach it only through spans.ts)
+  'lib/export/otlp/provider.ts': ['test/lib/export/otlp-output.test.ts'],
   'lib/export/unreadable.ts': EXPORT_RUNS,
-  'lib/export/otlp/transport.ts': [...EXPORT_RUNS, 'test/bin/cli-export.test.ts'],
+  'lib/export/otlp/transport.ts': [
+    ...EXPORT_RUNS,
+    'test/lib/export/otlp-changes.test.ts',
+    'test/bin/cli-export.test.ts',
+  ],
   'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
 };
 

@@ -13,3 +13,13 @@ export const FIXED_IDS = {
   /** rowSpanIdOf('s1', 'e1', 'a') */
   row_s1_e1_a: '3c11628762466e45',
 } as const;
+
+/** Ids holding a zero byte (not all zero, so kept as the digest gives them), computed the same way. */
+export const ZERO_BYTE_IDS = {
+  /** traceIdOf('s1', 'u0'): byte 11 is 00 */
+  trace_s1_u0: '10054735a43dd2e39370002397e06b02',
+  /** turnSpanIdOf('s1', 'u10'): byte 2 is 00 */
+  turn_s1_u10: '02002a543681703c',
+  /** rowSpanIdOf('s1', 'e1', 't73'): byte 6 is 00 */
+  row_s1_e1_t73: 'c8e911a328006bc0',
+} as const;

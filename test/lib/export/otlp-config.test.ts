@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OtlpConfigError, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from '../../../lib/export/otlp/ids.js';
-import { FIXED_IDS } from '../../support/otlp-ids.js';
+import { FIXED_IDS, ZERO_BYTE_IDS } from '../../support/otlp-ids.js';
 
 describe('OTLP target (flags, then OTEL_EXPORTER_OTLP_* variables, then defaults)', () => {
   it.each([
@@ -86,6 +86,14 @@ describe('OTLP target (flags, then OTEL_EXPORTER_OTLP_* variables, then defaults
 
 describe('ids derived from the rows', () => {
   const text = fc.string({ maxLength: 20 }).filter((s) => !s.includes('\u0000'));
+
+  it.each([
+    ['trace', () => traceIdOf('s1', 'u0'), ZERO_BYTE_IDS.trace_s1_u0],
+    ['turn span', () => turnSpanIdOf('s1', 'u10'), ZERO_BYTE_IDS.turn_s1_u10],
+    ['row span', () => rowSpanIdOf('s1', 'e1', 't73'), ZERO_BYTE_IDS.row_s1_e1_t73],
+  ])('R3-10: a %s id holding a zero byte is the digest as it is: only an all-zero id is changed', (_, id, expected) => {
+    expect(id()).toBe(expected);
+  });
 
   it('R3-10: the same identity always gives the same valid ids (16-byte trace, 8-byte span, never all zero)', () => {
     fc.assert(

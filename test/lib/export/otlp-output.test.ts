@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BODY_SHOWN, collectorBody, secretsOf } from '../../../lib/export/otlp/body.js';
-import { describeEndpoint } from '../../../lib/export/otlp/config.js';
+import { describeEndpoint, OtlpConfigError, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { providerOf } from '../../../lib/export/otlp/provider.js';
 
 /*
@@ -27,12 +27,55 @@ describe('R4-9 gen_ai.provider.name from the model', () => {
     ['openai/gpt-5', 'openai'],
     ['google/gemini-2.5-flash', 'gcp.gemini'],
     ['amazon-bedrock/anthropic.claude-3-5-sonnet', 'aws.bedrock'],
+    // every row of docs/otlp.md#provider's table
+    ['claude', 'anthropic'],
+    ['chatgpt-4o-latest', 'openai'],
+    ['o1', 'openai'],
+    ['gemini', 'gcp.gemini'],
+    ['codestral-latest', 'mistral_ai'],
+    ['devstral-small', 'mistral_ai'],
+    ['magistral-medium', 'mistral_ai'],
+    ['ministral-8b', 'mistral_ai'],
+    ['pixtral-large', 'mistral_ai'],
+    ['mistral', 'mistral_ai'],
+    ['grok', 'x_ai'],
+    ['deepseek', 'deepseek'],
+    ['command-r-plus', 'cohere'],
+    ['command', 'cohere'],
+    ['sonar-pro', 'perplexity'],
+    ['sonar', 'perplexity'],
+    ['gemini/gemini-2.5-pro', 'gcp.gemini'],
+    ['google-vertex/gemini-2.5-pro', 'gcp.vertex_ai'],
+    ['vertex_ai/claude-sonnet-4', 'gcp.vertex_ai'],
+    ['bedrock/anthropic.claude-3-haiku', 'aws.bedrock'],
+    ['azure/gpt-4o', 'azure.ai.openai'],
+    ['mistral/mistral-large', 'mistral_ai'],
+    ['xai/grok-4', 'x_ai'],
+    ['deepseek/deepseek-chat', 'deepseek'],
+    ['groq/llama-3.1-8b', 'groq'],
+    ['cohere/command-r', 'cohere'],
+    ['perplexity/sonar', 'perplexity'],
+    ['  Anthropic/Claude-Opus-4  ', 'anthropic'],
     // omitted rather than guessed
     ['openrouter/anthropic/claude-sonnet-4', undefined],
     ['llama-3.1-70b', undefined],
     ['claudette', undefined],
     ['o', undefined],
     ['oracle-1', undefined],
+    ['o10', undefined],
+    ['gpt', undefined],
+    ['grokking', undefined],
+    ['commander', undefined],
+    ['sonarqube', undefined],
+    ['/claude-sonnet-4', undefined],
+    // a family is matched at the start of the name only
+    ['ft-gpt-5', undefined],
+    ['ft-gemini-pro', undefined],
+    ['ft-mistral-7b', undefined],
+    ['ft-grok-2', undefined],
+    ['ft-deepseek-v3', undefined],
+    ['ft-command-r', undefined],
+    ['ft-sonar-pro', undefined],
     ['', undefined],
     [null, undefined],
   ] as const)('R4-9: model %j → %s', (model, provider) => {
@@ -92,5 +135,120 @@ describe('R4-9 a collector body as a message shows it', () => {
     const shown = collectorBody('x'.repeat(100_000), []);
     expect(shown).toBe(`${'x'.repeat(BODY_SHOWN)}… (100000 characters in all)`);
     expect(collectorBody('short', [])).toBe('short');
+  });
+
+  it('R4-9: the secrets are every header value, the decoded userinfo, each query value and the whole query, longest first, none under 4 characters', () => {
+    expect(
+      secretsOf('https://user:pa%20ss@h.example/v1/traces?a=abcd&b=xyz', {
+        authorization: 'Bearer TOKEN',
+        'x-short': 'abc',
+      }),
+    ).toEqual(['Bearer TOKEN', 'a=abcd&b=xyz', 'pa ss', 'user', 'abcd']);
+    expect(secretsOf('http://h.example/v1/traces', {})).toEqual([]);
+    expect(secretsOf('not a url', { 'x-key': 'abcd' })).toEqual(['abcd']);
+  });
+
+  it('R4-9: a 4-character value is masked, a 3-character one is not', () => {
+    expect(collectorBody('abc abcd', secretsOf('http://h.example/', { x: 'abcd', y: 'abc' }))).toBe('abc ***');
+  });
+
+  it('R4-9: a value holding another is masked whole (longest first)', () => {
+    const secrets = secretsOf('http://h.example/', { a: 'SECRET', b: 'SECRET-PLUS' });
+    expect(collectorBody('got SECRET-PLUS and SECRET', secrets)).toBe('got *** and ***');
+  });
+
+  it('R4-9: a body is trimmed; 512 characters are shown whole, 513 are cut', () => {
+    expect(collectorBody('  short\n', [])).toBe('short');
+    expect(collectorBody('x'.repeat(512), [])).toBe('x'.repeat(512));
+    expect(collectorBody('x'.repeat(513), [])).toBe(`${'x'.repeat(512)}… (513 characters in all)`);
+  });
+
+  it.each([
+    [
+      'a pair whose high half is the 512th unit is left out whole',
+      `${'x'.repeat(511)}😀${'y'.repeat(10)}`,
+      `${'x'.repeat(511)}… (523 characters in all)`,
+    ],
+    [
+      'so is U+10000 (high half D800)',
+      `${'x'.repeat(511)}\u{10000}${'y'.repeat(10)}`,
+      `${'x'.repeat(511)}… (523 characters in all)`,
+    ],
+    [
+      'so is U+10FFFF (high half DBFF)',
+      `${'x'.repeat(511)}\u{10FFFF}${'y'.repeat(10)}`,
+      `${'x'.repeat(511)}… (523 characters in all)`,
+    ],
+    [
+      'a pair ending at the 512th unit is kept whole',
+      `${'x'.repeat(510)}😀${'y'.repeat(10)}`,
+      `${'x'.repeat(510)}😀… (522 characters in all)`,
+    ],
+    [
+      'a character after DBFF at the 512th unit is kept',
+      `${'x'.repeat(511)}\uE000${'y'.repeat(10)}`,
+      `${'x'.repeat(511)}\uE000… (522 characters in all)`,
+    ],
+  ])('R4-2: the cut never leaves half a surrogate pair: %s', (_, body, shown) => {
+    expect(collectorBody(body, [])).toBe(shown);
+  });
+
+  it('R4-9: a body of exactly the 16,384 characters read is whole once masked short', () => {
+    const secret = 'k'.repeat(8190);
+    expect(collectorBody(`${secret}${secret}tail`, [secret])).toBe('******tail');
+  });
+
+  it('R4-9: a body longer than is read states its full length, even when masking leaves it short', () => {
+    const secret = 'k'.repeat(8192);
+    const body = `${secret}${secret}${'tail'.repeat(1000)}`;
+    expect(collectorBody(body, [secret])).toBe('******… (20384 characters in all)');
+  });
+});
+
+describe('R4-9 the endpoint and flags config.ts reads (after the 2026-12-02 mutation run)', () => {
+  it.each([
+    ['http://h.example/v1/traces', 'http://h.example:80/v1/traces'],
+    ['http://u@h.example:4318/v1/traces', 'http://***@h.example:4318/v1/traces'],
+    ['http://:p4ss@h.example:4318/v1/traces', 'http://***@h.example:4318/v1/traces'],
+    ['not a url', 'not a url'],
+    ['?key=K3Y', '?…'],
+  ])('R4-9: %s is printed as %s', (url, shown) => {
+    expect(describeEndpoint(url)).toBe(shown);
+  });
+
+  it.each([
+    [{ url: 'http://h.example:4318' }, {}, 'http://h.example:4318/v1/traces'],
+    [{ url: 'http://h.example:4318/custom' }, {}, 'http://h.example:4318/custom'],
+    [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://h.example:4318/base' }, 'http://h.example:4318/base/v1/traces'],
+    [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://h.example:4318/' }, 'http://h.example:4318/v1/traces'],
+  ])('R4-9: --otlp %j with env %j sends to %s', (flags, env, url) => {
+    expect(resolveOtlpTarget(flags, env).url).toBe(url);
+  });
+
+  it.each([
+    [{ url: '   ' }, {}],
+    [{ url: 'http://h.example:4318', headers: ['=v'] }, {}],
+    [{ url: 'http://h.example:4318', headers: ['novalue'] }, {}],
+    [{ url: 'http://h.example:4318', headers: ['bad name=v'] }, {}],
+    [{ url: 'http://h.example:4318', headers: ['x-a b=v'] }, {}],
+    [{ url: 'http://h.example:4318', compression: 'zstd' }, {}],
+    [{ url: 'http://h.example:4318' }, { OTEL_EXPORTER_OTLP_COMPRESSION: 'br' }],
+  ])('R4-9: %j (env %j) is refused', (flags, env) => {
+    expect(() => resolveOtlpTarget(flags, env)).toThrow(OtlpConfigError);
+  });
+
+  it.each([
+    [{}, {}, 'gzip'],
+    [{ compression: 'none' }, {}, 'none'],
+    [{}, { OTEL_EXPORTER_OTLP_COMPRESSION: 'none' }, 'none'],
+    [{}, { OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'none', OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' }, 'none'],
+  ])('R4-9: compression %j with env %j is %s', (flags, env, compression) => {
+    expect(resolveOtlpTarget({ url: 'http://h.example:4318', ...flags }, env).compression).toBe(compression);
+  });
+
+  it('R4-9: a --header name is trimmed; the value is everything after the first =', () => {
+    expect(resolveOtlpTarget({ url: 'http://h.example:4318', headers: [' x-k =a=b'] }, {}).headers).toEqual({
+      'x-k': 'a=b',
+    });
   });
 });

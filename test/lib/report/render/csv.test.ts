@@ -2,7 +2,6 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { NOTHING_UNREADABLE } from '../../../../lib/report/document.js';
 import { CSV_COLUMNS, renderReportCsv } from '../../../../lib/report/render/csv.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from '../../../../lib/report/render/labels.js';
 import { figures, group, reportDoc } from '../../../support/report-document.js';
 
 /** The CSV as a reader gets it: the one-cell `#` records before the header, then the rows by column. */
@@ -72,7 +71,8 @@ describe('report --csv (R4-6: one table)', () => {
 
   it('R4-6: a key the host never reported and a key "" have their own labels; a NULL figure is an empty cell', () => {
     const rows = read(renderReportCsv(reportDoc([group({ key: null }), group({ key: '' })]))).rows;
-    expect(rows.map((r) => r.key)).toEqual([NOT_REPORTED_LABEL, EMPTY_KEY_LABEL]);
+    // the words docs/report.md#csv names, written out (not the constants: a change to them must fail here)
+    expect(rows.map((r) => r.key)).toEqual(['(not reported)', '(empty)']);
     expect(rows[0]).toMatchObject({ tokens_sum: '', tokens_reported: '0', cost_subcents: '' });
   });
 
@@ -89,5 +89,77 @@ describe('report --csv (R4-6: one table)', () => {
     expect(JSON.parse(cell.slice('# unreadable: '.length))).toEqual(unreadable);
     expect(header!.at(-1)).toBe('orphan_rows');
     expect(rows[0]!.orphan_rows).toBe('4');
+  });
+});
+
+describe('report --csv completeness cells (R3-8), written out', () => {
+  const unknown = { ...reportDoc([]) };
+  unknown.filters = { ...unknown.filters, by: null };
+  unknown.completeness = {
+    ...unknown.completeness,
+    capture_since: null,
+    backfill_through: null,
+    verified_through: null,
+    shortfall: { open: false, count: 0, checked: false },
+  };
+  const known = reportDoc([], {
+    backfill_through: '2026-07-31T23:59:59.999999Z',
+    verified_through: '2026-08-12T12:00:00.000000Z',
+    shortfall: { open: true, count: 3, checked: true },
+    lower_bound_sessions: 7,
+    notes: ['n1'],
+  });
+  known.filters = {
+    by: 'model',
+    since: '2026-08-01T00:00:00.000000Z',
+    until: '2026-08-02T00:00:00.000000Z',
+    task: 't1',
+    session: 's1',
+    sort: 'key',
+    limit: 5,
+  };
+  const settled = reportDoc([], { shortfall: { open: false, count: 0, checked: true } });
+  const unreadable =
+    '# unreadable: {"total_tokens":0,"tool_use_count":0,"duration_ms":0,"observed_at":0,"cost_subcents":0,"occurred_at":0}';
+
+  it.each([
+    [
+      'nothing known: unset filters (--by too) are -, nulls say why, the shortfall not checked',
+      unknown,
+      [
+        '# subagent-context report, version 1, generated 2026-08-12T13:00:00.000000Z',
+        '# filters: by=- since=- until=- task=- session=- sort=subagents limit=-',
+        '# capture_since: null (not activated)',
+        '# backfill_through: null',
+        '# verified_through: null (the scheduled check has not run)',
+        '# shortfall: not checked',
+        unreadable,
+        '# lower_bound_sessions: 0',
+      ],
+    ],
+    [
+      'everything set, a shortfall open',
+      known,
+      [
+        '# subagent-context report, version 1, generated 2026-08-12T13:00:00.000000Z',
+        '# filters: by=model since=2026-08-01T00:00:00.000000Z until=2026-08-02T00:00:00.000000Z task=t1 session=s1 sort=key limit=5',
+        '# capture_since: 2026-08-01T00:00:00.000000Z',
+        '# backfill_through: 2026-07-31T23:59:59.999999Z',
+        '# verified_through: 2026-08-12T12:00:00.000000Z',
+        '# shortfall: OPEN (3)',
+        unreadable,
+        '# lower_bound_sessions: 7',
+        '# note: n1',
+      ],
+    ],
+    ['checked, no shortfall', settled, expect.arrayContaining(['# shortfall: none (0)'])],
+  ])('R3-8: %s', (_, doc, expected) => {
+    expect(read(renderReportCsv(doc)).comments.map((c) => c[0])).toEqual(expected);
+  });
+
+  it('R4-6: every comment cell is quoted, even one holding nothing a CSV reader would need quoted', () => {
+    const lines = renderReportCsv(reportDoc([group()])).split('\n');
+    expect(lines).toContain('"# lower_bound_sessions: 0"');
+    expect(lines[0]).toBe('"# subagent-context report, version 1, generated 2026-08-12T13:00:00.000000Z"');
   });
 });

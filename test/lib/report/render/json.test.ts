@@ -26,4 +26,12 @@ describe('report --json (R4-1: data is never rewritten)', () => {
     const doc = withText(MIB_OF_HOSTILE_TEXT);
     expect(JSON.parse(renderReportJson(doc)).groups[0].title).toBe(MIB_OF_HOSTILE_TEXT);
   });
+
+  it('R4-4: the text is JSON.stringify(doc, null, 2) for a document of ordinary depth (docs/report.md)', () => {
+    const doc = withText('a "quoted" key');
+    const text = renderReportJson(doc);
+    expect(text).toBe(JSON.stringify(doc, null, 2));
+    // two spaces a level, written out: the first member of the document sits one level in
+    expect(text.split('\n')[1]).toMatch(/^ {2}"/);
+  });
 });

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NOTHING_UNREADABLE } from '../../../../lib/report/document.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from '../../../../lib/report/render/labels.js';
 import { renderReportTable } from '../../../../lib/report/render/table.js';
 import { group, reportDoc } from '../../../support/report-document.js';
 
@@ -74,7 +73,7 @@ describe('report table (R4-2: terminal safety; labels and units)', () => {
       groupLines(text)
         .slice(2)
         .map((l) => l.split('  ')[0]),
-    ).toEqual([NOT_REPORTED_LABEL, EMPTY_KEY_LABEL]);
+    ).toEqual(['(not reported)', '(empty)']);
     expect(text).toMatch(/^models\s+\(empty\) 1, \(not reported\) 2$/m);
   });
 
@@ -120,5 +119,285 @@ describe('report table (R4-2: terminal safety; labels and units)', () => {
     expect(groupLines(text)[0]).toMatch(/sessions\s+orphan rows\s+contexts/);
     expect(table(reportDoc([group()]))).toMatch(/^unreadable\s+none$/m);
     expect(table(reportDoc([group()]))).not.toMatch(/orphan rows/);
+  });
+});
+
+/** The value of the fact line `name` (names are padded: two spaces at least before the value). */
+const factOf = (text: string, name: string) =>
+  new RegExp(`^${name.replace(/[()]/g, '\\$&')}\\s{2,}(.*)$`, 'm').exec(text)?.[1];
+
+describe('report table facts (docs/report.md#the-table), each written out', () => {
+  type Doc = ReturnType<typeof reportDoc>;
+  const withFilters = (filters: Partial<Doc['filters']>): Doc => {
+    const d = reportDoc([group()]);
+    return { ...d, filters: { ...d.filters, ...filters } };
+  };
+
+  it.each<[string, Doc, string, string]>([
+    [
+      'R3-8: capture not activated',
+      reportDoc([], { capture_since: null }),
+      'capture_since',
+      'null (capture not activated)',
+    ],
+    ['R3-8: no backfill', reportDoc([]), 'backfill_through', 'null'],
+    [
+      'R3-8: backfill through an instant',
+      reportDoc([], { backfill_through: '2026-07-31T23:59:59.999999Z' }),
+      'backfill_through',
+      '2026-07-31T23:59:59.999999Z',
+    ],
+    [
+      'R3-8: the health check has not run',
+      reportDoc([]),
+      'verified_through',
+      'null (the scheduled health check has not run)',
+    ],
+    [
+      'R3-8: the shortfall not checked',
+      reportDoc([], { shortfall: { open: false, count: 0, checked: false } }),
+      'shortfall',
+      'not checked (see notes)',
+    ],
+    ['R3-8: no shortfall', reportDoc([]), 'shortfall', 'none'],
+    [
+      'R3-8: an open shortfall, counted',
+      reportDoc([], { shortfall: { open: true, count: 1234, checked: true } }),
+      'shortfall',
+      'OPEN: 1,234 message key(s) without a row',
+    ],
+    [
+      'R3-8: a missing key, session then tool call',
+      reportDoc([], { missing: [{ task_session_id: 's1', tool_call_id: 'x1' }] }),
+      '  missing',
+      's1 x1',
+    ],
+    ['AC-25: no lower bound', reportDoc([]), 'lower bound', 'none'],
+    [
+      'AC-25: sessions before capture_since make a lower bound',
+      reportDoc([], { lower_bound_sessions: 1234 }),
+      'lower bound',
+      '1,234 session(s) with activity before capture_since: their fan-out is a lower bound',
+    ],
+    [
+      'R3-5: subagents by kind',
+      reportDoc([], {}, { subagents: 1001, top_level: 2, nested: 3, async: 4 }),
+      'subagents',
+      '1,001 (top-level 2, nested 3, async 4)',
+    ],
+    [
+      'R3-5: rows by state',
+      reportDoc([], {}, { live: 1, backfill: 2, settled: 3, failed: 4 }),
+      'rows',
+      'live 1, backfill 2, settled 3, failed 4',
+    ],
+    ['R3-6: no duration reported', reportDoc([]), 'duration ms', '- (0 reported)'],
+    [
+      'R3-5: durations reported',
+      reportDoc([], {}, { duration_ms: { reported: 2, p50: 1000, p95: 2000, max: 3000 } }),
+      'duration ms',
+      'p50 1,000, p95 2,000, max 3,000 (2 reported)',
+    ],
+    [
+      'R3-6: executions and the unknown ones',
+      reportDoc([], {}, { executions: 1200, unknown_execution: 3 }),
+      'executions',
+      '1,200 (rows with an unknown execution: 3)',
+    ],
+    ['R3-5: turns', reportDoc([], {}, { turns: 1200 }), 'turns with subagents', '1,200'],
+    ['R3-5: sessions', reportDoc([], {}, { sessions: 1200 }), 'sessions', '1,200'],
+    ['R3-7: contexts', reportDoc([], {}, { contexts: 1200 }), 'contexts', '1,200 (sessions + subagents)'],
+    ['R3-6: contexts not known', reportDoc([], {}, { contexts: null }), 'contexts', '-'],
+    [
+      'R3-7: a cost without an estimate',
+      reportDoc([], {}, { cost_subcents: 20_000 }),
+      'cost',
+      '20,000 subcents ($2.00; estimated - subcents)',
+    ],
+    ['R3-6: no cost per context', reportDoc([]), 'cost per context', '-'],
+    ['R3-6: no fan-out', reportDoc([]), 'fan-out (k: turns)', '-'],
+    [
+      'R3-5: fan-out buckets',
+      reportDoc(
+        [],
+        {},
+        {
+          fan_out: [
+            { top_level: 1, turns: 1500 },
+            { top_level: 2, turns: 3 },
+          ],
+        },
+      ),
+      'fan-out (k: turns)',
+      '1: 1,500, 2: 3',
+    ],
+    ['R3-6: nothing observed', reportDoc([]), 'observed', '-'],
+    [
+      'R3-5: first … last observation',
+      reportDoc(
+        [],
+        {},
+        { first_observed_at: '2026-08-01T00:00:00.000000Z', last_observed_at: '2026-08-02T00:00:00.000000Z' },
+      ),
+      'observed',
+      '2026-08-01T00:00:00.000000Z … 2026-08-02T00:00:00.000000Z',
+    ],
+  ])('%s', (_, doc, name, value) => {
+    expect(factOf(table(doc), name)).toBe(value);
+  });
+
+  it.each<[string, Doc, string]>([
+    ['no filter', reportDoc([group()]), '== completeness (generated 2026-08-12T13:00:00.000000Z) =='],
+    [
+      'every filter, in order',
+      withFilters({
+        since: '2026-08-01T00:00:00.000000Z',
+        until: '2026-08-02T00:00:00.000000Z',
+        task: 't1',
+        session: 's1',
+      }),
+      '== completeness (generated 2026-08-12T13:00:00.000000Z; since 2026-08-01T00:00:00.000000Z, until 2026-08-02T00:00:00.000000Z, task t1, session s1) ==',
+    ],
+  ])('R3-8: the completeness heading names the filters set: %s', (_, doc, heading) => {
+    expect(table(doc).split('\n')[0]).toBe(heading);
+  });
+
+  it.each<[string, Doc, string | undefined]>([
+    ['sorted, no limit', reportDoc([group()]), '== by task, sorted by subagents =='],
+    [
+      'sorted, with --limit',
+      withFilters({ by: 'model', sort: 'tokens', limit: 5 }),
+      '== by model, sorted by tokens, first 5 ==',
+    ],
+    ['without --by: no group section', withFilters({ by: null }), undefined],
+  ])('R3-5: the group heading: %s', (_, doc, heading) => {
+    expect(
+      table(doc)
+        .split('\n')
+        .find((l) => l.startsWith('== by')),
+    ).toBe(heading);
+  });
+
+  it('R3-5: --by with no group in scope says so', () => {
+    expect(table(reportDoc([])).split('\n').at(-1)).toBe('(no groups in scope)');
+  });
+
+  it('R3-5: headings are the sections in order: completeness, totals, groups', () => {
+    expect(
+      table(reportDoc([group()]))
+        .split('\n')
+        .filter((l) => l.startsWith('=='))
+        .map((l) => l.split(' ')[1]),
+    ).toEqual(['completeness', 'totals', 'by']);
+  });
+
+  it('R3-5: a group row shows its figures in the header’s order, a lower bound as yes', () => {
+    const g = group({
+      key: 'k',
+      subagents: 1001,
+      nested: 2,
+      async: 3,
+      tokens: { sum: 4000, reported: 5 },
+      duration_ms: { reported: 5, p50: 1, p95: 6000, max: 7000 },
+      sessions: 7,
+      contexts: 8,
+      cost_subcents: 9000,
+      cost_per_context_subcents: 10,
+      lower_bound: true,
+    });
+    const [header, , row] = groupLines(table(reportDoc([g])));
+    expect(header!.split(/\s{2,}/)).toEqual([
+      'key',
+      'subagents',
+      'nested',
+      'async',
+      'tokens',
+      'reported',
+      'p95 ms',
+      'sessions',
+      'contexts',
+      'cost (subcents)',
+      'per context (subcents)',
+      'lower bound',
+    ]);
+    expect(row!.trim().split(/\s{2,}/)).toEqual([
+      'k',
+      '1,001',
+      '2',
+      '3',
+      '4,000',
+      '5',
+      '6,000',
+      '7',
+      '8',
+      '9,000',
+      '10',
+      'yes',
+    ]);
+  });
+
+  it('R3-5: the title column is there only when a group has a title; an exact group leaves lower bound empty', () => {
+    const [untitled] = groupLines(table(reportDoc([group()])));
+    expect(untitled).not.toMatch(/\btitle\b/);
+    const lines = groupLines(table(reportDoc([group({ key: 'a', title: 'T' }), group({ key: 'b' })])));
+    expect(lines[0]).toMatch(/^key\s+title\s+subagents/);
+    expect(lines[2]).toMatch(/^a\s+T\s+3\s/);
+    // an exact group's lower-bound cell is empty: the row ends with its cost per context (null: -)
+    expect(
+      lines[2]!
+        .trimEnd()
+        .split(/\s{2,}/)
+        .at(-1),
+    ).toBe('-');
+  });
+
+  it('R3-8: notes follow the facts, each as note: …; dimmed and headings bold only in colour', () => {
+    const doc = reportDoc([group()], { notes: ['first', 'their fan-out is a lower bound (no session in scope)'] });
+    expect(table(doc).split('\n')).toEqual(
+      expect.arrayContaining(['note: first', 'note: their fan-out is a lower bound (no session in scope)']),
+    );
+    const coloured = table(doc, true).split('\n');
+    expect(coloured).toContain('\u001b[2mnote: first\u001b[0m');
+    expect(coloured).toContain('\u001b[1m== totals ==\u001b[0m');
+  });
+
+  it('R3-5: the totals are these facts, in this order (orphan rows only when there are some)', () => {
+    const names = (doc: Doc) => {
+      const lines = table(doc).split('\n');
+      const from = lines.indexOf('== totals ==') + 1;
+      const to = lines.findIndex((l, i) => i >= from && l.startsWith('=='));
+      return lines.slice(from, to).map((l) => l.split(/\s{2,}/)[0]);
+    };
+    const facts = [
+      'subagents',
+      'rows',
+      'tokens',
+      'tool uses',
+      'duration ms',
+      'executions',
+      'turns with subagents',
+      'sessions',
+    ];
+    const rest = ['contexts', 'cost', 'cost per context', 'models', 'fan-out (k: turns)', 'observed'];
+    expect(names(reportDoc([group()]))).toEqual([...facts, ...rest]);
+    expect(names(reportDoc([group()], {}, { orphan_rows: 1 }))).toEqual([...facts, 'orphan rows', ...rest]);
+  });
+
+  it('R4-7: one group with orphan rows gives every row the column, each with its own count', () => {
+    const lines = groupLines(table(reportDoc([group({ key: 'a', orphan_rows: 3 }), group({ key: 'b' })])));
+    const header = lines[0]!.split(/\s{2,}/);
+    const at = header.indexOf('orphan rows');
+    expect(at).toBe(header.indexOf('sessions') + 1);
+    expect(lines.slice(2).map((l) => l.trim().split(/\s{2,}/)[at])).toEqual(['3', '0']);
+  });
+
+  it('AC-25: with a lower bound only the note repeating it is dropped; every other note is printed', () => {
+    const text = table(
+      reportDoc([group()], {
+        lower_bound_sessions: 2,
+        notes: ['2 session(s) …: their fan-out is a lower bound (AC-25).', 'the cost ledger has no turn_id'],
+      }),
+    );
+    expect(text.split('\n').filter((l) => l.startsWith('note: '))).toEqual(['note: the cost ledger has no turn_id']);
   });
 });
