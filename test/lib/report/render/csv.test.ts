@@ -120,7 +120,7 @@ describe('report --csv completeness cells (R3-8), written out', () => {
   };
   const settled = reportDoc([], { shortfall: { open: false, count: 0, checked: true } });
   const unreadable =
-    '# unreadable: {"total_tokens":0,"tool_use_count":0,"duration_ms":0,"observed_at":0,"cost_subcents":0,"occurred_at":0}';
+    '# unreadable: {"total_tokens":0,"tool_use_count":0,"duration_ms":0,"observed_at":0,"settled_at":0,"cost_subcents":0,"occurred_at":0}';
 
   it.each([
     [
