@@ -87,7 +87,7 @@ const boundedSum = (expr: string) =>
   `CAST(CASE WHEN SUM(${expr}) BETWEEN -${Number.MAX_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER} THEN SUM(${expr}) END AS BIGINT)`;
 
 /** A 0/1 column: `raw` holds a value and `readable` (its readable form) is NULL. */
-const unreadableFlag = (raw: string, readable: string) =>
+export const unreadableFlag = (raw: string, readable: string) =>
   `CASE WHEN ${raw} IS NOT NULL AND ${readable} IS NULL THEN 1 ELSE 0 END`;
 
 const METRICS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;

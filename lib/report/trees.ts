@@ -3,7 +3,7 @@ import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
 import type { TreeNode, TurnTree } from './document.js';
-import { METRIC_RANGE } from './sql.js';
+import { METRIC_RANGE, unreadableFlag } from './sql.js';
 
 /*
  * The fan-out tree reader of the shared query layer (docs/report.md, R3-9, R3-10, docs/otlp.md): one
@@ -204,8 +204,7 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   const updated = d.readableInstant('updated_at');
   const floor = bind.time(MIN_INSTANT);
   // Counted here, once per turn listed: the tree reader reads an unreadable settled_at as not settled.
-  const unreadable = (c: string, readable: string) =>
-    `SUM(CASE WHEN ${c} IS NOT NULL AND ${readable} IS NULL THEN 1 ELSE 0 END) AS unreadable_${c}`;
+  const unreadable = (c: string, readable: string) => `SUM(${unreadableFlag(c, readable)}) AS unreadable_${c}`;
   const sql = `SELECT task_session_id, turn_key, turn_changed, unreadable_updated_at, unreadable_settled_at FROM (
   SELECT task_session_id, COALESCE(turn_id, '') AS turn_key,
     COALESCE(MAX(${updated}), MAX(${d.readableInstant('observed_at')}), ${floor}) AS turn_changed,
