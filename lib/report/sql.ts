@@ -127,16 +127,18 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: s
   const settled = d.readableInstant('r.settled_at');
   const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
     r.subagent_type, r.model, r.tool_status, r.is_async, r.source, ${settled} AS settled_at,
-    ${unreadableFlag('r.settled_at', settled)} AS u_settled_at,
+    CASE WHEN r.settled_at IS NULL THEN 0 ELSE 1 END AS settled_given,
     ${METRICS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
     ${METRICS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
     CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known, ${startedEarly(d, 'ts.started_at', startedBefore)} AS started_early,
     ${observed} AS observed
   FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+  // R4-3: a settled_at given but not read; from the stored values (SQLite would run the readable test again)
+  const unsettled = 'CASE WHEN settled_given = 1 AND settled_at IS NULL THEN 1 ELSE 0 END AS u_settled_at';
   const windowed =
     window.length === 0
-      ? 'SELECT scanned.*, 1 AS in_window FROM scanned'
-      : `SELECT scanned.*, CASE WHEN observed IS NULL THEN 0 ELSE 1 END AS in_window FROM scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
+      ? `SELECT scanned.*, ${unsettled}, 1 AS in_window FROM scanned`
+      : `SELECT scanned.*, ${unsettled}, CASE WHEN observed IS NULL THEN 0 ELSE 1 END AS in_window FROM scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
   return `scanned AS MATERIALIZED (
   ${rows}
 ),
@@ -254,7 +256,7 @@ function earlySessions(d: Dialect, catalog: StoreCatalog, cs: string | undefined
   if (catalog.sessionCreatedIndex) {
     // started_at from the joins members came from (startedEarly), the messages by one probe per
     // session that did not start before (R4-12: no lookup of task_sessions per session either)
-    return `early AS (
+    return `early AS MATERIALIZED (
   SELECT ms.sid FROM members ms
   WHERE ms.lvl = 0 AND ms.sid IS NOT NULL AND (ms.started_early = 1 OR EXISTS (SELECT 1 FROM task_session_messages msg
     WHERE msg.task_session_id = ms.sid AND ${createdBefore} ${d.fence}))
@@ -321,12 +323,14 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
     })
     .join('');
   const cost = d.readableInteger('e.cost_subcents', ...COST_RANGE);
+  // an event's task is read (and its session joined) only where a task filter or grouping reads it
+  const byTask = scope.task !== undefined || levelsOf(scope).includes('task');
   return `cost_in AS MATERIALIZED (
   SELECT attributed.*, ${inWindow} AS in_window FROM (
-    SELECT CASE WHEN COALESCE(e.task_id, '') = '' THEN s.task_id ELSE e.task_id END AS task_id, e.session_id${ledger.turnId ? ', e.turn_id' : ''},
+    SELECT ${byTask ? "CASE WHEN COALESCE(e.task_id, '') = '' THEN s.task_id ELSE e.task_id END AS task_id, " : ''}e.session_id${ledger.turnId ? ', e.turn_id' : ''},
       ${cost} AS cost, ${unreadableFlag('e.cost_subcents', cost)} AS u_cost_subcents, e.estimated,
       ${d.readableInstant('e.occurred_at')} AS occurred
-    FROM office_cost_events e LEFT JOIN task_sessions s ON s.id = e.session_id
+    FROM office_cost_events e${byTask ? ' LEFT JOIN task_sessions s ON s.id = e.session_id' : ''}
   ) attributed${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
 ),
 costs AS (
