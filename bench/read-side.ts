@@ -25,8 +25,8 @@ export const CASE_OPTIONS: Record<ReadCase, ReportOptions> = {
   json: {},
   'by task': { by: 'task' },
   'by day': { by: 'day' },
-  // as `report --html` builds it (lib/cli/commands/report.ts): groups by task, the page's data, the trees
-  page: { by: 'task', pageData: true, trees: PAGE_DEFAULTS.trees },
+  // as `report --html` builds it (lib/cli/commands/report.ts): the page's data and trees, no --by
+  page: { pageData: true, trees: PAGE_DEFAULTS.trees },
 };
 const CASES = Object.keys(CASE_OPTIONS) as ReadCase[];
 

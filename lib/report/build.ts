@@ -1,6 +1,6 @@
 import type { Queryable, Row } from '../db/database.js';
 import { limitConcurrency } from '../db/limit.js';
-import { HEALTH_GRACE_SECONDS } from '../defaults.js';
+import { HEALTH_GRACE_SECONDS, PAGE_DEFAULTS } from '../defaults.js';
 import { formatRfc3339, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
 import { readStoreCatalog, type StoreCatalog } from './catalog.js';
 import { readActivationKeys, readShortfall } from './completeness.js';
@@ -43,6 +43,11 @@ export interface ReportOptions {
   pageData?: boolean;
   /** also fill `trees` with the most recent N turns' fan-out trees (`--trees N`; lib/report/trees.ts) */
   trees?: number;
+  /**
+   * with `pageData`: `series.task` holds the first N task groups only (default `limit`, else
+   * PAGE_DEFAULTS.tasks: the page's task rows) and `series.task_groups` how many there are (R4-12)
+   */
+  pageTasks?: number;
 }
 
 export async function buildReport(source: Queryable, options: ReportOptions = {}): Promise<ReportDocument> {
@@ -66,8 +71,18 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   // Independent statements: on PostgreSQL they run side by side on the pool's connections.
   // R4-12: the page's series are more levels of the same two statements (one pass over the rows).
   const levels = options.pageData ? [...new Set([...levelsOf(scope), ...SERIES])] : levelsOf(scope);
+  // the page shows --limit task rows, else PAGE_DEFAULTS.tasks (render/html.ts)
+  const pageTasks = options.pageTasks ?? options.limit ?? PAGE_DEFAULTS.tasks;
+  // R4-12: a level computes only the groups the document holds: --by's first --limit, the page's
+  // first task rows; a level that serves two of them keeps what the larger needs (undefined: all)
+  const cuts = levels.map((by) => {
+    const needs: (number | undefined)[] = [];
+    if (by === scope.by) needs.push(options.limit);
+    if (options.pageData) needs.push(by === 'task' ? pageTasks : undefined);
+    return needs.includes(undefined) ? undefined : Math.max(...(needs as number[]));
+  });
   const [main, shortfall, distributions, trees] = await Promise.all([
-    readFigures(db, { ...scope, levels }, catalog, scope.by),
+    readFigures(db, { ...scope, levels, cuts, sort }, catalog, scope.by),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
     options.pageData ? readDistributions(db, scope) : undefined,
     options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
@@ -75,8 +90,12 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   const { totals, lowerBoundSessions, unreadable, overflow } = main;
   const groupsOf = (by: GroupBy) => main.levels[levels.indexOf(by)]!;
   const groups = scope.by === null ? [] : groupsOf(scope.by);
-  const series = options.pageData
-    ? (Object.fromEntries(SERIES.map((by) => [by, sortGroups(groupsOf(by), sort)])) as Series)
+  const series: Series | undefined = options.pageData
+    ? {
+        ...(Object.fromEntries(SERIES.map((by) => [by, sortGroups(groupsOf(by), sort)])) as Series),
+        task: sortGroups(groupsOf('task'), sort).slice(0, pageTasks),
+        task_groups: main.levelGroups[levels.indexOf('task')]!,
+      }
     : undefined;
   const limited = sortGroups(groups, sort).slice(0, options.limit);
 
@@ -132,8 +151,10 @@ async function readDistributions(db: Queryable, scope: ReportScope): Promise<Dis
 
 interface FigureResult {
   totals: Figures;
-  /** the groups of each level: levels[i] holds level i + 1's (sql.ts levelsOf) */
+  /** the groups of each level: levels[i] holds level i + 1's (sql.ts levelsOf); a cut level its first N only */
   levels: Group[][];
+  /** how many groups each level has in scope, a cut level's included (levelGroups[i]: level i + 1) */
+  levelGroups: number[];
   lowerBoundSessions: number;
   unreadable: Completeness['unreadable'];
   /** scopes (totals or groups) whose sum is null because it lies beyond 2^53 − 1, per figure */
@@ -182,6 +203,7 @@ async function readFigures(
   let unreadable: Completeness['unreadable'] | undefined;
   const overflow = { tokens: 0, tool_uses: 0, cost: 0 };
   const levels: Group[][] = kinds.map(() => []);
+  const cutGroups: (number | undefined)[] = kinds.map(() => undefined);
   for (const row of figureRows) {
     const f = toFigures(row, lists.get(groupKey(row)));
     const lvl = int(row.lvl);
@@ -206,6 +228,7 @@ async function readFigures(
       };
       continue;
     }
+    if (row.level_groups !== null && row.level_groups !== undefined) cutGroups[lvl - 1] = int(row.level_groups);
     levels[lvl - 1]!.push({
       ...f,
       by: by,
@@ -215,7 +238,8 @@ async function readFigures(
       started_at: instant(row.started),
     });
   }
-  return { totals: totals!, levels, lowerBoundSessions, unreadable: unreadable!, overflow };
+  const levelGroups = levels.map((groups, i) => cutGroups[i] ?? groups.length);
+  return { totals: totals!, levels, levelGroups, lowerBoundSessions, unreadable: unreadable!, overflow };
 }
 
 /** R4-3 and R4-7: the values the figures leave out, one sentence each (docs/report.md#unreadable-values). */

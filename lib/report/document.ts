@@ -241,7 +241,10 @@ export const series = z.object({
   day: z.optional(z.array(group)),
   type: z.optional(z.array(group)),
   model: z.optional(z.array(group)),
+  /** R4-12: the first `task_groups` of them at most: the page's task rows (report --html: PAGE_DEFAULTS.tasks) */
   task: z.optional(z.array(group)),
+  /** additive (version 1 still): how many task groups the scope has (`task` holds the first of them) */
+  task_groups: z.optional(count),
 });
 
 export const reportDocument = z.object({

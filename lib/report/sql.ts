@@ -2,7 +2,7 @@ import { MAX_METRIC, TABLE } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { formatCanonical, type Micros } from '../time.js';
 import type { StoreCatalog } from './catalog.js';
-import type { GroupBy } from './document.js';
+import type { GroupBy, SortBy } from './document.js';
 
 /*
  * The report's statements (docs/report.md#the-statements). Every figure is computed here, in the
@@ -26,6 +26,14 @@ export interface ReportScope {
   session?: string;
   /** capture_since: sessions with activity before it are a lower bound (R3-6, AC-25) */
   captureSince?: Micros;
+  /**
+   * R4-12: level i + 1 keeps only its first cuts[i] groups in `sort` order (sort.ts), where a number
+   * is given: the figures that cost most per group (distinct counts, percentiles) are computed for
+   * those only, and `level_groups` says how many the level has. Statement 1 only.
+   */
+  cuts?: readonly (number | undefined)[];
+  /** the order the cuts keep (default subagents) */
+  sort?: SortBy;
 }
 
 /** The groupings of a scope, level i + 1 being the i-th (lvl 0 is always the totals). */
@@ -357,16 +365,90 @@ const JOIN_KEYS = (alias: string, other: string) =>
  * rather than COUNT(DISTINCT): that makes the aggregate of statement 1 sort every level's rows by
  * key on PostgreSQL (R4-12), where GROUP BY can hash. NULL ids are in neither count, as before.
  */
-const DISTINCT_COUNTS = `SELECT lvl, gnull, gkey, SUM(1 - kind) AS executions, SUM(kind) AS turns FROM (
-    SELECT lvl, gnull, gkey, 0 AS kind FROM leveled WHERE agent_execution_id <> 'unknown'
+const distinctCounts = (
+  from: string,
+) => `SELECT lvl, gnull, gkey, SUM(1 - kind) AS executions, SUM(kind) AS turns FROM (
+    SELECT lvl, gnull, gkey, 0 AS kind FROM ${from} WHERE agent_execution_id <> 'unknown'
     GROUP BY lvl, gnull, gkey, agent_execution_id
     UNION ALL
-    SELECT lvl, gnull, gkey, 1 AS kind FROM leveled WHERE turn_id <> '' GROUP BY lvl, gnull, gkey, turn_id
+    SELECT lvl, gnull, gkey, 1 AS kind FROM ${from} WHERE turn_id <> '' GROUP BY lvl, gnull, gkey, turn_id
   ) d GROUP BY lvl, gnull, gkey`;
+
+/**
+ * R4-12: the `cut` CTE, the groups a cut level keeps (ReportScope.cuts): its first N in the order
+ * sort.ts gives them (a figure descending, a null one last; ties by key in byte order, the NULL
+ * key last). The figures a sort reads come from `keyed`, `plain` and `costs` gathered by one
+ * GROUP BY, not joined: PostgreSQL cannot estimate a stored CTE's rows per level and planned
+ * those joins as nested loops over 50,000 groups each.
+ */
+function cutGroups(
+  d: Dialect,
+  cuts: readonly [number, number][],
+  order: (figures: SortFigures) => string,
+  hasCosts: boolean,
+): string {
+  const levels = cuts.map(([lvl]) => lvl).join(', ');
+  const limit = `CASE lvl ${cuts.map(([lvl, n]) => `WHEN ${lvl} THEN ${n}`).join(' ')} END`;
+  const sortBy = order({
+    lvl: 'lvl',
+    sessions: 'sessions',
+    subagents: 'COALESCE(subagents, 0)',
+    tokens: 'tokens_sum',
+    cost: 'cost',
+    lastObserved: 'last_observed',
+  });
+  return `cut AS MATERIALIZED (
+  SELECT lvl, gnull, gkey, level_groups FROM (
+    SELECT lvl, gnull, gkey,
+      ROW_NUMBER() OVER (PARTITION BY lvl ORDER BY ${sortBy}${sortBy ? ', ' : ''}gnull, ${d.byteOrder('gkey')}) AS rn,
+      COUNT(*) OVER (PARTITION BY lvl) AS level_groups
+    FROM (
+      SELECT lvl, gnull, gkey, MAX(sessions) AS sessions, MAX(subagents) AS subagents, MAX(tokens_sum) AS tokens_sum,
+        MAX(last_observed) AS last_observed, MAX(cost) AS cost, MAX(listed) AS listed
+      FROM (
+        SELECT lvl, gnull, gkey, sessions, ${NONE} AS subagents, ${NONE} AS tokens_sum, NULL AS last_observed, ${NONE} AS cost, 1 AS listed
+        FROM keyed WHERE lvl IN (${levels})
+        UNION ALL
+        SELECT lvl, gnull, gkey, ${NONE}, subagents, tokens_sum, last_observed, ${NONE}, 0 FROM plain WHERE lvl IN (${levels})${
+          hasCosts
+            ? `
+        UNION ALL
+        SELECT lvl, gnull, gkey, ${NONE}, ${NONE}, ${NONE}, NULL, cost, 0 FROM costs WHERE lvl IN (${levels})`
+            : ''
+        }
+      ) parts GROUP BY lvl, gnull, gkey
+    ) gathered WHERE listed = 1
+  ) ranked WHERE rn <= ${limit}
+)`;
+}
+
+/** A typed NULL: PostgreSQL types an untyped one in a UNION as text. */
+const NONE = 'CAST(NULL AS BIGINT)';
+
+/** The expressions of the figures a sort reads (the statement's own columns, or the cut's). */
+interface SortFigures {
+  lvl: string;
+  sessions: string;
+  subagents: string;
+  tokens: string;
+  cost: string;
+  lastObserved: string;
+}
 
 /** `a / b` rounded down for b > 0, the same on both dialects (integer division truncates toward zero). */
 const floorDiv = (a: string, b: string) =>
   `(CASE WHEN ${a} >= 0 THEN ${a} / ${b} ELSE -((-(${a}) + ${b} - 1) / ${b}) END)`;
+
+/**
+ * The ORDER BY of a cut (sort.ts): the sort's figure descending, a null one last, each figure the
+ * same expression as the statement's column of it (`figureColumns`).
+ */
+function sortOrder(sort: SortBy, columns: (f: SortFigures) => Record<SortBy, string | undefined>) {
+  return (f: SortFigures) => {
+    const x = columns(f)[sort];
+    return x === undefined ? '' : `CASE WHEN ${x} IS NULL THEN 1 ELSE 0 END, ${x} DESC`;
+  };
+}
 
 /**
  * Statement 1: one row per level and key with every scalar figure (docs/report.md#figures).
@@ -387,12 +469,31 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const early = ctes.some((c) => c.startsWith('early AS'));
   const hasCosts = catalog.costEvents !== undefined;
   const others = otherLevels(scope);
-  const sessions =
-    others.length === 0 ? 'k.sessions' : `CASE WHEN k.lvl IN (${sessionLevels(scope).join(', ')}) THEN k.sessions END`;
+  // the figures a sort reads, here and in the cut (sortOrder): one expression each
+  const sessionsOf = (f: SortFigures) =>
+    others.length === 0
+      ? f.sessions
+      : `CASE WHEN ${f.lvl} IN (${sessionLevels(scope).join(', ')}) THEN ${f.sessions} END`;
+  const figureColumns = (f: SortFigures): Record<SortBy, string | undefined> => ({
+    subagents: f.subagents,
+    contexts: `(${sessionsOf(f)} + ${f.subagents})`,
+    tokens: f.tokens,
+    cost: hasCosts ? f.cost : 'NULL',
+    last_observed_at: f.lastObserved,
+    key: undefined,
+  });
+  const own: SortFigures = {
+    lvl: 'k.lvl',
+    sessions: 'k.sessions',
+    subagents: 'COALESCE(f.subagents, 0)',
+    tokens: 'f.tokens_sum',
+    cost: 'c.cost',
+    lastObserved: 'f.last_observed',
+  };
+  const sessions = sessionsOf(own);
+  const { contexts, cost } = figureColumns(own) as Record<'contexts' | 'cost', string>;
   const [taskLevel] = levelsWhere(scope, ['task']);
   const [sessionLevel] = levelsWhere(scope, ['session']);
-  const contexts = `(${sessions} + COALESCE(f.subagents, 0))`;
-  const cost = hasCosts ? 'c.cost' : 'NULL';
   const title =
     taskLevel !== undefined && catalog.taskTitle
       ? `(SELECT t.title FROM tasks t WHERE k.lvl = ${taskLevel} AND k.gnull = 0 AND t.id = k.gkey)`
@@ -410,7 +511,52 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
         ]),
   ];
   const started = !catalog.sessionStartedAt || startedOf.length === 0 ? 'NULL' : `(CASE ${startedOf.join(' ')} END)`;
-  const sql = `WITH ${ctes.join(',\n')}
+  const cuts = (scope.cuts ?? []).flatMap((n, i) => (n === undefined ? [] : [[i + 1, n] as [number, number]]));
+  // a cut level's costly figures are computed for the groups it keeps only (R4-12)
+  const cutLevels = cuts.map(([lvl]) => lvl).join(', ');
+  const kept = (alias: string) =>
+    `${alias}.lvl NOT IN (${cutLevels}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (SELECT lvl, gnull, gkey FROM cut)`;
+  const rowsKept = cuts.length === 0 ? 'leveled' : `(SELECT * FROM leveled l WHERE ${kept('l')}) kept`;
+  // stored where the cut reads them as well as the figures (SQLite would compute them twice)
+  const store = cuts.length === 0 ? '' : ' MATERIALIZED';
+  const withs = [
+    ...ctes,
+    `keyed AS${store} (
+  SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
+    ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
+    ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
+  FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
+  GROUP BY m.lvl, m.gnull, m.gkey${
+    others.length === 0
+      ? ''
+      : `
+  UNION ALL
+  SELECT lvl, gnull, gkey, 0, ${early ? `MAX(CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END)` : '0'}, 0
+  FROM (
+    ${levelRows(d, scope, others)}
+  ) g GROUP BY lvl, gnull, gkey`
+  }
+)`,
+    `plain AS${store} (
+  SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
+    SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
+    SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
+    SUM(CASE WHEN is_async <> 0 THEN 1 ELSE 0 END) AS async,
+    SUM(CASE WHEN source = 'live' THEN 1 ELSE 0 END) AS live,
+    SUM(CASE WHEN source = 'backfill' THEN 1 ELSE 0 END) AS backfill,
+    SUM(CASE WHEN settled_at IS NOT NULL THEN 1 ELSE 0 END) AS settled,
+    SUM(CASE WHEN ${FAILED} THEN 1 ELSE 0 END) AS failed,
+    ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
+    ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
+    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
+    SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
+    MIN(observed) AS first_observed, MAX(observed) AS last_observed,
+    SUM(1 - known) AS orphan_rows
+  FROM leveled GROUP BY lvl, gnull, gkey
+)`,
+    ...(cuts.length === 0 ? [] : [cutGroups(d, cuts, sortOrder(scope.sort ?? 'subagents', figureColumns), hasCosts)]),
+  ];
+  const sql = `WITH ${withs.join(',\n')}
 SELECT k.lvl, k.gnull, k.gkey,
   COALESCE(f.subagents, 0) AS subagents, COALESCE(f.top_level, 0) AS top_level, COALESCE(f.nested, 0) AS nested,
   COALESCE(f.async, 0) AS async, COALESCE(f.live, 0) AS live, COALESCE(f.backfill, 0) AS backfill,
@@ -428,44 +574,15 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${title} AS title, ${started} AS started,
   k.lower_bound, k.lower_bound_sessions, COALESCE(f.orphan_rows, 0) AS orphan_rows,
   ${METRICS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at, u.u_settled_at,
-  ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'}
-FROM (
-  SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
-    ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
-    ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
-  FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
-  GROUP BY m.lvl, m.gnull, m.gkey${
-    others.length === 0
-      ? ''
-      : `
-  UNION ALL
-  SELECT lvl, gnull, gkey, 0, ${early ? `MAX(CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END)` : '0'}, 0
-  FROM (
-    ${levelRows(d, scope, others)}
-  ) g GROUP BY lvl, gnull, gkey`
-  }
-) k
-LEFT JOIN (
-  SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
-    SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
-    SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
-    SUM(CASE WHEN is_async <> 0 THEN 1 ELSE 0 END) AS async,
-    SUM(CASE WHEN source = 'live' THEN 1 ELSE 0 END) AS live,
-    SUM(CASE WHEN source = 'backfill' THEN 1 ELSE 0 END) AS backfill,
-    SUM(CASE WHEN settled_at IS NOT NULL THEN 1 ELSE 0 END) AS settled,
-    SUM(CASE WHEN ${FAILED} THEN 1 ELSE 0 END) AS failed,
-    ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
-    ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
-    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
-    SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
-    MIN(observed) AS first_observed, MAX(observed) AS last_observed,
-    SUM(1 - known) AS orphan_rows
-  FROM leveled GROUP BY lvl, gnull, gkey
-) f ON ${JOIN_KEYS('f', 'k')}
-LEFT JOIN (${DISTINCT_COUNTS}) dc ON ${JOIN_KEYS('dc', 'k')}
-LEFT JOIN (${d.nearestRank('leveled', ['lvl', 'gnull', 'gkey'], 'duration_ms', [50, 95])}) pct ON ${JOIN_KEYS('pct', 'k')}
-LEFT JOIN unreadable u ON k.lvl = 0
-${hasCosts ? `LEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}`;
+  ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'},
+  ${cuts.length === 0 ? 'NULL' : 'cut.level_groups'} AS level_groups
+FROM keyed k
+LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}
+LEFT JOIN (${distinctCounts(rowsKept)}) dc ON ${JOIN_KEYS('dc', 'k')}
+LEFT JOIN (${d.nearestRank(rowsKept, ['lvl', 'gnull', 'gkey'], 'duration_ms', [50, 95])}) pct ON ${JOIN_KEYS('pct', 'k')}
+LEFT JOIN unreadable u ON k.lvl = 0${hasCosts ? `\nLEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}${
+    cuts.length === 0 ? '' : `\nLEFT JOIN cut ON ${JOIN_KEYS('cut', 'k')}\nWHERE ${kept('k')}`
+  }`;
   return { sql, params: p.values };
 }
 

@@ -84,10 +84,23 @@ function sumWithN(sum: number | null, reported: number, path: string): Html {
 }
 
 /** The groups the page needs for `by`: the document's series, or its `groups` when `--by` was that. */
-export function groupsFor(doc: ReportDocument, by: GroupBy): { groups: readonly Group[]; path: string } | undefined {
-  const own = doc.series?.[by as keyof NonNullable<ReportDocument['series']>];
-  if (own !== undefined) return { groups: own, path: `series.${by}` };
-  if (doc.filters.by === by) return { groups: doc.groups, path: 'groups' };
+export function groupsFor(
+  doc: ReportDocument,
+  by: GroupBy,
+): { groups: readonly Group[]; path: string; all: { n: number; path: string } } | undefined {
+  const own = by === 'session' || by === 'turn' ? undefined : doc.series?.[by];
+  if (own !== undefined) {
+    // R4-12: the task series holds the first of the scope's task groups; task_groups counts them all
+    const total = by === 'task' ? doc.series?.task_groups : undefined;
+    return {
+      groups: own,
+      path: `series.${by}`,
+      all:
+        total === undefined ? { n: own.length, path: `series.${by}.length` } : { n: total, path: 'series.task_groups' },
+    };
+  }
+  if (doc.filters.by === by)
+    return { groups: doc.groups, path: 'groups', all: { n: doc.groups.length, path: 'groups.length' } };
   return undefined;
 }
 
@@ -274,9 +287,9 @@ function tasks(doc: ReportDocument, limit: number, shownTrees: number): Html {
   }
   const shown = found.groups.slice(0, limit);
   const caption =
-    shown.length < found.groups.length
-      ? html`The first <data value="${shown.length}" data-shown="">${count(shown.length)}</data> of ${fig(found.groups.length, `${found.path}.length`)} tasks, sorted by ${doc.filters.sort}.`
-      : html`${fig(found.groups.length, `${found.path}.length`)} tasks, sorted by ${doc.filters.sort}.`;
+    shown.length < found.all.n
+      ? html`The first <data value="${shown.length}" data-shown="">${count(shown.length)}</data> of ${fig(found.all.n, found.all.path)} tasks, sorted by ${doc.filters.sort}.`
+      : html`${fig(found.all.n, found.all.path)} tasks, sorted by ${doc.filters.sort}.`;
   return html`<section id="tasks" aria-labelledby="tasks-h">${heading}
 <div class="scroll" tabindex="0" role="region" aria-labelledby="tasks-h">
 <table>

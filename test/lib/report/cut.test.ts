@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
+import { GROUP_BY, type GroupBy, SORT_BY } from '../../../lib/report/document.js';
+import { parseRfc3339 } from '../../../lib/time.js';
+import { addCostEvent } from '../../support/cost-events.js';
+import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
+
+/*
+ * R4-12: a grouping cut in SQL (`--by X --limit N`, the page's first task rows) computes only the
+ * groups the document holds, and they are exactly the groups the whole grouping puts first
+ * (docs/report.md#sorting). The oracle is the same report without the cut, whose figures the
+ * other report tests hold to hand-computed values and test/support/report-oracle.ts.
+ */
+
+const NOW = parseRfc3339('2026-08-13T00:00:00Z')!;
+const T = (minute: number) => `2026-08-12T13:${String(minute).padStart(2, '0')}:00.000001Z`;
+
+/**
+ * Keys where the orders part: ties on every figure, a NULL and an empty model, and keys that
+ * code-unit order and code-point (byte) order put apart: U+FFFD sorts before U+1F600 by code
+ * point, after it by UTF-16 unit; upper before lower case in byte order, the other way in ICU.
+ */
+const KEYS = ['b', 'B', 'a', '\uFFFD', '\u{1F600}', '\uE000', 'a\u{1F600}', 'a\uFFFD'];
+
+function rows(): StoredRow[] {
+  return KEYS.flatMap((key, i) =>
+    // key i has 1 + (i % 3) rows: three-way ties on subagents; tokens tie too, or are not reported
+    Array.from({ length: 1 + (i % 3) }, (_, j) => ({
+      tool_call_id: `c${i}-${j}`,
+      task_id: key,
+      task_session_id: `${key}-s${j % 2}`,
+      turn_id: `${key}-u${j}`,
+      subagent_type: i % 4 === 0 ? null : key,
+      model: i % 5 === 0 ? null : i % 5 === 1 ? '' : key,
+      total_tokens: i % 4 === 3 ? null : 100 * (i % 2),
+      duration_ms: 10 * (i + j),
+      observed_at: T((i * 7 + j) % 60),
+    })),
+  );
+}
+
+describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixture) => {
+  const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
+  const report = (options: ReportOptions) => buildReport(t.db, { now: NOW, graceSeconds: 0, ...options });
+
+  async function seed() {
+    await insertRows(t.db, rows());
+    // cost for some tasks only (the host schema has the ledger): a null cost sorts last, ties on cost too
+    if (fixture !== 'host') return;
+    for (const [i, key] of KEYS.entries())
+      if (i % 3 !== 2)
+        await addCostEvent(t.db, { id: `e${i}`, session: `${key}-s0`, task: key, subcents: 5 * (i % 2), at: T(i) });
+  }
+
+  it.each(GROUP_BY.map((by) => [by]))(
+    'R4-12: --by %s --limit N keeps the groups the uncut grouping puts first, for every --sort and N',
+    async (by: GroupBy) => {
+      await seed();
+      for (const sort of SORT_BY) {
+        const whole = await report({ by, sort });
+        for (const limit of [1, 3, whole.groups.length + 1]) {
+          const cut = await report({ by, sort, limit });
+          expect(cut.groups, `--sort ${sort} --limit ${limit}`).toEqual(whole.groups.slice(0, limit));
+          expect({ ...cut, groups: [] }, `--sort ${sort} --limit ${limit}`).toEqual({
+            ...whole,
+            groups: [],
+            filters: { ...whole.filters, limit },
+          });
+        }
+      }
+    },
+  );
+
+  it('R4-12: the page data holds the first pageTasks task groups and counts them all (series.task_groups)', async () => {
+    await seed();
+    for (const sort of SORT_BY) {
+      const all = (await report({ by: 'task', sort })).groups;
+      const page = await report({ pageData: true, pageTasks: 3, sort });
+      expect(page.series?.task, `--sort ${sort}`).toEqual(all.slice(0, 3));
+      expect(page.series?.task_groups).toBe(KEYS.length);
+      // the other series are whole
+      expect(page.series?.type).toEqual((await report({ by: 'type', sort })).groups);
+    }
+  });
+
+  it('R4-12: a task level that is also --by keeps what the larger of the two needs', async () => {
+    await seed();
+    const all = (await report({ by: 'task' })).groups;
+    const few = await report({ by: 'task', limit: 2, pageData: true, pageTasks: 5 });
+    expect(few.groups).toEqual(all.slice(0, 2));
+    expect(few.series?.task).toEqual(all.slice(0, 5));
+    const many = await report({ by: 'task', limit: 6, pageData: true, pageTasks: 1 });
+    expect(many.groups).toEqual(all.slice(0, 6));
+    expect(many.series?.task).toEqual(all.slice(0, 1));
+    expect(many.series?.task_groups).toBe(KEYS.length);
+    // without --limit, --by task holds every group, the page's series its first rows
+    const whole = await report({ by: 'task', pageData: true, pageTasks: 2 });
+    expect(whole.groups).toEqual(all);
+    expect(whole.series?.task).toEqual(all.slice(0, 2));
+  });
+});
