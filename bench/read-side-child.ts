@@ -29,7 +29,8 @@ try {
   const ms = performance.now() - start;
   out = {
     ms,
-    groups: doc.groups.length,
+    // the page (no --by): the task groups in scope, of which it shows the first rows
+    groups: which === 'page' ? (doc.series?.task_groups ?? 0) : doc.groups.length,
     bytes: Buffer.byteLength(text),
     shortfallChecked: doc.completeness.shortfall.checked,
   };

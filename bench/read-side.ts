@@ -153,8 +153,8 @@ async function child(
 /** What each statement sends, by what it is (lib/report/sql.ts, lib/health/queries.ts, trees.ts). */
 function labelOf(sql: string): string {
   if (sql.includes('AS lower_bound_sessions')) return 'figures (statement 1)';
-  if (sql.includes("'model' AS kind")) return 'breakdown (statement 2)';
-  if (sql.includes('AS bucket')) return 'duration histogram (statement 3)';
+  if (sql.includes("'model' AS kind"))
+    return sql.includes("'duration'") ? 'breakdown and duration histogram (statement 2)' : 'breakdown (statement 2)';
   if (sql.includes('COUNT(*) OVER () AS total')) return 'shortfall since the checkpoint (health window)';
   if (/turn/i.test(sql) && /parent_tool_call_id/.test(sql)) return 'trees';
   return 'catalog and keys';

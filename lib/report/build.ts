@@ -14,9 +14,10 @@ import {
   type ReportDocument,
   type Series,
   type SortBy,
+  type TurnTree,
 } from './document.js';
 import { sortGroups } from './sort.js';
-import { breakdownStatement, durationHistogramStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
+import { breakdownStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
 import { readTurnTrees } from './trees.js';
 
 /**
@@ -81,13 +82,13 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
     if (options.pageData) needs.push(by === 'task' ? pageTasks : undefined);
     return needs.includes(undefined) ? undefined : Math.max(...(needs as number[]));
   });
-  const [main, shortfall, distributions, trees] = await Promise.all([
-    readFigures(db, { ...scope, levels, cuts, sort }, catalog, scope.by),
+  const [main, shortfall, trees] = await Promise.all([
+    readFigures(db, { ...scope, levels, cuts, sort }, catalog, scope.by, options.pageData === true),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
-    options.pageData ? readDistributions(db, scope) : undefined,
     options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
   ]);
-  const { totals, lowerBoundSessions, unreadable, overflow } = main;
+  const { totals, lowerBoundSessions, unreadable, overflow, distributions } = main;
+  const titled = catalog.taskTitle ? await withTaskTitles(db, trees) : trees;
   const groupsOf = (by: GroupBy) => main.levels[levels.indexOf(by)]!;
   const groups = scope.by === null ? [] : groupsOf(scope.by);
   const series: Series | undefined = options.pageData
@@ -128,26 +129,33 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
     },
     totals,
     groups: limited,
-    trees,
+    trees: titled,
     ...(series === undefined ? {} : { series }),
     ...(distributions === undefined ? {} : { distributions }),
   };
 }
 
+/**
+ * Each tree with its task's title (R4-12: the page's task series holds its first rows only, so a
+ * tree's task is often not among them), read by id, a few hundred at a time.
+ */
+async function withTaskTitles(db: Queryable, trees: readonly TurnTree[]): Promise<TurnTree[]> {
+  const ids = [...new Set(trees.map((t) => t.task_id))];
+  const titles = new Map<string, string | null>();
+  for (let i = 0; i < ids.length; i += TITLES_PER_READ) {
+    const chunk = ids.slice(i, i + TITLES_PER_READ);
+    const rows = await db.query<{ id: unknown; title: unknown }>(
+      `SELECT id, title FROM tasks WHERE id IN (${chunk.map((_, j) => `$${j + 1}`).join(', ')})`,
+      chunk,
+    );
+    for (const r of rows) titles.set(String(r.id), r.title === null ? null : String(r.title));
+  }
+  return trees.map((t) => ({ ...t, task_title: titles.get(t.task_id) ?? null }));
+}
+const TITLES_PER_READ = 500;
+
 /** The page's groupings (`series`): every group of each, in `sort` order. */
 const SERIES = ['day', 'type', 'model', 'task'] as const satisfies readonly GroupBy[];
-
-async function readDistributions(db: Queryable, scope: ReportScope): Promise<Distributions> {
-  const statement = durationHistogramStatement(db.dialect, scope, DURATION_BUCKET_UPPER_MS);
-  const rows = await db.query<{ bucket: unknown; n: unknown }>(statement.sql, statement.params);
-  const counts = new Map(rows.map((r) => [int(r.bucket), int(r.n)]));
-  const buckets = [...DURATION_BUCKET_UPPER_MS, null].map((to, i) => ({
-    from_ms: i === 0 ? 0 : DURATION_BUCKET_UPPER_MS[i - 1]!,
-    to_ms: to,
-    subagents: counts.get(i) ?? 0,
-  }));
-  return { duration_ms: { reported: buckets.reduce((sum, b) => sum + b.subagents, 0), buckets } };
-}
 
 interface FigureResult {
   totals: Figures;
@@ -159,28 +167,37 @@ interface FigureResult {
   unreadable: Completeness['unreadable'];
   /** scopes (totals or groups) whose sum is null because it lies beyond 2^53 − 1, per figure */
   overflow: { tokens: number; tool_uses: number; cost: number };
+  /** the duration histogram, when asked for (the page's data) */
+  distributions?: Distributions;
 }
 
 /**
  * Statements 1 and 2 (sql.ts) for the scope's groupings, put into the document's shape; `overflow`
- * counts the totals and the groups of `main` (the report's own --by).
+ * counts the totals and the groups of `main` (the report's own --by); with `histogram`, statement 2
+ * also gives the duration histogram.
  */
 async function readFigures(
   db: Queryable,
   scope: ReportScope,
   catalog: StoreCatalog,
   main: GroupBy | null,
+  histogram: boolean,
 ): Promise<FigureResult> {
   const kinds = levelsOf(scope);
   const figures = figuresStatement(db.dialect, scope, catalog);
-  const breakdown = breakdownStatement(db.dialect, scope);
+  const breakdown = breakdownStatement(db.dialect, scope, histogram ? DURATION_BUCKET_UPPER_MS : undefined);
   const [figureRows, breakdownRows] = await Promise.all([
     db.query(figures.sql, figures.params),
     db.query(breakdown.sql, breakdown.params),
   ]);
 
   const lists = new Map<string, { models: Figures['models']; fan_out: Figures['fan_out'] }>();
+  const durations = new Map<number, number>();
   for (const row of breakdownRows) {
+    if (row.kind === 'duration') {
+      durations.set(int(row.k), int(row.n));
+      continue;
+    }
     const key = groupKey(row);
     let entry = lists.get(key);
     if (!entry) {
@@ -239,7 +256,25 @@ async function readFigures(
     });
   }
   const levelGroups = levels.map((groups, i) => cutGroups[i] ?? groups.length);
-  return { totals: totals!, levels, levelGroups, lowerBoundSessions, unreadable: unreadable!, overflow };
+  return {
+    totals: totals!,
+    levels,
+    levelGroups,
+    lowerBoundSessions,
+    unreadable: unreadable!,
+    overflow,
+    ...(histogram ? { distributions: toDistributions(durations) } : {}),
+  };
+}
+
+/** Reported durations per bucket (bucket i of DURATION_BUCKET_UPPER_MS, the last one unbounded). */
+function toDistributions(counts: ReadonlyMap<number, number>): Distributions {
+  const buckets = [...DURATION_BUCKET_UPPER_MS, null].map((to, i) => ({
+    from_ms: i === 0 ? 0 : DURATION_BUCKET_UPPER_MS[i - 1]!,
+    to_ms: to,
+    subagents: counts.get(i) ?? 0,
+  }));
+  return { duration_ms: { reported: buckets.reduce((sum, b) => sum + b.subagents, 0), buckets } };
 }
 
 /** R4-3 and R4-7: the values the figures leave out, one sentence each (docs/report.md#unreadable-values). */

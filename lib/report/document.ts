@@ -202,6 +202,11 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
 /** One turn's fan-out: its top-level subagents, each with the subagents nested under it. */
 export const turnTree = z.object({
   task_id: z.string(),
+  /**
+   * additive (version 1 still): tasks.title of the tree's task where the host has one (null: the
+   * task has none), in `report` documents; absent where the store has no task titles, and in the export
+   */
+  task_title: z.optional(z.nullable(z.string())),
   task_session_id: z.string(),
   /** null: rows whose turn the host did not record */
   turn_id: z.nullable(z.string()),

@@ -589,10 +589,17 @@ LEFT JOIN unreadable u ON k.lvl = 0${hasCosts ? `\nLEFT JOIN costs c ON ${JOIN_K
 /**
  * Statement 2: the figures that are lists, per level and key: subagents per model (`kind` model,
  * `label` the model or NULL) and the fan-out histogram (`kind` fan_out: `turns` turns launched
- * exactly `k` top-level subagents).
+ * exactly `k` top-level subagents). With `durationUpper` (the page's data), also the reported
+ * duration_ms per histogram bucket over the totals' scope (`kind` duration, level 0: bucket `k`
+ * is [upper[k-1], upper[k]), the last one unbounded; document.ts DURATION_BUCKET_UPPER_MS), in
+ * the same pass over the rows (R4-12: a statement of its own read every row again).
  */
-export function breakdownStatement(d: Dialect, scope: ReportScope): Statement {
+export function breakdownStatement(d: Dialect, scope: ReportScope, durationUpper?: readonly number[]): Statement {
   const p = new Params(d);
+  const bucket =
+    durationUpper === undefined
+      ? undefined
+      : `CASE ${durationUpper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${durationUpper.length} END`;
   const sql = `WITH ${scopedRows(d, scope, p)}
 SELECT 'model' AS kind, lvl, gnull, gkey, model AS label, NULL AS k, COUNT(*) AS n
 FROM leveled GROUP BY lvl, gnull, gkey, model
@@ -603,18 +610,13 @@ FROM (
   WHERE COALESCE(turn_id, '') <> '' AND ${TOP_LEVEL}
   GROUP BY lvl, gnull, gkey, turn_id
 ) per_turn
-GROUP BY lvl, gnull, gkey, k`;
-  return { sql, params: p.values };
-}
-
-/**
- * Statement 3 (the page's data only): reported duration_ms per histogram bucket over the totals'
- * scope; `bucket` i is [upper[i-1], upper[i]), the last one unbounded (document.ts DURATION_BUCKET_UPPER_MS).
- */
-export function durationHistogramStatement(d: Dialect, scope: ReportScope, upper: readonly number[]): Statement {
-  const p = new Params(d);
-  const bucket = `CASE ${upper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${upper.length} END`;
-  const sql = `WITH ${scopedRows(d, { ...scope, by: null, levels: [] }, p)}
-SELECT ${bucket} AS bucket, COUNT(*) AS n FROM rows_in WHERE in_window = 1 AND duration_ms IS NOT NULL GROUP BY ${bucket}`;
+GROUP BY lvl, gnull, gkey, k${
+    bucket === undefined
+      ? ''
+      : `
+UNION ALL
+SELECT 'duration', 0, 0, '', NULL, ${bucket}, COUNT(*)
+FROM rows_in WHERE in_window = 1 AND duration_ms IS NOT NULL GROUP BY ${bucket}`
+  }`;
   return { sql, params: p.values };
 }

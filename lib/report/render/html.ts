@@ -394,7 +394,8 @@ function turnList(t: TurnTree, i: number, budget: Budget): { markup: string; dra
 function tree(t: TurnTree, i: number, titles: ReadonlyMap<string, string>, budget: Budget): Html {
   const total = countNodes(t.subagents);
   const { markup, drawn } = turnList(t, i, budget);
-  const title = titles.get(t.task_id);
+  // the tree's own title where the document has it, else its task group's
+  const title = t.task_title === undefined ? titles.get(t.task_id) : (t.task_title ?? undefined);
   const more =
     drawn < total
       ? html`<p class="more">and ${plural(total - drawn, 'more subagent')} in this turn (the page draws at most ${count(PAGE_DEFAULTS.nodesPerTurn)} a turn; report --json --trees has them all).</p>`

@@ -99,4 +99,13 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
     expect(whole.groups).toEqual(all);
     expect(whole.series?.task).toEqual(all.slice(0, 2));
   });
+
+  it('R4-12: every tree carries its task title (where the host has titles), its task among the page task rows or not', async () => {
+    await seed();
+    const page = await report({ pageData: true, pageTasks: 1, trees: 20 });
+    const shown = new Set(page.series?.task?.map((g) => g.key));
+    expect(page.trees.some((t) => !shown.has(t.task_id))).toBe(true);
+    // the host's tasks.title is its id in this fixture; the minimal schema has no tasks table
+    for (const tree of page.trees) expect(tree.task_title).toBe(fixture === 'host' ? tree.task_id : undefined);
+  });
 });
