@@ -227,20 +227,22 @@ async function pagePlan(url: string): Promise<Record<string, string>> {
 }
 
 async function explainPage(pool: Database): Promise<Record<string, string>> {
-  const { readStoreCatalog } = await import('../lib/report/catalog.js');
-  const { readActivationKeys } = await import('../lib/report/completeness.js');
-  const { figuresStatement } = await import('../lib/report/sql.js');
   const { formatPlan } = await import('./health.js');
-  const catalog = await readStoreCatalog(pool);
-  const keys = await readActivationKeys(pool);
-  const statement = figuresStatement(
-    pool.dialect,
-    { by: 'task', levels: ['task', 'day', 'type', 'model'], captureSince: keys.captureSince },
-    catalog,
-  );
+  // the figures statement the page sends, as build.ts makes it (its levels and cuts)
+  let statement: { sql: string; params: unknown[] } | undefined;
+  const recording: Queryable = {
+    dialect: pool.dialect,
+    connections: 1,
+    query: <T>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+      if (labelOf(sql) === 'figures (statement 1)') statement = { sql, params: [...(params ?? [])] };
+      return pool.query<T>(sql, params, options);
+    },
+  };
+  await buildReport(recording, { ...CASE_OPTIONS.page, now: READ_STORE_END + 60_000_000n, graceSeconds: 0 });
+  if (statement === undefined) throw new Error('the page sent no figures statement');
   const explain = pool.dialect.name === 'postgres' ? 'EXPLAIN (ANALYZE, BUFFERS)' : 'EXPLAIN QUERY PLAN';
   return {
-    "the page's figures statement (all four series and the task groups)": formatPlan(
+    "the page's figures statement (totals, the series by day, type and model, the first task groups)": formatPlan(
       await pool.query(`${explain} ${statement.sql}`, statement.params),
     ),
   };
