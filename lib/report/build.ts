@@ -93,7 +93,9 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   const groups = scope.by === null ? [] : groupsOf(scope.by);
   const series: Series | undefined = options.pageData
     ? {
-        ...(Object.fromEntries(SERIES.map((by) => [by, sortGroups(groupsOf(by), sort)])) as Series),
+        day: sortGroups(groupsOf('day'), sort),
+        type: sortGroups(groupsOf('type'), sort),
+        model: sortGroups(groupsOf('model'), sort),
         task: sortGroups(groupsOf('task'), sort).slice(0, pageTasks),
         task_groups: main.levelGroups[levels.indexOf('task')]!,
       }
@@ -154,7 +156,7 @@ async function withTaskTitles(db: Queryable, trees: readonly TurnTree[]): Promis
 }
 const TITLES_PER_READ = 500;
 
-/** The page's groupings (`series`): every group of each, in `sort` order. */
+/** The page's groupings (`series`), each in `sort` order: every group, the task series its first rows. */
 const SERIES = ['day', 'type', 'model', 'task'] as const satisfies readonly GroupBy[];
 
 interface FigureResult {
