@@ -42,13 +42,17 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/report/dialects.test.ts',
   ],
   'lib/report/trees.ts': ['test/lib/report/trees.test.ts', ...EXPORT_RUNS],
-  'lib/report/render/charts.ts': PAGE,
+  // charts.test.ts proves each chart's drawing, caption and table; html.test.ts the page around them
+  'lib/report/render/charts.ts': ['test/lib/report/render/charts.test.ts', 'test/lib/report/render/html.test.ts'],
   'lib/report/render/csv.ts': RENDER,
   'lib/report/render/escape.ts': PAGE,
   'lib/report/render/html.ts': PAGE,
   'lib/report/render/json.ts': ['test/lib/report/render/json.test.ts', 'test/bin/report.test.ts'],
   'lib/report/render/labels.ts': [...RENDER, ...PAGE],
-  'lib/report/render/style.ts': [...PAGE, 'test/lib/report/render/page.browser.test.ts'],
+  // the style sheet and the policy are module constants: each mutant re-runs every covering test,
+  // and the browser tests start Chromium for each; html.test.ts reads the policy and the sheet's
+  // media queries (the browser tests, which read the drawn page, are left out of the mutation run)
+  'lib/report/render/style.ts': PAGE,
   'lib/report/render/units.ts': ['test/lib/report/render/units.test.ts', ...PAGE],
   'lib/report/render/table.ts': ['test/lib/report/render/table.test.ts', ...RENDER, 'test/bin/report.test.ts'],
   'lib/export/handler.ts': ['test/functions/export.test.ts'],
