@@ -46,7 +46,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/render/charts.ts': ['test/lib/report/render/charts.test.ts', 'test/lib/report/render/html.test.ts'],
   'lib/report/render/csv.ts': RENDER,
   'lib/report/render/escape.ts': PAGE,
-  'lib/report/render/html.ts': PAGE,
+  'lib/report/render/html.ts': [...PAGE, 'test/lib/report/render/html-text.test.ts'],
   'lib/report/render/json.ts': ['test/lib/report/render/json.test.ts', 'test/bin/report.test.ts'],
   'lib/report/render/labels.ts': [...RENDER, ...PAGE],
   // the style sheet and the policy are module constants: each mutant re-runs every covering test,
