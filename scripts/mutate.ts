@@ -1,4 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, renameSync } from 'node:fs';
+
+/** Where Stryker's json reporter writes (its default). */
+const REPORT = 'reports/mutation/mutation.json';
 
 /** The read side's tests, by what they prove (shared by several files below). */
 const REPORT_FIGURES = [
@@ -119,10 +123,12 @@ for (const file of files) {
       '--concurrency',
       '1',
       '--reporters',
-      'clear-text,progress',
+      'clear-text,progress,json',
     ],
     { stdio: 'inherit', env: { ...process.env, MUTATE_TESTS: tests.join(',') } },
   );
   if (run.status !== 0) failed += 1;
+  // one JSON report per file (reports/ is git-ignored), so a folder's run keeps every file's survivors
+  if (existsSync(REPORT)) renameSync(REPORT, `reports/mutation/${file.replaceAll('/', '_')}.json`);
 }
 process.exit(failed === 0 ? 0 : 1);
