@@ -59,7 +59,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/render/style.ts': PAGE,
   'lib/report/render/units.ts': ['test/lib/report/render/units.test.ts', ...PAGE],
   'lib/report/render/table.ts': ['test/lib/report/render/table.test.ts', ...RENDER, 'test/bin/report.test.ts'],
-  'lib/export/handler.ts': ['test/functions/export.test.ts'],
+  'lib/export/handler.ts': ['test/functions/export-handler.test.ts', 'test/functions/export.test.ts'],
   // position.test.ts proves the stored form and the compare-and-set; export-edges and the CLI when
   // a run reads and moves it (otlp-export.test.ts reaches it only through whole runs)
   'lib/export/position.ts': [
