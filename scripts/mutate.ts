@@ -90,7 +90,8 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   // the table is module state: each of its mutants would re-run every covering test, so only the
   // test that proves the table (the export runs reach it only through spans.ts)
   'lib/export/otlp/provider.ts': ['test/lib/export/otlp-output.test.ts'],
-  'lib/export/unreadable.ts': EXPORT_RUNS,
+  // unreadable-turn.test.ts writes out each reason; otlp-conventions.test.ts proves the skip in a run
+  'lib/export/unreadable.ts': ['test/lib/export/unreadable-turn.test.ts', 'test/lib/export/otlp-conventions.test.ts'],
   // otlp-transport.test.ts proves the transport alone (what is sent, retried, waited, said);
   // export-edges.test.ts its rules inside a run (back-off, 429). The other export runs and the CLI
   // reach it only through runExport
