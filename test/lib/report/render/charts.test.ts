@@ -115,17 +115,20 @@ const types = {
   path: 'series.type',
 };
 
-const ALL: [string, Chart][] = [
-  ['per day', perDayChart(threeDays)],
-  ['live and backfill', liveBackfillChart(threeDays, totals)],
-  ['fan-out', fanOutChart(totals)],
-  ['by type', byTypeChart(types)],
-  ['by model', byModelChart(totals)],
-  ['duration', durationChart(distributions, totals)],
+/** The six charts of the documents above, drawn inside each test (so a mutation run sees which test draws what). */
+const CHARTS: [string, () => Chart][] = [
+  ['per day', () => perDayChart(threeDays)],
+  ['live and backfill', () => liveBackfillChart(threeDays, totals)],
+  ['fan-out', () => fanOutChart(totals)],
+  ['by type', () => byTypeChart(types)],
+  ['by model', () => byModelChart(totals)],
+  ['duration', () => durationChart(distributions, totals)],
 ];
+const all = () => CHARTS.map(([name, draw]) => [name, draw()] as const);
 
 describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
-  it.each(ALL)('R4-10: the %s chart is drawn for a 540 px column and a 340 px phone', (_, chart) => {
+  it.each(CHARTS)('R4-10: the %s chart is drawn for a 540 px column and a 340 px phone', (_, draw) => {
+    const chart = draw();
     const horizontal = chart.id === 'chart-by-type' || chart.id === 'chart-by-model';
     // type and model: 48 px and 26 a bar (4 and 3 bars here), at least 120
     const height = chart.id === 'chart-by-type' ? [152, 152] : chart.id === 'chart-by-model' ? [126, 126] : [300, 280];
@@ -145,9 +148,10 @@ describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
     expect(size(many.svg!.narrow)).toEqual([340, 48 + 15 * 26]);
   });
 
-  it.each(ALL)(
+  it.each(CHARTS)(
     'R4-10: every text of the %s chart is 13 px in the system font, with no halo and no animation',
-    (_, chart) => {
+    (_, draw) => {
+      const chart = draw();
       for (const svg of [chart.svg!.wide, chart.svg!.narrow]) {
         const styled = [...svg.matchAll(/<text[^>]*style="([^"]*)"/g)].map((m) => m[1]);
         expect(styled.length).toBeGreaterThan(0);
@@ -167,7 +171,7 @@ describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
   );
 
   it('R4-10: the bars and lines take the page palette: subagents blue, tokens and durations orange, backfill and models green', () => {
-    const [day, live, fan, type, model, duration] = ALL.map(([, c]) => c.svg!.wide);
+    const [day, live, fan, type, model, duration] = all().map(([, c]) => c.svg!.wide);
     expect(bars(day!, PRIMARY)).toHaveLength(3);
     expect(day).toMatch(new RegExp(`<path d="M[^"]*"[^>]*stroke="${SECONDARY}"`));
     expect(bars(live!, PRIMARY)).toHaveLength(3);
@@ -285,12 +289,12 @@ describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
   });
 
   it('R4-10: the axes and legends are named in words', () => {
-    const [day, live, fan, , , duration] = ALL.map(([, c]) => texts(c.svg!.wide));
+    const [day, live, fan, , , duration] = all().map(([, c]) => texts(c.svg!.wide));
     expect(day).toEqual(expect.arrayContaining(['subagents', 'tokens', 'reported tokens']));
     expect(live).toEqual(expect.arrayContaining(['live', 'backfill']));
     expect(fan).toEqual(expect.arrayContaining(['top-level subagents in the turn', 'turns']));
     expect(duration).toEqual(expect.arrayContaining(['duration', 'subagents', '< 1 s', '< 1 min', '≥ 1 min']));
-    const [, , , type, model] = ALL.map(([, c]) => texts(c.svg!.wide));
+    const [, , , type, model] = all().map(([, c]) => texts(c.svg!.wide));
     expect(type).toEqual(expect.arrayContaining(['Explore', 'Plan', '(not reported)', '(empty)']));
     expect(model).toEqual(expect.arrayContaining(['claude-sonnet-4', '(empty)', '(not reported)']));
     // without per-day groups, one stacked bar for the whole scope
