@@ -363,3 +363,51 @@ describe("the page's words (docs/page.md)", () => {
     );
   });
 });
+
+describe('the page’s limits, written out (R4-2, R4-4)', () => {
+  it('R4-4: host text past 160 characters (an id past 80) is cut, its full length stated', () => {
+    const d = small((d) => {
+      d.groups[0]!.title = 't'.repeat(161);
+      d.groups[1]!.title = 'u'.repeat(160);
+      d.groups[0]!.key = 'k'.repeat(81);
+      d.groups[1]!.key = 'j'.repeat(80);
+    });
+    const tasks = section(renderHtml(d), 'tasks');
+    expect(tasks).toContain(
+      `<bdi class="task-title" data-text="">${'t'.repeat(160)}</bdi><span class="cut" data-text="">… (161 characters)</span>`,
+    );
+    expect(tasks).toContain(`<bdi class="task-title" data-text="">${'u'.repeat(160)}</bdi><code`);
+    expect(tasks).toContain(
+      `<code dir="auto">${'k'.repeat(80)}</code><span class="cut" data-text="">… (81 characters)</span>`,
+    );
+    expect(tasks).toContain(`<code dir="auto">${'j'.repeat(80)}</code></th>`);
+  });
+
+  it('R4-4: nesting is drawn eight levels deep; from the ninth a subagent states its depth; the lists are balanced', () => {
+    const d = small();
+    d.trees = [hugeTurn('deep', 12, d.trees[0]!.started_at)];
+    const trees = section(renderHtml(d), 'trees');
+    expect(trees).not.toContain('depth 8 ·');
+    expect(trees).toContain('<span class="muted depth">depth 9 ·</span>');
+    expect(trees).toContain('depth 11 ·');
+    const count = (s: string) => trees.split(s).length - 1;
+    expect(count('<ul class="tree">')).toBe(9);
+    expect(count('<ul')).toBe(count('</ul>'));
+    expect(count('<li>')).toBe(count('</li>'));
+    // a wide turn: one list, every subagent an item of it
+    d.trees = [hugeTurn('wide', 5, d.trees[0]!.started_at)];
+    const wide = section(renderHtml(d), 'trees');
+    expect(wide.split('<ul class="tree">').length - 1).toBe(1);
+    expect(wide.split('<li>').length - 1).toBe(5);
+    expect(wide.split('</li>').length - 1).toBe(5);
+    // back up from a nested subagent to its parent's sibling: the nested list closes first
+    const mixed = small();
+    const at = mixed.trees[0]!.started_at;
+    const [a, b] = hugeTurn('wide', 2, at).subagents;
+    const child = { ...a!, tool_call_id: 'nested', parent_tool_call_id: a!.tool_call_id, children: [] };
+    mixed.trees = [{ ...mixed.trees[0]!, subagents: [{ ...a!, children: [child] }, b!] }];
+    const back = section(renderHtml(mixed), 'trees');
+    const from = back.indexOf('>nested</code>');
+    expect(back.slice(from, back.indexOf(`>${b!.tool_call_id}</code>`))).toContain('</li></ul></li><li>');
+  });
+});
