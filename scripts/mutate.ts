@@ -69,7 +69,8 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/export/export-edges.test.ts',
     'test/bin/cli-export-position.test.ts',
   ],
-  'lib/export/run.ts': [...EXPORT_RUNS, 'test/bin/cli-export-position.test.ts'],
+  // otlp-changes.test.ts proves the change detection and the partial successes (R4-8), run.ts's own
+  'lib/export/run.ts': [...EXPORT_RUNS, 'test/lib/export/otlp-changes.test.ts', 'test/bin/cli-export-position.test.ts'],
   'lib/export/otlp/config.ts': [
     'test/lib/export/otlp-config.test.ts',
     'test/lib/export/otlp-output.test.ts',
