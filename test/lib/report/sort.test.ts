@@ -40,6 +40,7 @@ describe('R3-5 --sort', () => {
         group('a', figure(5)),
         group('d', figure(9)),
         group(null, figure(5)),
+        group('e', figure(null)),
       ];
       // (subagents is never null: its "null" here is 0, last all the same)
       expect(keys(sortGroups(groups, sort as SortBy))).toEqual(['d', null, 'a', 'b', null, 'c', 'e']);
