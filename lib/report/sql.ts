@@ -56,18 +56,25 @@ export interface Statement {
   params: unknown[];
 }
 
-/** The group key of each row of `rows_in`, by --by. */
-const GROUP_KEY: Record<GroupBy, string> = {
+/** The group key of each row of `rows_in`, by --by (a day is its UTC day: levelRows). */
+const GROUP_KEY: Record<Exclude<GroupBy, 'day'>, string> = {
   task: 'task_id',
   session: 'task_session_id',
   turn: "NULLIF(turn_id, '')",
   type: 'subagent_type',
   model: 'model',
-  day: 'day',
 };
 
 /** Groups that are not made of sessions have no sessions (nor contexts, nor cost) of their own (R3-7). */
 const SESSION_GROUPS: readonly GroupBy[] = ['task', 'session', 'turn'];
+
+/** Level 0 and the levels whose groups are made of sessions; the others' groups have none. */
+const sessionLevels = (scope: ReportScope) => [0, ...levelsWhere(scope, SESSION_GROUPS)];
+const otherLevels = (scope: ReportScope) =>
+  levelsWhere(
+    scope,
+    levelsOf(scope).filter((by) => !SESSION_GROUPS.includes(by)),
+  );
 
 const TOP_LEVEL = "COALESCE(parent_tool_call_id, '') = ''";
 const FAILED = "tool_status IN ('error', 'failed', 'cancelled')";
@@ -102,9 +109,10 @@ const METRICS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
  *
  * R4-12: `scanned` is the one CTE stored: each row's readable values are computed once there.
  * `rows_in` and `leveled` are views over it, read by each consumer: stored, `leveled` was every
- * row once per level, hundreds of MB written at 1M messages. Computing `day` and the window from
- * `observed` (not again from observed_at) matters on SQLite, which repeats an expression
- * wherever a flattened subquery's column is read, and whose readable-instant test costs ~10 µs.
+ * row once per level, hundreds of MB written at 1M messages. The window and the day come from
+ * `observed` (not again from observed_at), and the day only in the day level's rows: SQLite
+ * repeats an expression wherever a flattened subquery's column is read, and its readable-instant
+ * test costs ~10 µs; PostgreSQL's to_char, ~1 µs a row of every level that carried it.
  */
 function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: string): string {
   const where: string[] = [];
@@ -117,8 +125,6 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: s
   const observed = d.readableInstant('r.observed_at');
   // R4-3: a settled_at that is not an instant is not a settlement (counted in u_settled_at).
   const settled = d.readableInstant('r.settled_at');
-  const levels = levelsOf(scope);
-  const day = levels.includes('day') ? `, CASE WHEN observed IS NOT NULL THEN ${d.utcDay('observed')} END AS day` : '';
   const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
     r.subagent_type, r.model, r.tool_status, r.is_async, r.source, ${settled} AS settled_at,
     ${unreadableFlag('r.settled_at', settled)} AS u_settled_at,
@@ -127,22 +133,10 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: s
     CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known, ${startedEarly(d, 'ts.started_at', startedBefore)} AS started_early,
     ${observed} AS observed
   FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
-  const inWindow = window.length === 0 ? '1' : `CASE WHEN observed IS NULL THEN 0 ELSE 1 END`;
   const windowed =
     window.length === 0
-      ? `SELECT scanned.*${day}, 1 AS in_window FROM scanned`
-      : `SELECT scanned.*${day}, ${inWindow} AS in_window FROM scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
-  const inScope = window.length === 0 ? '' : ' WHERE in_window = 1';
-  const grouped = levels
-    .map((by, i) => {
-      const key = GROUP_KEY[by];
-      return `
-  UNION ALL
-  SELECT ${i + 1}, CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END, COALESCE(${key}, ''), rows_in.* FROM rows_in${
-    by === 'day' ? ' WHERE day IS NOT NULL' : inScope
-  }`;
-    })
-    .join('');
+      ? 'SELECT scanned.*, 1 AS in_window FROM scanned'
+      : `SELECT scanned.*, CASE WHEN observed IS NULL THEN 0 ELSE 1 END AS in_window FROM scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
   return `scanned AS MATERIALIZED (
   ${rows}
 ),
@@ -150,8 +144,31 @@ rows_in AS NOT MATERIALIZED (
   ${windowed}
 ),
 leveled AS NOT MATERIALIZED (
-  SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, rows_in.* FROM rows_in${inScope}${grouped}
+  ${levelRows(d, scope, allLevels(scope))}
 )`;
+}
+
+/** Level 0 (the totals) and every grouping's level. */
+const allLevels = (scope: ReportScope) => [0, ...levelsOf(scope).map((_, i) => i + 1)];
+
+/**
+ * The rows in scope of the given levels (0 the totals), each with its level and group key:
+ * `lvl, gnull, gkey, rows_in.*`. Level 0 comes first when it is among them (it names the columns).
+ */
+function levelRows(d: Dialect, scope: ReportScope, lvls: readonly number[]): string {
+  const inScope = scope.since === undefined && scope.until === undefined ? '' : ' WHERE in_window = 1';
+  const kinds = levelsOf(scope);
+  return lvls
+    .map((lvl) => {
+      if (lvl === 0) return `SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, rows_in.* FROM rows_in${inScope}`;
+      const by = kinds[lvl - 1]!;
+      // a readable observed_at is in the window here (rows_in), so the day level needs no in_window test
+      if (by === 'day')
+        return `SELECT ${lvl} AS lvl, 0 AS gnull, ${d.utcDay('observed')} AS gkey, rows_in.* FROM rows_in WHERE observed IS NOT NULL`;
+      const key = GROUP_KEY[by];
+      return `SELECT ${lvl} AS lvl, CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END AS gnull, COALESCE(${key}, '') AS gkey, rows_in.* FROM rows_in${inScope}`;
+    })
+    .join('\n  UNION ALL\n  ');
 }
 
 /**
@@ -177,7 +194,9 @@ function unreadableRows(): string {
 /**
  * The host's sessions in scope (R3-7): those of the --task/--session filter; with --since/--until,
  * those started in the window where task_sessions has started_at, else none beyond the sessions
- * that have a row in the window (`members` adds those).
+ * that have a row in the window (`members` adds those). `members` holds the totals' and the
+ * session groupings' levels only (R4-12: a type, model or day has no sessions of its own, and its
+ * (key, session) pairs were most of the statement's groups: figuresStatement lists those groups from their rows).
  */
 function scopedSessions(
   d: Dialect,
@@ -212,7 +231,9 @@ function scopedSessions(
 ),
 members AS (
   SELECT lvl, gnull, gkey, sid, MAX(started_early) AS started_early FROM (
-    SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid, started_early FROM leveled
+    SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid, started_early FROM (
+      ${levelRows(d, scope, sessionLevels(scope))}
+    ) lr
     UNION ALL SELECT 0, 0, '', sid, started_early FROM sess${bySessions}
   ) m GROUP BY lvl, gnull, gkey, sid
 )`;
@@ -361,11 +382,9 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   ].filter((c): c is string => c !== undefined);
   const early = ctes.some((c) => c.startsWith('early AS'));
   const hasCosts = catalog.costEvents !== undefined;
-  const sessionLevels = [0, ...levelsWhere(scope, SESSION_GROUPS)];
+  const others = otherLevels(scope);
   const sessions =
-    sessionLevels.length === levelsOf(scope).length + 1
-      ? 'k.sessions'
-      : `CASE WHEN k.lvl IN (${sessionLevels.join(', ')}) THEN k.sessions END`;
+    others.length === 0 ? 'k.sessions' : `CASE WHEN k.lvl IN (${sessionLevels(scope).join(', ')}) THEN k.sessions END`;
   const [taskLevel] = levelsWhere(scope, ['task']);
   const [sessionLevel] = levelsWhere(scope, ['session']);
   const contexts = `(${sessions} + COALESCE(f.subagents, 0))`;
@@ -411,7 +430,16 @@ FROM (
     ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
     ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
   FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
-  GROUP BY m.lvl, m.gnull, m.gkey
+  GROUP BY m.lvl, m.gnull, m.gkey${
+    others.length === 0
+      ? ''
+      : `
+  UNION ALL
+  SELECT lvl, gnull, gkey, 0, ${early ? `MAX(CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END)` : '0'}, 0
+  FROM (
+    ${levelRows(d, scope, others)}
+  ) g GROUP BY lvl, gnull, gkey`
+  }
 ) k
 LEFT JOIN (
   SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
