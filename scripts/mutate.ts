@@ -34,7 +34,9 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
 
   // The read side (issue 30): the query layer, its renderers, the export and the flags.
   'lib/report/build.ts': [...REPORT_FIGURES, 'test/lib/report/generated.test.ts'],
-  'lib/report/catalog.ts': [...REPORT_FIGURES, 'test/bin/report.test.ts'],
+  // catalog.test.ts proves each flag and refusal on each schema; figures-edges.test.ts what the
+  // flags change in a report (the ledger without turn_id, R3-7)
+  'lib/report/catalog.ts': ['test/lib/report/catalog.test.ts', 'test/lib/report/figures-edges.test.ts'],
   'lib/report/completeness.ts': REPORT_FIGURES,
   'lib/report/document.ts': ['test/lib/report/render.test.ts', 'test/lib/report/figures.test.ts'],
   'lib/report/json-schema.ts': ['test/lib/report/render.test.ts'],
