@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readStoreCatalog, ReportStoreError } from '../../../lib/report/catalog.js';
+import { ReportStoreError, readStoreCatalog } from '../../../lib/report/catalog.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 /*
@@ -52,7 +52,7 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
 
     it('R3-3: a store without kandev_meta or without our table was never migrated: the error says to run migrate', async () => {
       await t.db.query('DROP TABLE kandev_meta');
-      const missingMeta = await readStoreCatalog(t.db).catch((e: unknown) => e as ReportStoreError);
+      const missingMeta = (await readStoreCatalog(t.db).catch((e: unknown) => e)) as ReportStoreError;
       expect(missingMeta).toBeInstanceOf(ReportStoreError);
       expect(missingMeta.message).toBe(
         'the store has no kandev_meta table: run `subagent-context migrate` against it first (it creates the table and backfills the history)',
@@ -67,7 +67,7 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
       await t.db.query('DROP TABLE task_session_messages');
       await t.db.query('DROP TABLE task_session_turns');
       await t.db.query(`DROP TABLE task_sessions${cascade}`);
-      const error = await readStoreCatalog(t.db).catch((e: unknown) => e as ReportStoreError);
+      const error = (await readStoreCatalog(t.db).catch((e: unknown) => e)) as ReportStoreError;
       expect(error).toBeInstanceOf(ReportStoreError);
       expect(error.message).toBe(
         'the store has no task_sessions table: this is not a host store; point --database-url (or DATABASE_URL) at the host database',
@@ -80,7 +80,7 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
     const t = useTestDatabase(target, { subagentTable: false });
 
     it('R3-3: without task_session_subagents the error names it and says to run migrate', async () => {
-      const error = await readStoreCatalog(t.db).catch((e: unknown) => e as ReportStoreError);
+      const error = (await readStoreCatalog(t.db).catch((e: unknown) => e)) as ReportStoreError;
       expect(error.message).toBe(
         'the store has no task_session_subagents table: run `subagent-context migrate` against it first (it creates the table and backfills the history)',
       );
