@@ -534,3 +534,15 @@ describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
     expect(byTypeChart({ groups: [], path: 'series.type' }).svg).toBeNull();
   });
 });
+
+describe('drawing leaves nothing behind', () => {
+  it('R4-10: each drawing is disposed: no timer of the chart library is left running to keep the process alive', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    fanOutChart(totals);
+    perDayChart(threeDays);
+    // the library's own frame timers end within a frame once a chart is disposed
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+});
