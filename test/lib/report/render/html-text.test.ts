@@ -153,6 +153,16 @@ describe("the page's words (docs/page.md)", () => {
         'seven R12-3 eight AC-4',
         'a lower bound, but not of capture',
         'capture_since alone',
+        // after the 2026-12-02 mutation run of html.ts: no space, several digits, a list without spaces
+        'a (see;AC-25) b',
+        'c (see; R12-3) d',
+        'e(AC-25) f',
+        'g (R12-3) h',
+        'i (AC-25, R3-8) j',
+        'k (R3-8,AC-25) l',
+        'm (AC-1, R12-3) n',
+        'q,R3-8 r',
+        'o R12-34 p',
       ]),
     ).toEqual([
       'one two',
@@ -161,6 +171,15 @@ describe("the page's words (docs/page.md)", () => {
       'seven eight',
       'a lower bound, but not of capture',
       'capture_since alone',
+      'a (see) b',
+      'c (see) d',
+      'e f',
+      'g h',
+      'i j',
+      'k l',
+      'm n',
+      'q, r',
+      'o p',
     ]);
     expect(notes(['before capture_since: a lower bound'])).toEqual([]);
   });
@@ -227,6 +246,22 @@ describe("the page's words (docs/page.md)", () => {
     expect(rows).toContain('<tr data-key="">\n<th scope="row"><bdi class="task-title" data-text="">Task 1');
     expect(words(rows)).toContain('Task 1: make the thing work (not reported) 1');
     expect(words(rows)).toContain('Task 2: make the thing work (empty) 1');
+    // a task with no sessions, contexts or cost in the store: n/a, never 0 or nothing (R3-6)
+    const unknown = small((d) => {
+      d.groups[0] = {
+        ...d.groups[0]!,
+        sessions: null,
+        contexts: null,
+        cost_subcents: null,
+        cost_per_context_subcents: null,
+      };
+    });
+    const first = section(renderHtml(unknown), 'tasks');
+    const row0 = first.slice(
+      first.indexOf('<tr data-key="task-0">'),
+      first.indexOf('</tr>', first.indexOf('<tr data-key="task-0">')),
+    );
+    expect(words(row0)).toMatch(/^Task 0: make the thing faster task-0 trees n\/a \d+ n\/a .* n\/a n\/a$/);
     const noTasks = small((d) => {
       d.filters = { ...d.filters, by: null };
       d.series = { ...d.series, task: undefined };
@@ -247,6 +282,13 @@ describe("the page's words (docs/page.md)", () => {
     expect(words(section(renderHtml(small()), 'trees'))).toMatch(
       /^Fan-out trees The 3 turns with the most recent activity, latest first;/,
     );
+    // a turn the document gives no subagents: an empty list, counted as 0
+    const empty = small((d) => {
+      d.trees = [{ ...d.trees[0]!, subagents: [] }];
+    });
+    const emptyTrees = section(renderHtml(empty), 'trees');
+    expect(words(emptyTrees)).toContain(' · 0 subagents, 0 top-level');
+    expect(emptyTrees).toContain('<ul class="tree"></ul>');
     const none = small((d) => {
       d.trees = [];
     });
@@ -287,6 +329,8 @@ describe("the page's words (docs/page.md)", () => {
       '<span class="status failed" title="parent_tool_call_id names no row of this turn">parent not found</span>',
     );
     expect(first).not.toContain('class="desc"');
+    // no description: the node ends with its tool call id
+    expect(first).toContain('<code dir="auto" class="muted">toolu_000000</code>\n\n</div>');
     for (const status of ['error', 'failed', 'cancelled', 'completed']) {
       const s = small((d) => {
         d.trees[0]!.subagents[0] = { ...d.trees[0]!.subagents[0]!, is_async: false, tool_status: status };
@@ -348,6 +392,10 @@ describe("the page's words (docs/page.md)", () => {
       '<tr><th scope="row"><bdi data-text="">1 Oct 2026</bdi></th><td class="num"><data value="6" data-figure="series.day.0.subagents">6</data></td>',
     );
     expect(charts).not.toContain('more row');
+    // nothing left out: the table ends there
+    expect(charts).toContain(
+      '</tbody>\n</table>\n\n</div>\n</details>\n</figure><figure class="chart" id="chart-live-backfill">',
+    );
     // more type rows than the table lists: it says how many more
     const types = makeReportDocument({ types: 60 });
     expect(words(section(renderHtml(types), 'charts'))).toContain('and 11 more rows (report --json has them all)');
