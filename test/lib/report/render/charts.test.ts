@@ -546,3 +546,69 @@ describe('drawing leaves nothing behind', () => {
     expect(timers()).toBeLessThanOrEqual(before);
   });
 });
+
+describe('the charts after their mutation run (2026-12-02)', () => {
+  it('R4-10: every count axis is short too: 20,000 subagents, turns or rows read 10k and 20k, never 20,000', () => {
+    const big = 20_000;
+    const axes = [
+      perDayChart(
+        days([
+          [0, big, 1],
+          [1, big / 2, 1],
+        ]),
+      ),
+      liveBackfillChart(
+        {
+          groups: days([
+            [0, big, 1],
+            [1, big / 2, 1],
+          ]).groups,
+          path: 'series.day',
+        },
+        totals,
+      ),
+      fanOutChart(figs(big, { fan_out: [{ top_level: 1, turns: big }] })),
+      byTypeChart({ groups: [group('type', 'Explore', big)], path: 'series.type' }),
+      byModelChart(figs(big, { models: { counts: [{ model: 'm', subagents: big }], unreported: 0 } })),
+      durationChart(
+        { duration_ms: { reported: big, buckets: [{ from_ms: 0, to_ms: 1_000, subagents: big }] } },
+        figs(big, { duration_ms: { reported: big, p50: 1, p95: 1, max: 1 } }),
+      ),
+    ];
+    for (const chart of axes) {
+      const labels = texts(chart.svg!.wide).filter((t) => !valueLabels(chart.svg!.wide).includes(t));
+      expect(labels, chart.id).toContain('10k');
+      expect(labels, chart.id).not.toContain('10,000');
+    }
+  });
+
+  it('R3-9: each chart has its id and title', () => {
+    expect(all().map(([, c]) => [c.id, c.title])).toEqual([
+      ['chart-per-day', 'Subagents and reported tokens per day'],
+      ['chart-live-backfill', 'Live and backfilled subagents'],
+      ['chart-fan-out', 'Fan-out per turn'],
+      ['chart-by-type', 'Subagents by type'],
+      ['chart-by-model', 'Subagents by model'],
+      ['chart-duration', 'Duration (reported rows only)'],
+    ]);
+  });
+
+  it('R4-10: type bars of equal size are ordered by label in code-unit order, whatever order the document gives', () => {
+    const tied = (labels: (string | null)[]) =>
+      byTypeChart({ groups: labels.map((k) => group('type', k, 5)), path: 'series.type' }).table!.rows.map(
+        (r) => r.label,
+      );
+    expect(tied(['c', 'b', 'a'])).toEqual(['a', 'b', 'c']);
+    expect(tied(['a', 'c', 'b'])).toEqual(['a', 'b', 'c']);
+    expect(tied(['Plan', null, 'B', 'b'])).toEqual(['(not reported)', 'B', 'Plan', 'b']);
+    expect(tied(['x', 'x'])).toEqual(['x', 'x']);
+    // the same label twice keeps the document's order (the paths say which group is which)
+    const same = byTypeChart({ groups: ['x', 'y', 'x', 'x'].map((k) => group('type', k, 5)), path: 'series.type' });
+    expect(same.table!.rows.map((r) => r.cells[0]!.path)).toEqual([
+      'series.type.0.subagents',
+      'series.type.2.subagents',
+      'series.type.3.subagents',
+      'series.type.1.subagents',
+    ]);
+  });
+});
