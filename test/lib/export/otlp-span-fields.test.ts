@@ -211,7 +211,8 @@ describe('R3-10, R4-9 the spans of one turn, field by field', () => {
     const unreadable = new Map<string, number>();
     const odd = node('a', { total_tokens: 1.5, tool_use_count: -1, duration_ms: 2 ** 53 });
     const odd2 = node('b', { total_tokens: -3, tool_use_count: 0, duration_ms: 0 });
-    const spans = turnSpans(turn([odd, odd2]), options({ unreadable }));
+    // a NULL metric is not reported, never unreadable (counted nowhere)
+    const spans = turnSpans(turn([odd, odd2, node('c')]), options({ unreadable }));
     const a = byCall(spans, 'a');
     expect(a.attributes[ns('total_tokens')]).toBeUndefined();
     expect(a.attributes[ns('tool_use_count')]).toBeUndefined();
