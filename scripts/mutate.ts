@@ -1,4 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, renameSync } from 'node:fs';
+
+/** Where Stryker's json reporter writes (its default). */
+const REPORT = 'reports/mutation/mutation.json';
 
 /** The read side's tests, by what they prove (shared by several files below). */
 const REPORT_FIGURES = [
@@ -30,11 +34,15 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
 
   // The read side (issue 30): the query layer, its renderers, the export and the flags.
   'lib/report/build.ts': [...REPORT_FIGURES, 'test/lib/report/generated.test.ts'],
-  'lib/report/catalog.ts': [...REPORT_FIGURES, 'test/bin/report.test.ts'],
-  'lib/report/completeness.ts': REPORT_FIGURES,
+  // catalog.test.ts proves each flag and refusal on each schema; figures-edges.test.ts what the
+  // flags change in a report (the ledger without turn_id, R3-7)
+  'lib/report/catalog.ts': ['test/lib/report/catalog.test.ts', 'test/lib/report/figures-edges.test.ts'],
+  // completeness.test.ts proves the keys, notes and window itself; figures-edges.test.ts the same in reports
+  'lib/report/completeness.ts': ['test/lib/report/completeness.test.ts', 'test/lib/report/figures-edges.test.ts'],
   'lib/report/document.ts': ['test/lib/report/render.test.ts', 'test/lib/report/figures.test.ts'],
   'lib/report/json-schema.ts': ['test/lib/report/render.test.ts'],
-  'lib/report/sort.ts': REPORT_FIGURES,
+  // sort.test.ts proves the order itself; figures-edges.test.ts the same order on each dialect's rows
+  'lib/report/sort.ts': ['test/lib/report/sort.test.ts', 'test/lib/report/figures-edges.test.ts'],
   'lib/report/sql.ts': [
     ...REPORT_FIGURES,
     'test/lib/report/generated.test.ts',
@@ -42,18 +50,31 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/report/dialects.test.ts',
   ],
   'lib/report/trees.ts': ['test/lib/report/trees.test.ts', ...EXPORT_RUNS],
-  'lib/report/render/charts.ts': PAGE,
+  // charts.test.ts proves each chart's drawing, caption and table, drawing them inside each test;
+  // the page's tests draw every chart for every page (html.test.ts at load: each mutant would
+  // re-run all of them) and prove the page around the charts, not the charts
+  'lib/report/render/charts.ts': ['test/lib/report/render/charts.test.ts'],
   'lib/report/render/csv.ts': RENDER,
   'lib/report/render/escape.ts': PAGE,
-  'lib/report/render/html.ts': PAGE,
+  'lib/report/render/html.ts': [...PAGE, 'test/lib/report/render/html-text.test.ts'],
   'lib/report/render/json.ts': ['test/lib/report/render/json.test.ts', 'test/bin/report.test.ts'],
   'lib/report/render/labels.ts': [...RENDER, ...PAGE],
-  'lib/report/render/style.ts': [...PAGE, 'test/lib/report/render/page.browser.test.ts'],
+  // the style sheet and the policy are module constants: each mutant re-runs every covering test,
+  // and the browser tests start Chromium for each; html.test.ts reads the policy and the sheet's
+  // media queries (the browser tests, which read the drawn page, are left out of the mutation run)
+  'lib/report/render/style.ts': PAGE,
   'lib/report/render/units.ts': ['test/lib/report/render/units.test.ts', ...PAGE],
   'lib/report/render/table.ts': ['test/lib/report/render/table.test.ts', ...RENDER, 'test/bin/report.test.ts'],
-  'lib/export/handler.ts': ['test/functions/export.test.ts'],
-  'lib/export/position.ts': [...EXPORT_RUNS, 'test/bin/cli-export-position.test.ts'],
-  'lib/export/run.ts': [...EXPORT_RUNS, 'test/bin/cli-export-position.test.ts'],
+  'lib/export/handler.ts': ['test/functions/export-handler.test.ts', 'test/functions/export.test.ts'],
+  // position.test.ts proves the stored form and the compare-and-set; export-edges and the CLI when
+  // a run reads and moves it (otlp-export.test.ts reaches it only through whole runs)
+  'lib/export/position.ts': [
+    'test/lib/export/position.test.ts',
+    'test/lib/export/export-edges.test.ts',
+    'test/bin/cli-export-position.test.ts',
+  ],
+  // otlp-changes.test.ts proves the change detection and the partial successes (R4-8), run.ts's own
+  'lib/export/run.ts': [...EXPORT_RUNS, 'test/lib/export/otlp-changes.test.ts', 'test/bin/cli-export-position.test.ts'],
   'lib/export/otlp/config.ts': [
     'test/lib/export/otlp-config.test.ts',
     'test/lib/export/otlp-output.test.ts',
@@ -64,11 +85,11 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/export/export-edges.test.ts',
     'test/lib/export/otlp-spans.test.ts',
   ],
-  'lib/export/otlp/spans.ts': [
-    'test/lib/export/otlp-spans.test.ts',
-    'test/lib/export/otlp-conventions.test.ts',
-    ...EXPORT_RUNS,
-  ],
+  // otlp-span-fields.test.ts writes out every field of every span; otlp-conventions.test.ts the same
+  // rules on stored rows. Left out: the export runs (run.ts's rules, reaching spans only through a
+  // receiver) and otlp-spans.test.ts (R4-4's 100,000-deep chain: ~3 s for every mutant, and the
+  // walk's order and parents are written out in otlp-span-fields.test.ts)
+  'lib/export/otlp/spans.ts': ['test/lib/export/otlp-span-fields.test.ts', 'test/lib/export/otlp-conventions.test.ts'],
   // the export runs and the CLI reach the body only through a refusal's message, which
   // otlp-output.test.ts proves; with them, each of the file's static mutants re-ran 178 tests (~2 min)
   'lib/export/otlp/body.ts': ['test/lib/export/otlp-output.test.ts'],
@@ -76,12 +97,12 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   // the table is module state: each of its mutants would re-run every covering test, so only the
   // test that proves the table (the export runs reach it only through spans.ts)
   'lib/export/otlp/provider.ts': ['test/lib/export/otlp-output.test.ts'],
-  'lib/export/unreadable.ts': EXPORT_RUNS,
-  'lib/export/otlp/transport.ts': [
-    ...EXPORT_RUNS,
-    'test/lib/export/otlp-changes.test.ts',
-    'test/bin/cli-export.test.ts',
-  ],
+  // unreadable-turn.test.ts writes out each reason; otlp-conventions.test.ts proves the skip in a run
+  'lib/export/unreadable.ts': ['test/lib/export/unreadable-turn.test.ts', 'test/lib/export/otlp-conventions.test.ts'],
+  // otlp-transport.test.ts proves the transport alone (what is sent, retried, waited, said);
+  // export-edges.test.ts its rules inside a run (back-off, 429). The other export runs and the CLI
+  // reach it only through runExport
+  'lib/export/otlp/transport.ts': ['test/lib/export/otlp-transport.test.ts', 'test/lib/export/export-edges.test.ts'],
   'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
 };
 
@@ -115,10 +136,12 @@ for (const file of files) {
       '--concurrency',
       '1',
       '--reporters',
-      'clear-text,progress',
+      'clear-text,progress,json',
     ],
     { stdio: 'inherit', env: { ...process.env, MUTATE_TESTS: tests.join(',') } },
   );
   if (run.status !== 0) failed += 1;
+  // one JSON report per file (reports/ is git-ignored), so a folder's run keeps every file's survivors
+  if (existsSync(REPORT)) renameSync(REPORT, `reports/mutation/${file.replaceAll('/', '_')}.json`);
 }
 process.exit(failed === 0 ? 0 : 1);

@@ -246,6 +246,47 @@ describe('R4-9 the endpoint and flags config.ts reads (after the 2026-12-02 muta
     expect(resolveOtlpTarget({ url: 'http://h.example:4318', ...flags }, env).compression).toBe(compression);
   });
 
+  it.each([
+    [{ url: '   ' }, {}],
+    [{ url: '' }, {}],
+    [{}, {}],
+    [{}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: ' ' }],
+  ])('R4-9: --otlp %j with env %j is no endpoint: the error says how to give one', (flags, env) => {
+    expect(() => resolveOtlpTarget(flags, env)).toThrow(
+      new OtlpConfigError(
+        'no OTLP endpoint: pass --otlp http://collector:4318 (or the full traces URL), or set OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+      ),
+    );
+  });
+
+  it('R4-9: the refusals name what was given and what is supported (never a header value)', () => {
+    const message = (flags: Parameters<typeof resolveOtlpTarget>[0], env: NodeJS.ProcessEnv = {}) => {
+      try {
+        resolveOtlpTarget(flags, env);
+      } catch (e) {
+        expect(e).toBeInstanceOf(OtlpConfigError);
+        expect((e as OtlpConfigError).name).toBe('OtlpConfigError');
+        return (e as Error).message;
+      }
+      throw new Error('not refused');
+    };
+    expect(message({ url: 'not a url' })).toBe(
+      'the OTLP endpoint "not a url" is not a URL; give e.g. http://127.0.0.1:4318',
+    );
+    expect(message({ url: 'grpc://h.example:4317' })).toBe(
+      "the OTLP endpoint grpc://h.example:4317 is not http(s): only OTLP/HTTP is supported (gRPC is not); use the collector's HTTP port (4318)",
+    );
+    expect(message({ url: 'http://h.example:4318', protocol: 'grpc' })).toBe(
+      'OTLP protocol "grpc" is not supported: use http/protobuf or http/json (--protocol, OTEL_EXPORTER_OTLP_PROTOCOL)',
+    );
+    expect(message({ url: 'http://h.example:4318', compression: 'zstd' })).toBe(
+      'OTLP compression "zstd" is not supported: use gzip or none',
+    );
+    expect(message({ url: 'http://h.example:4318', headers: ['bad name=s3cret'] })).toBe(
+      '--header needs name=value with a valid HTTP header name (the value is not shown)',
+    );
+  });
+
   it('R4-9: a --header name is trimmed; the value is everything after the first =', () => {
     expect(resolveOtlpTarget({ url: 'http://h.example:4318', headers: [' x-k =a=b'] }, {}).headers).toEqual({
       'x-k': 'a=b',

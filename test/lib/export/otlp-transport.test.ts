@@ -1,0 +1,347 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { OtlpTarget } from '../../../lib/export/otlp/config.js';
+import { turnSpans } from '../../../lib/export/otlp/spans.js';
+import {
+  createOtlpSink,
+  OtlpExportError,
+  type RetryNotice,
+  type SinkOptions,
+} from '../../../lib/export/otlp/transport.js';
+import type { TreeNode } from '../../../lib/report/document.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+
+/*
+ * The transport alone (docs/otlp.md#transport, R3-10, R4-9), against the local receiver
+ * (local/otlp-receiver.ts decodes with its own protobufjs definitions, not the exporter's
+ * serializer) and against sockets that refuse or never answer: what is sent, what is retried and
+ * how long it waits, what each failure says. No database: the spans are built here.
+ */
+
+const AT = '2026-08-12T13:00:01.000001Z';
+function row(id: string): TreeNode {
+  return {
+    task_session_id: 's1',
+    tool_call_id: id,
+    agent_execution_id: 'e1',
+    parent_tool_call_id: null,
+    subagent_type: 'explore',
+    description: null,
+    model: null,
+    agent_status: null,
+    tool_status: null,
+    is_async: false,
+    source: 'live',
+    total_tokens: null,
+    tool_use_count: null,
+    duration_ms: null,
+    observed_at: AT,
+    settled_at: AT,
+    children: [],
+  };
+}
+const SPANS = turnSpans(
+  {
+    task_id: 't1',
+    task_session_id: 's1',
+    turn_id: 'u1',
+    started_at: AT,
+    completed_at: null,
+    subagents: [row('a'), row('b')],
+  },
+  {
+    resource: resourceFromAttributes({ 'service.name': 'subagent-context' }),
+    scope: { name: 'subagent-context' },
+    openSpans: false,
+  },
+);
+
+let receiver: OtlpReceiver;
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+});
+afterAll(() => receiver.close());
+beforeEach(() => {
+  receiver.requests.length = 0;
+  receiver.spans.length = 0;
+});
+
+function target(change: Partial<OtlpTarget> = {}): OtlpTarget {
+  return {
+    url: `${receiver.origin}/v1/traces`,
+    protocol: 'http/protobuf',
+    headers: {},
+    compression: 'none',
+    ...change,
+  };
+}
+
+function sink(change: Partial<OtlpTarget> = {}, options: Partial<SinkOptions> = {}) {
+  const notices: RetryNotice[] = [];
+  const s = createOtlpSink(target(change), {
+    timeoutMillis: 5_000,
+    retries: 2,
+    backoffMillis: 10,
+    onRetry: (n) => notices.push(n),
+    ...options,
+  });
+  return { sink: s, notices };
+}
+
+async function failure(promise: Promise<unknown>): Promise<OtlpExportError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(OtlpExportError);
+  return error as OtlpExportError;
+}
+
+/** A server on 127.0.0.1 that takes each request and does what `handle` says (or nothing). */
+async function rawServer(
+  handle: (respond: (status: number, headers: Record<string, string>, body: string) => void) => void,
+) {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => handle((status, headers, body) => res.writeHead(status, headers).end(body)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
+  it.each([
+    ['http/protobuf', 'none', 'application/x-protobuf', undefined],
+    ['http/json', 'none', 'application/json', undefined],
+    ['http/protobuf', 'gzip', 'application/x-protobuf', 'gzip'],
+    ['http/json', 'gzip', 'application/json', 'gzip'],
+  ] as const)(
+    'R3-10: %s, compression %s: one POST with Content-Type %s, encoding %s, our User-Agent, every span',
+    async (protocol, compression, type, encoding) => {
+      const { sink: s } = sink({ protocol, compression, headers: { 'x-team': 'ours' } });
+      const before = receiver.bytes;
+      expect(await s.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect(receiver.requests).toHaveLength(1);
+      const r = receiver.requests[0]!;
+      expect(r.contentType).toBe(type);
+      expect(r.contentEncoding).toBe(encoding);
+      expect(r.headers['user-agent']).toBe('subagent-context');
+      expect(r.headers['x-team']).toBe('ours');
+      expect(r.headers['content-length']).toBe(String(receiver.bytes - before));
+      expect(r.spans.map((x) => x.name)).toEqual(['turn', 'invoke_agent explore', 'invoke_agent explore']);
+      expect(r.headers.authorization).toBeUndefined();
+      await s.shutdown();
+    },
+  );
+
+  it('R3-10: an empty batch sends nothing', async () => {
+    expect(await sink().sink.send([])).toEqual({ rejectedSpans: 0 });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it("R4-9: a URL's user:password is sent as Basic authentication, decoded; an Authorization header of one's own wins, whatever its case", async () => {
+    const origin = new URL(receiver.origin);
+    const url = (userinfo: string) => `http://${userinfo}@${origin.host}/v1/traces`;
+    const basic = (s: string) => `Basic ${Buffer.from(s).toString('base64')}`;
+    await sink({ url: url('us%40er:p%3Ass') }).sink.send(SPANS);
+    await sink({ url: url('only-user') }).sink.send(SPANS);
+    await sink({ url: url(':only-password') }).sink.send(SPANS);
+    await sink({ url: url('user:pass'), headers: { AUTHORIZATION: 'Bearer mine' } }).sink.send(SPANS);
+    expect(receiver.requests.map((r) => r.headers.authorization)).toEqual([
+      basic('us@er:p:ss'),
+      basic('only-user:'),
+      basic(':only-password'),
+      'Bearer mine',
+    ]);
+  });
+
+  it.each([
+    [400, 'check the endpoint, --protocol and the headers (docs/otlp.md)'],
+    [401, 'check the credentials headers (--header, OTEL_EXPORTER_OTLP_HEADERS)'],
+    [403, 'check the credentials headers (--header, OTEL_EXPORTER_OTLP_HEADERS)'],
+    [404, 'check the endpoint path: OTLP/HTTP traces go to …/v1/traces (docs/otlp.md)'],
+    [413, 'send smaller batches (--batch-spans)'],
+    [415, 'check --protocol (http/protobuf or http/json) against what the collector accepts'],
+    [499, 'check the endpoint, --protocol and the headers (docs/otlp.md)'],
+  ])(
+    'R4-9: HTTP %i is a refusal, sent once, naming the endpoint, the status, the body and what to check',
+    async (status, hint) => {
+      receiver.respond({ status, body: 'no thanks' });
+      const { sink: s, notices } = sink();
+      const error = await failure(s.send(SPANS));
+      const endpoint = `http://127.0.0.1:${new URL(receiver.origin).port}/v1/traces`;
+      expect(error.message).toBe(
+        `the OTLP collector at ${endpoint} refused the batch with HTTP ${status}: no thanks; ${hint}`,
+      );
+      expect(error.status).toBe(status);
+      expect(error.retryable).toBe(false);
+      expect(error.name).toBe('OtlpExportError');
+      expect(receiver.requests).toHaveLength(1);
+      expect(notices).toEqual([]);
+    },
+  );
+
+  it('R4-9: a refusal with an empty body says so without a colon; a 3xx is a refusal too', async () => {
+    receiver.respond({ status: 400, body: '' }, { status: 302, body: '  ' });
+    const endpoint = `http://127.0.0.1:${new URL(receiver.origin).port}/v1/traces`;
+    expect((await failure(sink().sink.send(SPANS))).message).toBe(
+      `the OTLP collector at ${endpoint} refused the batch with HTTP 400; check the endpoint, --protocol and the headers (docs/otlp.md)`,
+    );
+    const redirect = await failure(sink().sink.send(SPANS));
+    expect(redirect.status).toBe(302);
+    expect(redirect.retryable).toBe(false);
+  });
+
+  it('R3-10: 429 and 5xx are retried after pauses that double, each told (attempt, attempts, reason, wait); then the run fails, retryable', async () => {
+    receiver.respond(429, 500, 503);
+    const { sink: s, notices } = sink({}, { retries: 2, backoffMillis: 40 });
+    const started = Date.now();
+    const error = await failure(s.send(SPANS));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40 + 80 - 5);
+    expect(notices).toEqual([
+      { attempt: 1, attempts: 3, reason: 'HTTP 429', waitMillis: 40 },
+      { attempt: 2, attempts: 3, reason: 'HTTP 500', waitMillis: 80 },
+    ]);
+    const endpoint = `http://127.0.0.1:${new URL(receiver.origin).port}/v1/traces`;
+    expect(error.message).toBe(
+      `the OTLP collector at ${endpoint} did not accept the batch after 3 attempt(s) (last: HTTP 503: unavailable); run the export again later: it resumes from its position`,
+    );
+    expect(error.status).toBe(503);
+    expect(error.retryable).toBe(true);
+    expect(receiver.requests.map((r) => r.answered)).toEqual([429, 500, 503]);
+    // a retry that gets through: accepted, nothing more sent
+    receiver.requests.length = 0;
+    receiver.respond(502);
+    const again = sink({}, { retries: 1 });
+    expect(await again.sink.send(SPANS)).toEqual({ rejectedSpans: 0 });
+    expect(receiver.requests.map((r) => r.answered)).toEqual([502, 200]);
+    expect(again.notices).toHaveLength(1);
+  });
+
+  it('R3-10: no retries asked for: one attempt, and "after 1 attempt(s)"', async () => {
+    receiver.respond({ status: 503, body: '' });
+    const { sink: s, notices } = sink({}, { retries: 0 });
+    const error = await failure(s.send(SPANS));
+    expect(error.message).toMatch(/did not accept the batch after 1 attempt\(s\) \(last: HTTP 503\); run the export/);
+    expect(notices).toEqual([]);
+  });
+
+  it('R3-10: Retry-After in seconds or as an HTTP date is waited when longer than the pause; an unreadable or blank one is not', async () => {
+    receiver.respond(
+      { status: 503, retryAfter: '1' },
+      { status: 503, retryAfter: ' ' },
+      { status: 503, retryAfter: 'soon' },
+      { status: 503, retryAfter: new Date(Date.now() + 1_800).toUTCString() },
+      { status: 503, retryAfter: new Date(Date.now() - 60_000).toUTCString() },
+    );
+    const { sink: s, notices } = sink({}, { retries: 5, backoffMillis: 5 });
+    await s.send(SPANS);
+    const waits = notices.map((n) => n.waitMillis);
+    expect(waits[0]).toBe(1_000);
+    expect(waits[1]).toBe(10);
+    expect(waits[2]).toBe(20);
+    // an HTTP date has whole seconds: up to 1.8 s from when it was written
+    expect(waits[3]).toBeGreaterThan(40);
+    expect(waits[3]).toBeLessThanOrEqual(1_800);
+    // a date already past: the pause as it would be
+    expect(waits[4]).toBe(80);
+  });
+
+  it('R3-10: a connection refused and a collector that never answers are retried, named by their code or the timeout', async () => {
+    const closed = await rawServer(() => {});
+    const url = closed.url;
+    await closed.close();
+    const refused = sink({ url }, { retries: 1 });
+    const error = await failure(refused.sink.send(SPANS));
+    expect(refused.notices).toEqual([{ attempt: 1, attempts: 2, reason: 'ECONNREFUSED', waitMillis: 10 }]);
+    expect(error.message).toMatch(/after 2 attempt\(s\) \(last: ECONNREFUSED\); run the export again later/);
+    expect(error.status).toBeUndefined();
+    expect(error.retryable).toBe(true);
+    const silent = await rawServer(() => {});
+    try {
+      const slow = sink({ url: silent.url }, { retries: 1, timeoutMillis: 150 });
+      const timedOut = await failure(slow.sink.send(SPANS));
+      expect(slow.notices).toEqual([{ attempt: 1, attempts: 2, reason: 'timed out after 150 ms', waitMillis: 10 }]);
+      expect(timedOut.message).toMatch(/\(last: timed out after 150 ms\)/);
+      expect(timedOut.status).toBeUndefined();
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('R3-10: a status after a connection error is the last status; a connection error after a status leaves none', async () => {
+    let n = 0;
+    const server = await rawServer((respond) => {
+      n += 1;
+      respond(503, {}, 'busy');
+    });
+    try {
+      const { sink: s } = sink({ url: server.url }, { retries: 0 });
+      const error = await failure(s.send(SPANS));
+      expect(error.status).toBe(503);
+      expect(error.message).toMatch(/\(last: HTTP 503: busy\)/);
+      expect(n).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each(['http/protobuf', 'http/json'] as const)(
+    'R4-9: a partial success (%s) is what the collector rejected, with its message masked; never retried',
+    async (protocol) => {
+      receiver.respond({ partialSuccess: { rejectedSpans: 2, errorMessage: 'span too big; token=abcdefgh' } });
+      const { sink: s, notices } = sink({ protocol, headers: { authorization: 'abcdefgh' } });
+      const result = await s.send(SPANS);
+      expect(result.rejectedSpans).toBe(2);
+      expect(result.errorMessage).toBe('span too big; token=***');
+      expect(receiver.requests).toHaveLength(1);
+      expect(notices).toEqual([]);
+      receiver.respond({ partialSuccess: { rejectedSpans: 0, errorMessage: '' } });
+      expect(await s.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      receiver.respond({ partialSuccess: { rejectedSpans: 0, errorMessage: 'just a warning' } });
+      expect(await s.send(SPANS)).toEqual({ rejectedSpans: 0, errorMessage: 'just a warning' });
+    },
+  );
+
+  it('R4-9: a 2xx whose body is empty, not an answer, or has no partialSuccess is all accepted; the answer read by its own Content-Type', async () => {
+    const answers: [number, Record<string, string>, string][] = [
+      [200, {}, ''],
+      [200, { 'content-type': 'application/json' }, 'not json'],
+      [200, { 'content-type': 'application/json' }, '{}'],
+      [202, { 'content-type': 'application/json' }, '{"partialSuccess":{"rejectedSpans":"3"}}'],
+      [200, {}, '{"partialSuccess":{"rejectedSpans":"4"}}'],
+      [200, { 'content-type': 'application/json; charset=utf-8' }, '{"partialSuccess":{"rejectedSpans":"-1"}}'],
+      [200, { 'content-type': 'application/json' }, '{"partialSuccess":{"errorMessage":"x y z w"}}'],
+    ];
+    let next = 0;
+    const server = await rawServer((respond) => {
+      const [status, headers, body] = answers[next++]!;
+      respond(status, headers, body);
+    });
+    try {
+      const protobuf = sink({ url: server.url, protocol: 'http/protobuf' }).sink;
+      const json = sink({ url: server.url, protocol: 'http/json' }).sink;
+      expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      // a JSON answer to a protobuf request is read as JSON (its Content-Type)
+      expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 3 });
+      // no Content-Type: read in the request's encoding
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 4 });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0, errorMessage: 'x y z w' });
+    } finally {
+      await server.close();
+    }
+  });
+});
