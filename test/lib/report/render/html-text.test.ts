@@ -5,7 +5,7 @@ import { hugeTurn, makeReportDocument } from '../../../../local/report-documents
 import { decode, section } from '../../../support/page-figures.js';
 
 /*
- * The page's words, written out by hand (docs/page.md#what-the-page-shows, R3-8, R3-9, R4-10): the
+ * The page's words, written out by hand (docs/page.md#what-is-on-it, R3-8, R3-9, R4-10): the
  * header, each banner state, the totals' labels, the tasks caption, the trees' notes and summaries,
  * a chart's frame. html.test.ts holds every number to the document (its figure paths); here the
  * sentences around them are read as a person reads them: tags removed, whitespace collapsed.
