@@ -5,6 +5,7 @@ import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from '../../../lib/export/otlp/i
 import { NAMESPACE, SCHEMA_URL, type SpanOptions, turnSpans } from '../../../lib/export/otlp/spans.js';
 import type { TreeNode, TurnTree } from '../../../lib/report/document.js';
 import { FIXED_IDS } from '../../support/otlp-ids.js';
+import { treeNode } from '../../support/tree-node.js';
 
 /*
  * Each field of each span a turn gives (docs/otlp.md#mapping, R3-6, R3-10, R4-3, R4-9), written
@@ -21,26 +22,12 @@ function options(change: Partial<SpanOptions> = {}): SpanOptions {
 }
 
 function node(id: string, change: Partial<TreeNode> = {}): TreeNode {
-  return {
-    task_session_id: 's1',
+  return treeNode({
     tool_call_id: id,
-    agent_execution_id: 'e1',
-    parent_tool_call_id: null,
-    subagent_type: 'explore',
-    description: null,
-    model: null,
-    agent_status: null,
-    tool_status: null,
-    is_async: false,
-    source: 'live',
-    total_tokens: null,
-    tool_use_count: null,
-    duration_ms: null,
     observed_at: '2026-08-12T13:00:01.000001Z',
     settled_at: '2026-08-12T13:00:09.000009Z',
-    children: [],
     ...change,
-  };
+  });
 }
 
 function turn(subagents: TreeNode[], change: Partial<TurnTree> = {}): TurnTree {

@@ -12,6 +12,7 @@ import {
 } from '../../../lib/export/otlp/transport.js';
 import type { TreeNode } from '../../../lib/report/document.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
+import { treeNode } from '../../support/tree-node.js';
 
 /*
  * The transport alone (docs/otlp.md#transport, R3-10, R4-9), against the local receiver
@@ -21,27 +22,7 @@ import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiv
  */
 
 const AT = '2026-08-12T13:00:01.000001Z';
-function row(id: string): TreeNode {
-  return {
-    task_session_id: 's1',
-    tool_call_id: id,
-    agent_execution_id: 'e1',
-    parent_tool_call_id: null,
-    subagent_type: 'explore',
-    description: null,
-    model: null,
-    agent_status: null,
-    tool_status: null,
-    is_async: false,
-    source: 'live',
-    total_tokens: null,
-    tool_use_count: null,
-    duration_ms: null,
-    observed_at: AT,
-    settled_at: AT,
-    children: [],
-  };
-}
+const row = (id: string): TreeNode => treeNode({ tool_call_id: id, observed_at: AT });
 const SPANS = turnSpans(
   {
     task_id: 't1',
