@@ -73,8 +73,16 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/export/export-edges.test.ts',
     'test/bin/cli-export-position.test.ts',
   ],
-  // otlp-changes.test.ts proves the change detection and the partial successes (R4-8), run.ts's own
-  'lib/export/run.ts': [...EXPORT_RUNS, 'test/lib/export/otlp-changes.test.ts', 'test/bin/cli-export-position.test.ts'],
+  // otlp-changes.test.ts proves the change detection and the partial successes (R4-8), run.ts's own;
+  // run.test.ts the order, lookback, settle lag, batches and refusals; otlp-conventions.test.ts the
+  // page read turn by turn when a value cannot be read (R4-3)
+  'lib/export/run.ts': [
+    ...EXPORT_RUNS,
+    'test/lib/export/otlp-changes.test.ts',
+    'test/lib/export/run.test.ts',
+    'test/lib/export/otlp-conventions.test.ts',
+    'test/bin/cli-export-position.test.ts',
+  ],
   'lib/export/otlp/config.ts': [
     'test/lib/export/otlp-config.test.ts',
     'test/lib/export/otlp-output.test.ts',

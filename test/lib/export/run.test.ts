@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import type { Queryable } from '../../../lib/db/database.js';
+import { OtlpExportError } from '../../../lib/export/otlp/transport.js';
+import { POSITION_KEY } from '../../../lib/export/position.js';
+import { type ExportOptions, runExport } from '../../../lib/export/run.js';
+import { parseRfc3339 } from '../../../lib/time.js';
+import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
+import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
+import { TARGETS, useTestDatabase } from '../../support/targets.js';
+
+/*
+ * lib/export/run.ts's own rules (docs/otlp.md), each moved by a plausible bug the mutation run of
+ * issue 30 found no test for: the position's (changed, session, turn) order on ties, the lookback
+ * and settle lag as given, whole batches, a turn with nothing to send, an idle run that writes
+ * nothing, keepGoing, and what a refusal says and carries. Through runExport and the real receiver.
+ */
+
+const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.123456Z`;
+
+const row = (session: string, turn: string, updated: number, extra: Partial<StoredRow> = {}): StoredRow => ({
+  task_session_id: session,
+  tool_call_id: `${session}-${turn}-${updated}`,
+  turn_id: turn,
+  observed_at: T(1),
+  settled_at: T(2),
+  updated_at: T(updated),
+  ...extra,
+});
+
+describe.each(TARGETS)('runExport rules on %s', (target) => {
+  const t = useTestDatabase(target);
+  const receiver = useOtlpReceiver();
+
+  const exportTo = async (options: Partial<ExportOptions> = {}, db: Queryable = t.db) => {
+    const { url, sink } = receiverSink(receiver(), { retries: 0 });
+    try {
+      return await runExport(db, sink, url, { ...exportOptions(900), ...options });
+    } finally {
+      await sink.shutdown();
+    }
+  };
+  const stored = async () => {
+    const [value] = await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]);
+    return value === undefined ? undefined : (JSON.parse(value.value) as Record<string, unknown>);
+  };
+
+  // Listed in (changed, session, turn) order, one turn a page: the point is the last of them.
+  it.each([
+    ['the same change time in two sessions', [row('s1', 'u2', 5), row('s2', 'u1', 5)], ['s2', 'u1']],
+    ['the same change time in one session', [row('s1', 'u1', 5), row('s1', 'u2', 5)], ['s1', 'u2']],
+    ['a later change in an earlier session', [row('s2', 'u1', 5), row('s1', 'u1', 7)], ['s1', 'u1']],
+  ] as const)(
+    'R3-10: with %s the position is the last turn in (changed, session, turn) order; --restart counts every turn re-sent',
+    async (_label, rows, [session, turn]) => {
+      await insertRows(t.db, [...rows]);
+      expect(await exportTo({ pageTurns: 1 })).toMatchObject({ turns: 2, new: 2 });
+      expect(await stored()).toMatchObject({ task_session_id: session, turn_key: turn });
+      // every turn is at or behind the old point: sent before, so re-sent, never new (R4-8)
+      expect(await exportTo({ pageTurns: 1, position: 'restart' })).toMatchObject({ turns: 2, new: 0, re_sent: 2 });
+    },
+  );
+
+  it('R3-10: the point never moves back: a rerun whose newest turn is gone keeps it (and writes nothing)', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 5), row('s1', 'u2', 7)]);
+    await exportTo();
+    await t.db.query("DELETE FROM task_session_subagents WHERE turn_id = 'u2'");
+    expect(await exportTo()).toMatchObject({ spans: 0, unchanged: 1 });
+    expect(await stored()).toMatchObject({ turn_key: 'u2' });
+  });
+
+  it('R4-8: the lookback is the one given: a change 10 s behind the point is re-read with 15 s, not with 5 s', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 20)]);
+    await exportTo({ lookbackSeconds: 5 });
+    const d = t.db.dialect;
+    await t.db.query(
+      `UPDATE task_session_subagents SET updated_at = ${d.timestampParam(1)}, total_tokens = 7 WHERE turn_id = 'u1'`,
+      [d.encodeTimestamp(parseRfc3339(T(10))!)],
+    );
+    expect(await exportTo({ lookbackSeconds: 5 })).toMatchObject({ spans: 0 });
+    expect(await exportTo({ lookbackSeconds: 15 })).toMatchObject({ turns: 1, re_sent: 1 });
+  });
+
+  it('R3-10: a turn changed less than the settle lag before now is not read yet; one changed longer ago is', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1)]);
+    const now = () => parseRfc3339(T(31))!;
+    expect(await exportTo({ now, settleSeconds: 60, position: 'none' })).toMatchObject({ turns: 0, spans: 0 });
+    expect(receiver().requests).toHaveLength(0);
+    expect(await exportTo({ now, settleSeconds: 20, position: 'none' })).toMatchObject({ turns: 1, spans: 2 });
+  });
+
+  it('R3-10: spans that exactly fill their batches go in that many requests, no empty one after', async () => {
+    // one turn of one row: its root and the row, 2 spans
+    await insertRows(t.db, [row('s1', 'u1', 1)]);
+    expect(await exportTo({ batchSpans: 2 })).toMatchObject({ spans: 2, requests: 1 });
+    expect(receiver().requests.map((r) => r.spans.length)).toEqual([2]);
+  });
+
+  it('R4-8: a turn with nothing to send (not settled, no --open-spans) counts as neither new nor unchanged; once settled it is new', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1, { settled_at: null })]);
+    const counts = { turns: 0, new: 0, re_sent: 0, unchanged: 0, spans: 0 };
+    expect(await exportTo()).toMatchObject(counts);
+    expect(await exportTo()).toMatchObject(counts);
+    const d = t.db.dialect;
+    await t.db.query(`UPDATE task_session_subagents SET settled_at = ${d.timestampParam(1)}`, [
+      d.encodeTimestamp(parseRfc3339(T(2))!),
+    ]);
+    expect(await exportTo()).toMatchObject({ turns: 1, new: 1, re_sent: 0, unchanged: 0, spans: 2 });
+  });
+
+  it('R4-8: an idle rerun writes nothing: with every write to kandev_meta refused by a trigger it still succeeds', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 3)]);
+    await exportTo();
+    if (target === 'sqlite') {
+      await t.db.query(
+        "CREATE TRIGGER meta_read_only BEFORE UPDATE ON kandev_meta BEGIN SELECT RAISE(ABORT, 'kandev_meta is read-only'); END",
+      );
+    } else {
+      await t.db.query(
+        "CREATE FUNCTION meta_read_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'kandev_meta is read-only'; END $$",
+      );
+      await t.db.query(
+        'CREATE TRIGGER meta_read_only BEFORE UPDATE ON kandev_meta FOR EACH ROW EXECUTE FUNCTION meta_read_only()',
+      );
+    }
+    expect(await exportTo()).toMatchObject({ spans: 0, unchanged: 2 });
+    // the trigger is real: a run that has something to write fails on it
+    await insertRows(t.db, [row('s1', 'u3', 5)]);
+    await expect(exportTo()).rejects.toThrow(/read-only/);
+  });
+
+  it('R3-10: keepGoing false before the first page: nothing is read or sent, the run says it is not complete', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1)]);
+    expect(await exportTo({ keepGoing: () => false })).toMatchObject({ complete: false, turns: 0, spans: 0 });
+    expect(receiver().requests).toHaveLength(0);
+    expect(await stored()).toBeUndefined();
+  });
+
+  it.each([
+    ['resume', /Nothing was lost: the export position was not moved$/],
+    ['none', /No position is kept by this run \(--no-position or a one-off export\): run it again once fixed$/],
+  ] as const)(
+    'R4-9: a refusal with position %s says where the position stands, is not retryable and keeps its cause',
+    async (position, said) => {
+      await insertRows(t.db, [row('s1', 'u1', 1)]);
+      receiver().respond(400);
+      const error = await exportTo({ position }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OtlpExportError);
+      expect((error as OtlpExportError).message).toMatch(said);
+      expect((error as OtlpExportError).retryable).toBe(false);
+      expect((error as OtlpExportError).status).toBe(400);
+      expect((error as Error).cause).toBeInstanceOf(OtlpExportError);
+    },
+  );
+});
