@@ -143,12 +143,8 @@ export function createOtlpSink(target: OtlpTarget, options: SinkOptions): SpanSi
     'User-Agent': 'subagent-context',
   };
   if (target.compression === 'gzip') headers['Content-Encoding'] = 'gzip';
-  // A URL's user:password becomes Basic authentication, as Node's own http.request does with it.
-  if (
-    (url.username !== '' || url.password !== '') &&
-    !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')
-  )
-    headers.Authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  // A URL's user:password is sent as Basic authentication by Node's own http.request (decoded, and
+  // only where no Authorization header is given, in any case): `url` goes to it as it is.
 
   const attempt = (body: Buffer) =>
     new Promise<Answer>((resolve, reject) => {
