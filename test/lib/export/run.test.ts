@@ -135,6 +135,27 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
     expect(await stored()).toBeUndefined();
   });
 
+  // a timestamp the host's table can hold that is not an instant (R4-3), per dialect
+  const odd = target === 'sqlite' ? 'garbage' : '-infinity';
+  const setOdd = (column: string) =>
+    t.db.query(`UPDATE task_session_subagents SET ${column} = ${target === 'sqlite' ? '$1' : '$1::timestamp'}`, [odd]);
+
+  it('R4-3: a turn with no turn id whose time cannot be read is skipped and named with turn_id null', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1, { turn_id: null })]);
+    await setOdd('observed_at');
+    expect(await exportTo()).toMatchObject({
+      turns: 0,
+      skipped: [{ task_session_id: 's1', turn_id: null, reason: expect.stringMatching(/^observed_at unreadable/) }],
+    });
+  });
+
+  it('R4-3: summary.unreadable names exactly the columns that held unreadable values, each with its count', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 3)]);
+    await setOdd('updated_at');
+    // the listing places the turns by their observed_at; only updated_at is named, never settled_at: 0
+    expect((await exportTo({ position: 'none', settleSeconds: 60 })).unreadable).toEqual({ updated_at: 2 });
+  });
+
   it.each([
     ['resume', /Nothing was lost: the export position was not moved$/],
     ['none', /No position is kept by this run \(--no-position or a one-off export\): run it again once fixed$/],
