@@ -25,6 +25,14 @@ function group(key: string | null, change: Partial<Group> = {}): Group {
 const keys = (groups: readonly Group[]) => groups.map((g) => g.key);
 
 describe('R3-5 --sort', () => {
+  it('R3-5: a null cost sorts after a negative one (a refund), in either input order', () => {
+    for (const order of [
+      [group('n', { cost_subcents: null }), group('r', { cost_subcents: -5 })],
+      [group('r', { cost_subcents: -5 }), group('n', { cost_subcents: null })],
+    ])
+      expect(keys(sortGroups(order, 'cost'))).toEqual(['r', 'n']);
+  });
+
   it.each([
     ['subagents', (n: number | null) => ({ subagents: n ?? 0 })],
     ['contexts', (n: number | null) => ({ contexts: n })],
