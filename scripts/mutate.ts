@@ -43,11 +43,13 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/json-schema.ts': ['test/lib/report/render.test.ts'],
   // sort.test.ts proves the order itself; figures-edges.test.ts the same order on each dialect's rows
   'lib/report/sort.ts': ['test/lib/report/sort.test.ts', 'test/lib/report/figures-edges.test.ts'],
+  // cut.test.ts proves the cuts (R4-12: a level's first N groups ranked in SQL by the sort)
   'lib/report/sql.ts': [
     ...REPORT_FIGURES,
     'test/lib/report/generated.test.ts',
     'test/lib/report/additive.test.ts',
     'test/lib/report/dialects.test.ts',
+    'test/lib/report/cut.test.ts',
   ],
   'lib/report/trees.ts': ['test/lib/report/trees.test.ts', ...EXPORT_RUNS],
   // charts.test.ts proves each chart's drawing, caption and table, drawing them inside each test;
