@@ -91,6 +91,16 @@ describe.each(TARGETS)('R3-8 completeness on %s', (target) => {
     );
   });
 
+  it('R3-8: a window with no message missing its row is checked and closed, with no note', async () => {
+    const from = us('2026-08-12T06:00:00Z');
+    const keys = { captureSince: from, verifiedThrough: from, backfillThrough: undefined, notes: [] };
+    expect(await readShortfall(t.db, keys, NOW)).toEqual({
+      shortfall: { open: false, count: 0, checked: true },
+      missing: [],
+      notes: [],
+    });
+  });
+
   it('R3-8: the window starts at the later of the checkpoint and capture_since; a missing message in it is the shortfall, named', async () => {
     await seedMessage(t.db, { createdAt: us('2026-08-12T03:00:00Z'), toolCallId: 'early' });
     await seedMessage(t.db, { createdAt: us('2026-08-12T09:00:00Z'), toolCallId: 'late' });
