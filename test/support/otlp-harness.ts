@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import type { Queryable } from '../../lib/db/database.js';
 import { type OtlpProtocol, resolveOtlpTarget } from '../../lib/export/otlp/config.js';
 import { createOtlpSink, type RetryNotice, type SpanSink } from '../../lib/export/otlp/transport.js';
 import { POSITION_KEY } from '../../lib/export/position.js';
@@ -22,6 +23,12 @@ export function useOtlpReceiver(): () => OtlpReceiver {
     receiver.spans.length = 0;
   });
   return () => receiver;
+}
+
+/** The export position as stored under the default key (undefined: none), read with plain SQL, not position.ts. */
+export async function storedPositionText(db: Queryable): Promise<string | undefined> {
+  const [row] = await db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]);
+  return row?.value;
 }
 
 /** runExport's options in the tests: every row settled at once, the default position key. */

@@ -106,6 +106,17 @@ export async function insertRows(db: Queryable, rows: readonly StoredRow[]): Pro
   }
 }
 
+/** Sets one stored row's timestamp column (`text` RFC 3339) in the dialect's own encoding. */
+export async function setStoredTime(db: Queryable, toolCallId: string, column: string, text: string): Promise<void> {
+  const us = parseRfc3339(text);
+  if (us === undefined) throw new Error(`test row: bad instant ${text}`);
+  const d = db.dialect;
+  await db.query(`UPDATE task_session_subagents SET ${column} = ${d.timestampParam(1)} WHERE tool_call_id = $2`, [
+    d.encodeTimestamp(us),
+    toolCallId,
+  ]);
+}
+
 /**
  * R4-4's stores: `n` rows of one turn (session s1, task t1, turn u1, execution e1), tool calls
  * c0…c{n-1}, inserted by one INSERT … SELECT over a generated series (one statement however large,

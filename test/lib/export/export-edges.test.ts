@@ -5,7 +5,7 @@ import { POSITION_KEY, PositionError } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
-import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
+import { exportOptions, receiverSink, storedPositionText, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { FIXED_IDS } from '../../support/otlp-ids.js';
 import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
@@ -36,8 +36,7 @@ describe.each(TARGET_FIXTURES)('OTLP export edges on %s, %s host schema', (targe
       await sink.shutdown();
     }
   };
-  const storedPosition = async () =>
-    (await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]))[0]?.value;
+  const storedPosition = () => storedPositionText(t.db);
   const setPosition = (value: string) =>
     t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [POSITION_KEY, value]);
 

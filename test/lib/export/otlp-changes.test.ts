@@ -2,12 +2,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { type OtlpProtocol, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { createOtlpSink, OtlpExportError, type RetryNotice } from '../../../lib/export/otlp/transport.js';
-import { POSITION_KEY } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
-import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
-import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
-import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
+import { exportOptions, receiverSink, storedPositionText, useOtlpReceiver } from '../../support/otlp-harness.js';
+import { insertRows, type StoredRow, setStoredTime } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
 /*
@@ -56,17 +54,10 @@ describe.each(TARGET_FIXTURES)('R4-8 change detection on %s, %s host schema', (t
     const { url, sink } = receiverSink(receiver(), { protocol, retries: 2, onRetry });
     return runExport(db, sink, url, { ...OPTIONS, ...options });
   };
-  const stored = async () =>
-    (await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]))[0]?.value;
+  const stored = () => storedPositionText(t.db);
   const setColumn = async (toolCallId: string, column: string, value: unknown) =>
     t.db.query(`UPDATE task_session_subagents SET ${column} = $1 WHERE tool_call_id = $2`, [value, toolCallId]);
-  const setTime = async (toolCallId: string, column: string, text: string) => {
-    const d = t.db.dialect;
-    await t.db.query(`UPDATE task_session_subagents SET ${column} = ${d.timestampParam(1)} WHERE tool_call_id = $2`, [
-      d.encodeTimestamp(parseRfc3339(text)!),
-      toolCallId,
-    ]);
-  };
+  const setTime = (toolCallId: string, column: string, text: string) => setStoredTime(t.db, toolCallId, column, text);
 
   it('R4-8: five reruns on an idle store send 0 spans after the first and leave the position as it was', async () => {
     await insertRows(t.db, THREE_TURNS);

@@ -2,12 +2,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { createOtlpSink } from '../../../lib/export/otlp/transport.js';
-import { POSITION_KEY } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { listChangedTurns } from '../../../lib/report/trees.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
-import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
+import { exportOptions, receiverSink, storedPositionText, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { insertRows } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -132,12 +131,7 @@ describe.each(TARGETS)('R4-3, R4-4 the export on odd and huge turns on %s', (tar
       expect(new Set(r.receiver().spans.map((s) => s.attributes['subagent_context.turn_id']))).toEqual(
         new Set(['u1', 'u3']),
       );
-      expect(
-        JSON.parse(
-          (await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]))[0]!
-            .value,
-        ),
-      ).toMatchObject({ turn_key: 'u3' });
+      expect(JSON.parse((await storedPositionText(t.db))!)).toMatchObject({ turn_key: 'u3' });
       // the next run (its lookback reads u2 again) is not blocked either
       expect(await r.exportTo(t.db)).toMatchObject({ spans: 0, skipped: [{ turn_id: 'u2' }] });
     },

@@ -6,7 +6,7 @@ import { POSITION_KEY, PositionError } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../../local/otlp-receiver.js';
-import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
+import { exportOptions, receiverSink, storedPositionText, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { FIXED_IDS } from '../../support/otlp-ids.js';
 import { insertRows, type StoredRow, withDefaults } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
@@ -124,8 +124,7 @@ describe.each(TARGET_FIXTURES)('OTLP export on %s, %s host schema', (target, fix
       await sink.shutdown();
     }
   };
-  const storedPosition = async () =>
-    (await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]))[0]?.value;
+  const storedPosition = () => storedPositionText(t.db);
 
   it.each(['http/protobuf', 'http/json'] as const)(
     'R3-10: over %s the received span tree equals the rows (parents, names, attributes, times, status)',

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Queryable } from '../../../lib/db/database.js';
 import { OtlpExportError } from '../../../lib/export/otlp/transport.js';
-import { POSITION_KEY } from '../../../lib/export/position.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { parseRfc3339 } from '../../../lib/time.js';
-import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
-import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
+import { exportOptions, receiverSink, storedPositionText, useOtlpReceiver } from '../../support/otlp-harness.js';
+import { insertRows, type StoredRow, setStoredTime } from '../../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 /*
@@ -31,17 +29,17 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
   const t = useTestDatabase(target);
   const receiver = useOtlpReceiver();
 
-  const exportTo = async (options: Partial<ExportOptions> = {}, db: Queryable = t.db) => {
+  const exportTo = async (options: Partial<ExportOptions> = {}) => {
     const { url, sink } = receiverSink(receiver(), { retries: 0 });
     try {
-      return await runExport(db, sink, url, { ...exportOptions(900), ...options });
+      return await runExport(t.db, sink, url, { ...exportOptions(900), ...options });
     } finally {
       await sink.shutdown();
     }
   };
   const stored = async () => {
-    const [value] = await t.db.query<{ value: string }>('SELECT value FROM kandev_meta WHERE key = $1', [POSITION_KEY]);
-    return value === undefined ? undefined : (JSON.parse(value.value) as Record<string, unknown>);
+    const text = await storedPositionText(t.db);
+    return text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
   };
 
   // Listed in (changed, session, turn) order, one turn a page: the point is the last of them.
@@ -71,11 +69,8 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
   it('R4-8: the lookback is the one given: a change 10 s behind the point is re-read with 15 s, not with 5 s', async () => {
     await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 20)]);
     await exportTo({ lookbackSeconds: 5 });
-    const d = t.db.dialect;
-    await t.db.query(
-      `UPDATE task_session_subagents SET updated_at = ${d.timestampParam(1)}, total_tokens = 7 WHERE turn_id = 'u1'`,
-      [d.encodeTimestamp(parseRfc3339(T(10))!)],
-    );
+    await t.db.query("UPDATE task_session_subagents SET total_tokens = 7 WHERE turn_id = 'u1'");
+    await setStoredTime(t.db, 's1-u1-1', 'updated_at', T(10));
     expect(await exportTo({ lookbackSeconds: 5 })).toMatchObject({ spans: 0 });
     expect(await exportTo({ lookbackSeconds: 15 })).toMatchObject({ turns: 1, re_sent: 1 });
   });
@@ -100,10 +95,7 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
     const counts = { turns: 0, new: 0, re_sent: 0, unchanged: 0, spans: 0 };
     expect(await exportTo()).toMatchObject(counts);
     expect(await exportTo()).toMatchObject(counts);
-    const d = t.db.dialect;
-    await t.db.query(`UPDATE task_session_subagents SET settled_at = ${d.timestampParam(1)}`, [
-      d.encodeTimestamp(parseRfc3339(T(2))!),
-    ]);
+    await setStoredTime(t.db, 's1-u1-1', 'settled_at', T(2));
     expect(await exportTo()).toMatchObject({ turns: 1, new: 1, re_sent: 0, unchanged: 0, spans: 2 });
   });
 
