@@ -43,13 +43,15 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/json-schema.ts': ['test/lib/report/render.test.ts'],
   // sort.test.ts proves the order itself; figures-edges.test.ts the same order on each dialect's rows
   'lib/report/sort.ts': ['test/lib/report/sort.test.ts', 'test/lib/report/figures-edges.test.ts'],
-  // cut.test.ts proves the cuts (R4-12: a level's first N groups ranked in SQL by the sort)
+  // cut.test.ts proves the cuts (R4-12: a level's first N groups ranked in SQL by the sort);
+  // window.test.ts the window at every level and its bounds for rows, sessions and cost events
   'lib/report/sql.ts': [
     ...REPORT_FIGURES,
     'test/lib/report/generated.test.ts',
     'test/lib/report/additive.test.ts',
     'test/lib/report/dialects.test.ts',
     'test/lib/report/cut.test.ts',
+    'test/lib/report/window.test.ts',
   ],
   'lib/report/trees.ts': ['test/lib/report/trees.test.ts', ...EXPORT_RUNS],
   // charts.test.ts proves each chart's drawing, caption and table, drawing them inside each test;
