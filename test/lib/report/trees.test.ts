@@ -85,6 +85,32 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
     });
   });
 
+  it('R4-3: a metric that is not a count in range reads as null and the node names it in unreadable; a NULL or readable one is not named', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', total_tokens: 5, tool_use_count: 2, duration_ms: 30, observed_at: T(1), settled_at: T(2) },
+      { tool_call_id: 'b', total_tokens: 5, tool_use_count: 2, duration_ms: 30, observed_at: T(3), settled_at: T(4) },
+      { tool_call_id: 'c', total_tokens: 7, observed_at: T(5), settled_at: T(6) },
+    ]);
+    // written as the host's writer could (its table has no CHECK): raw SQL
+    const duration = target === 'sqlite' ? "'1 h'" : '-1';
+    await t.db.query("UPDATE task_session_subagents SET total_tokens = -1 WHERE tool_call_id = 'a'");
+    await t.db.query(
+      `UPDATE task_session_subagents SET tool_use_count = -2147483648, duration_ms = ${duration} WHERE tool_call_id = 'b'`,
+    );
+    const metrics = (n: TreeNode) => [n.total_tokens, n.tool_use_count, n.duration_ms, n.unreadable];
+    const expected = [
+      [null, 2, 30, ['total_tokens']],
+      [5, null, null, ['tool_use_count', 'duration_ms']],
+      [7, null, null, undefined],
+    ];
+    // the same reading in both orders: the report's --trees and the export's
+    const [recent] = await readTurnTrees(t.db);
+    expect(recent!.subagents.map(metrics)).toEqual(expected);
+    const [changed] = await readChangedTurns(t.db, {});
+    expect(changed!.tree.subagents.map(metrics)).toEqual(expected);
+    expect('unreadable' in changed!.tree.subagents[2]!).toBe(false);
+  });
+
   it("R3-9: a turn's times are the host's task_session_turns times where it records them, else the span of its rows' observations", async () => {
     await insertRows(t.db, [
       { tool_call_id: 'a', observed_at: T(10), settled_at: T(40) },
