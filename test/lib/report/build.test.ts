@@ -101,6 +101,8 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.from_ms).toBe(buckets[i - 1]!.to_ms);
     expect(buckets.at(-1)!.to_ms).toBeNull();
     expect(page.distributions!.duration_ms.reported).toBe(2);
+    // a task level not cut (--by task without --limit) counts its groups too
+    expect((await report({ pageData: true, by: 'task' })).series!.task_groups).toBe(1);
   });
 
   it('R3-5: an empty scope has no models and no fan-out: empty lists, never missing', async () => {
