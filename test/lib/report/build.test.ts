@@ -50,7 +50,7 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
   });
 
   it('R4-3, R4-7: every value readable and no orphan row or lower bound: no note of theirs', async () => {
-    await insertRows(t.db, [{ tool_call_id: 'a', total_tokens: 5, observed_at: T(1) }]);
+    await insertRows(t.db, [{ tool_call_id: 'a', total_tokens: 5, tool_use_count: 2, observed_at: T(1) }]);
     expect((await report()).completeness.notes).toEqual(base);
   });
 
