@@ -421,4 +421,26 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
     expect(notices[0]!.reason).toMatch(/SSL|EPROTO/);
     expect(receiver.requests).toHaveLength(0);
   });
+  it('R3-10: a connection reset in the middle of the answer is a connection error, retried and named', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        // headers and part of a 100-byte body, then the connection is gone
+        res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': '100' });
+        res.write('\x0a\x05', () => res.socket?.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+      const { sink: s, notices } = sink({ url }, { retries: 1 });
+      const error = await failure(s.send(SPANS));
+      expect(notices).toEqual([{ attempt: 1, attempts: 2, reason: 'ECONNRESET', waitMillis: 10 }]);
+      expect(error.message).toMatch(/after 2 attempt\(s\) \(last: ECONNRESET\)/);
+      expect(error.status).toBeUndefined();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });
