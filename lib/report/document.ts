@@ -145,6 +145,10 @@ export const completeness = z.object({
   notes: z.array(z.string()),
 });
 
+/** A tree node's metric columns (TreeNode's `unreadable` names them). */
+export const TREE_METRICS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
+export type TreeMetric = (typeof TREE_METRICS)[number];
+
 /** One subagent in a fan-out tree (the row's own values; metrics null when not reported). */
 export interface TreeNode {
   task_session_id: string;
@@ -164,6 +168,12 @@ export interface TreeNode {
   total_tokens: number | null;
   tool_use_count: number | null;
   duration_ms: number | null;
+  /**
+   * R4-3: the metrics this row holds a value for that is not a count in range (e.g. -1, or text
+   * on SQLite): each is null above. Absent when there is none (additive, optional), so a reader
+   * (the export's `summary.unreadable`) can tell such a value from one never reported.
+   */
+  unreadable?: TreeMetric[];
   observed_at: string;
   settled_at: string | null;
   /**
@@ -191,6 +201,7 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
   total_tokens: z.nullable(count),
   tool_use_count: z.nullable(count),
   duration_ms: z.nullable(count),
+  unreadable: z.optional(z.array(z.enum(TREE_METRICS))),
   observed_at: instant,
   settled_at: nullableInstant,
   orphan: z.optional(z.boolean()),

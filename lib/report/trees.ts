@@ -2,7 +2,7 @@ import { TABLE } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
-import type { TreeNode, TurnTree } from './document.js';
+import { TREE_METRICS, type TreeNode, type TurnTree } from './document.js';
 import { METRIC_RANGE, unreadableFlag } from './sql.js';
 
 /*
@@ -134,16 +134,19 @@ const whereClause = (conditions: readonly string[]) => (conditions.length ? ` WH
 function rowSelect(db: Queryable, alias: string): string {
   const d = db.dialect;
   const q = (c: string) => `${alias}${c}`;
+  const metric = (c: string) => d.readableInteger(q(c), ...METRIC_RANGE);
   // R4-3: only readable values (lib/report/sql.ts METRIC_RANGE): an odd metric is null, an odd settled_at too.
   const readable: Partial<Record<(typeof ROW_COLUMNS)[number], string>> = {
     parent_tool_call_id: `NULLIF(${q('parent_tool_call_id')}, '')`,
-    total_tokens: d.readableInteger(q('total_tokens'), ...METRIC_RANGE),
-    tool_use_count: d.readableInteger(q('tool_use_count'), ...METRIC_RANGE),
-    duration_ms: d.readableInteger(q('duration_ms'), ...METRIC_RANGE),
+    total_tokens: metric('total_tokens'),
+    tool_use_count: metric('tool_use_count'),
+    duration_ms: metric('duration_ms'),
     settled_at: `CASE WHEN ${d.readableInstant(q('settled_at'))} IS NOT NULL THEN ${q('settled_at')} END`,
   };
   return [
     ...ROW_COLUMNS.map((c) => (readable[c] === undefined ? q(c) : `${readable[c]} AS ${c}`)),
+    // R4-3: which metrics held a value that is not readable (sql.ts's u_* columns), so the node can name them.
+    ...TREE_METRICS.map((c) => `${unreadableFlag(q(c), metric(c))} AS u_${c}`),
     `COALESCE(${q('turn_id')}, '') AS turn_key`,
     `${d.comparable(q('observed_at'))} AS observed_c`,
   ].join(', ');
@@ -250,6 +253,7 @@ const text = (value: unknown): string | null => (value === null || value === und
 const integer = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
 function toNode(row: Row): TreeNode {
+  const unreadable = TREE_METRICS.filter((c) => Number(row[`u_${c}`]) === 1);
   return {
     task_session_id: String(row.task_session_id),
     tool_call_id: String(row.tool_call_id),
@@ -268,6 +272,7 @@ function toNode(row: Row): TreeNode {
     total_tokens: integer(row.total_tokens),
     tool_use_count: integer(row.tool_use_count),
     duration_ms: integer(row.duration_ms),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
     observed_at: readTimestamp(row.observed_at)!,
     settled_at: readTimestamp(row.settled_at),
     children: [],

@@ -47,8 +47,12 @@ const MAX_SPAN_US: Micros = 9_223_372_036_854_775n;
 function count(value: number | null, column: string, options: SpanOptions): number | null {
   if (value === null) return null;
   if (Number.isSafeInteger(value) && value >= 0) return value;
-  options.unreadable?.set(column, (options.unreadable.get(column) ?? 0) + 1);
+  leftOut(column, options);
   return null;
+}
+
+function leftOut(column: string, options: SpanOptions): void {
+  options.unreadable?.set(column, (options.unreadable.get(column) ?? 0) + 1);
 }
 
 function hrTime(us: Micros): HrTime {
@@ -95,6 +99,8 @@ function rowAttributes(tree: TurnTree, node: TreeNode, options: SpanOptions): At
   set(a, `${NAMESPACE}.total_tokens`, count(node.total_tokens, 'total_tokens', options));
   set(a, `${NAMESPACE}.tool_use_count`, count(node.tool_use_count, 'tool_use_count', options));
   set(a, `${NAMESPACE}.duration_ms`, count(node.duration_ms, 'duration_ms', options));
+  // The stored value the tree reader could not read (it reads as null above): left out, counted.
+  for (const column of node.unreadable ?? []) leftOut(column, options);
   a[`${NAMESPACE}.settled`] = node.settled_at !== null;
   // On an ERROR span only (R4-9): the failing value, a low-cardinality class as error.type asks.
   set(a, 'error.type', failure(node));

@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
-import { resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
-import { createOtlpSink } from '../../../lib/export/otlp/transport.js';
 import { type ExportOptions, runExport } from '../../../lib/export/run.js';
 import { listChangedTurns } from '../../../lib/report/trees.js';
 import { parseRfc3339 } from '../../../lib/time.js';
-import { type OtlpReceiver, startOtlpReceiver } from '../../../local/otlp-receiver.js';
 import { exportOptions, receiverSink, storedPositionText, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { insertRows } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
@@ -199,6 +196,63 @@ describe.each(TARGETS)('R4-3, R4-4 the export on odd and huge turns on %s', (tar
       skipped: [{ task_session_id: 's1', turn_id: 'u1', reason: expect.stringMatching(/^observed_at unreadable/) }],
     });
     expect(r.receiver().spans.flatMap((s) => s.attributes['subagent_context.tool_call_id'] ?? [])).toEqual(['good']);
+  });
+
+  /** A metric the host's table can hold that is not a count in range: -1 on both dialects, text on SQLite. */
+  const setMetrics = async (toolCallId: string) => {
+    const duration = target === 'sqlite' ? "'1 h'" : '-1';
+    await t.db.query(
+      `UPDATE task_session_subagents SET total_tokens = -1, tool_use_count = -2147483648, duration_ms = ${duration} WHERE tool_call_id = '${toolCallId}'`,
+    );
+  };
+
+  it('R4-3: a row with total_tokens = -1 (and an unreadable tool_use_count, duration_ms) is sent without them, each counted in summary.unreadable', async () => {
+    await insertRows(t.db, [
+      {
+        tool_call_id: 'odd',
+        turn_id: 'u1',
+        total_tokens: 5,
+        tool_use_count: 2,
+        duration_ms: 30,
+        observed_at: T(1),
+        settled_at: T(2),
+      },
+      {
+        tool_call_id: 'good',
+        turn_id: 'u2',
+        total_tokens: 7,
+        tool_use_count: 1,
+        duration_ms: 40,
+        observed_at: T(3),
+        settled_at: T(4),
+      },
+    ]);
+    await setMetrics('odd');
+    expect(await r.exportTo(t.db, { position: 'none' })).toMatchObject({
+      turns: 2,
+      skipped: [],
+      unreadable: { total_tokens: 1, tool_use_count: 1, duration_ms: 1 },
+    });
+    const odd = r.receiver().spans.find((s) => s.attributes['subagent_context.tool_call_id'] === 'odd')!;
+    expect(odd.attributes['subagent_context.total_tokens']).toBeUndefined();
+    expect(odd.attributes['subagent_context.tool_use_count']).toBeUndefined();
+    expect(odd.attributes['subagent_context.duration_ms']).toBeUndefined();
+    // with no length, the span ends at settled_at
+    expect(odd.endTimeUnixNano).toBe(nanos(T(2)));
+  });
+
+  it('R4-3: an unreadable metric of a row not sent (not settled) is not counted; with --open-spans it is sent and counted', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'odd', turn_id: 'u1', total_tokens: 5, observed_at: T(1), settled_at: null },
+      { tool_call_id: 'good', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
+    ]);
+    await setMetrics('odd');
+    const closed = await r.exportTo(t.db, { position: 'none' });
+    expect([closed.turns, closed.unreadable]).toEqual([1, {}]);
+    expect(await r.exportTo(t.db, { position: 'none', openSpans: true })).toMatchObject({
+      turns: 2,
+      unreadable: { total_tokens: 1, tool_use_count: 1, duration_ms: 1 },
+    });
   });
 
   it.each(UNREADABLE[dialect]!)(

@@ -326,4 +326,121 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
       await server.close();
     }
   });
+  it('R3-10: Retry-After is seconds only when it is digits alone: "10" is 10 s; "5x", "5 x", "x5", "x 1" are not seconds (the pause as it would be)', async () => {
+    const waits: number[] = [];
+    const stop = new Error('told: no need to wait');
+    for (const value of ['10', '5x', '5 x', 'x5', 'x 1']) {
+      receiver.respond({ status: 503, retryAfter: value });
+      // told before the pause: throwing there ends the send without waiting
+      const { sink: s } = sink(
+        {},
+        {
+          retries: 1,
+          backoffMillis: 7,
+          onRetry: (n) => {
+            waits.push(n.waitMillis);
+            throw stop;
+          },
+        },
+      );
+      await expect(s.send(SPANS)).rejects.toBe(stop);
+    }
+    // "x 1" is a date to Date.parse (2001): past, so the pause as it would be
+    expect(waits).toEqual([10_000, 7, 7, 7, 7]);
+  });
+
+  it('R4-9: the answer is read in its own encoding: a protobuf answer to a JSON request is read as protobuf', async () => {
+    // ExportTraceServiceResponse { partial_success { rejected_spans: 2 } }, written out
+    const server = await rawServer((respond) =>
+      respond(200, { 'content-type': 'application/x-protobuf' }, '\x0a\x02\x08\x02'),
+    );
+    try {
+      expect(await sink({ url: server.url, protocol: 'http/json' }).sink.send(SPANS)).toEqual({ rejectedSpans: 2 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('R4-9: a 2xx protobuf answer that cannot be read (truncated) is all accepted', async () => {
+    // partial_success announced 5 bytes long, 2 given
+    const server = await rawServer((respond) =>
+      respond(200, { 'content-type': 'application/x-protobuf' }, '\x0a\x05\x08\x02'),
+    );
+    try {
+      expect(await sink({ url: server.url }).sink.send(SPANS)).toEqual({ rejectedSpans: 0 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('R4-9: an answer is read up to 1 MiB: a partialSuccess of exactly 1 MiB is read, one byte more is cut (unreadable: accepted)', async () => {
+    /** ExportTraceServiceResponse { partial_success { rejected_spans: 3, error_message: 'x' × n } } of `total` bytes. */
+    const answer = (total: number): Buffer => {
+      const varint = (v: number) => {
+        const out: number[] = [];
+        for (; v > 0x7f; v >>>= 7) out.push((v & 0x7f) | 0x80);
+        out.push(v);
+        return Buffer.from(out);
+      };
+      const inner = (n: number) => Buffer.concat([Buffer.from([0x08, 0x03, 0x12]), varint(n), Buffer.alloc(n, 'x')]);
+      const outer = (n: number) => Buffer.concat([Buffer.from([0x0a]), varint(inner(n).length), inner(n)]);
+      let n = total - 10;
+      while (outer(n).length > total) n--;
+      const body = outer(n);
+      expect(body.length).toBe(total);
+      return body;
+    };
+    const bodies = [answer(1 << 20), answer((1 << 20) + 1)];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(bodies.shift()));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+      const s = sink({ url }).sink;
+      expect((await s.send(SPANS)).rejectedSpans).toBe(3);
+      expect(await s.send(SPANS)).toEqual({ rejectedSpans: 0 });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('R4-9: HTTP 300 is a refusal, not an acceptance', async () => {
+    receiver.respond({ status: 300, body: '' });
+    const error = await failure(sink().sink.send(SPANS));
+    expect([error.status, error.retryable]).toEqual([300, false]);
+  });
+
+  it('R3-10: an https: URL is spoken in TLS: a plain-HTTP peer fails the handshake, with an SSL error, not an answer', async () => {
+    const origin = new URL(receiver.origin);
+    const { sink: s, notices } = sink({ url: `https://${origin.host}/v1/traces` }, { retries: 1 });
+    const error = await failure(s.send(SPANS));
+    expect(error.status).toBeUndefined();
+    expect(notices[0]!.reason).toMatch(/SSL|EPROTO/);
+    expect(receiver.requests).toHaveLength(0);
+  });
+  it('R3-10: a connection reset in the middle of the answer is a connection error, retried and named', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        // headers and part of a 100-byte body, then the connection is gone
+        res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': '100' });
+        res.write('\x0a\x05', () => res.socket?.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+      const { sink: s, notices } = sink({ url }, { retries: 1 });
+      const error = await failure(s.send(SPANS));
+      expect(notices).toEqual([{ attempt: 1, attempts: 2, reason: 'ECONNRESET', waitMillis: 10 }]);
+      expect(error.message).toMatch(/after 2 attempt\(s\) \(last: ECONNRESET\)/);
+      expect(error.status).toBeUndefined();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

@@ -611,4 +611,22 @@ describe('the charts after their mutation run (2026-12-02)', () => {
       'series.type.1.subagents',
     ]);
   });
+  it('R4-10: the per-day chart names its bars "subagents" on the axis and in the legend, beside "tokens" and "reported tokens"', () => {
+    const day = texts(perDayChart(threeDays).svg!.wide);
+    // the left axis's name, the right axis's; the legend's two entries close the drawing
+    expect(day.slice(0, 2)).toEqual(['subagents', 'tokens']);
+    expect(day.slice(-2)).toEqual(['subagents', 'reported tokens']);
+  });
+
+  it('R4-10: the fan-out chart labels its bars with their number of top-level subagents', () => {
+    const fan = texts(fanOutChart(totals).svg!.wide);
+    // the axis's category labels, then the bars' value labels
+    expect(fan.slice(-4)).toEqual(['1', '2', '1017', '1033']);
+  });
+
+  it('R4-10: without per-day groups the live/backfill chart is one live bar and one backfill bar on it', () => {
+    const whole = liveBackfillChart(undefined, totals).svg!.wide;
+    expect(bars(whole, PRIMARY)).toHaveLength(1);
+    expect(bars(whole, TERTIARY)).toHaveLength(1);
+  });
 });

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { buildReport } from '../../../lib/report/build.js';
+import { parseRfc3339 } from '../../../lib/time.js';
+import { insertRows } from '../../support/subagent-rows.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
+
+/*
+ * What lib/report/build.ts itself adds to the statements' rows (docs/report.md): the filters as
+ * given, the notes, the trees asked for, the page's data only when asked, the lists of an empty
+ * scope and the models' order, each written out by hand, on every target and host schema.
+ */
+
+const us = (text: string) => parseRfc3339(text)!;
+const T = (seconds: number) => `2026-08-12T13:00:${String(seconds).padStart(2, '0')}.000001Z`;
+const NOW = us('2026-08-13T00:00:00Z');
+
+const NOT_ACTIVATED =
+  'capture is not activated (no subagent_context_capture_since): completeness is unknown and no shortfall is computed; run `subagent-context migrate`.';
+const NO_COST_TABLE =
+  'cost figures are null: the store has no office_cost_events table (the host office cost ledger) with session_id, task_id, cost_subcents, estimated and occurred_at.';
+const WINDOW_SESSIONS =
+  'with --since/--until, sessions counts only the sessions with a subagent in the window: task_sessions has no started_at.';
+
+describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (target, fixture) => {
+  const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
+  const report = (options: Parameters<typeof buildReport>[1] = {}) => buildReport(t.db, { now: NOW, ...options });
+  // the minimal host schema has no cost ledger and no task_sessions.started_at
+  const base = fixture === 'minimal' ? [NOT_ACTIVATED, NO_COST_TABLE] : [NOT_ACTIVATED];
+
+  it('R3-5: the filters are echoed as given: since and until as RFC 3339 instants, the rest as given, none as null', async () => {
+    const doc = await report({ since: us(T(1)), until: us(T(2)), task: 't1', limit: 3, sort: 'tokens' });
+    expect(doc.filters).toEqual({
+      since: T(1),
+      until: T(2),
+      task: 't1',
+      session: null,
+      by: null,
+      sort: 'tokens',
+      limit: 3,
+    });
+    expect((await report()).filters).toEqual({
+      since: null,
+      until: null,
+      task: null,
+      session: null,
+      by: null,
+      sort: 'subagents',
+      limit: null,
+    });
+  });
+
+  it('R4-3, R4-7: every value readable and no orphan row or lower bound: no note of theirs', async () => {
+    await insertRows(t.db, [{ tool_call_id: 'a', total_tokens: 5, tool_use_count: 2, observed_at: T(1) }]);
+    expect((await report()).completeness.notes).toEqual(base);
+  });
+
+  it('R4-3: one note names each column holding unreadable values with its count, joined by commas', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', total_tokens: 5, observed_at: T(1) },
+      { tool_call_id: 'b', tool_use_count: 2, observed_at: T(2) },
+      { tool_call_id: 'c', tool_use_count: 2, observed_at: T(3) },
+    ]);
+    await t.db.query("UPDATE task_session_subagents SET total_tokens = -1 WHERE tool_call_id = 'a'");
+    await t.db.query("UPDATE task_session_subagents SET tool_use_count = -1 WHERE tool_call_id IN ('b', 'c')");
+    expect((await report()).completeness.notes).toEqual([
+      ...base,
+      '1 total_tokens, 2 tool_use_count value(s) in scope could not be read (not an integer in range, or not an instant): each is not reported for its figure (completeness.unreadable); every other figure is exact.',
+    ]);
+  });
+
+  it('R3-7: with --since or --until, the sessions note is given where task_sessions has no started_at, and only then', async () => {
+    await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1) }]);
+    const window = fixture === 'minimal' ? [WINDOW_SESSIONS] : [];
+    expect((await report({ since: us(T(0)) })).completeness.notes).toEqual([...base, ...window]);
+    expect((await report({ until: us(T(5)) })).completeness.notes).toEqual([...base, ...window]);
+    expect((await report({ task: 't1' })).completeness.notes).toEqual(base);
+  });
+
+  it('R3-9: --trees N gives the N most recent turns of the rows in scope; without it, no tree', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1) },
+      { tool_call_id: 'b', turn_id: 'u2', observed_at: T(2) },
+      { tool_call_id: 'c', turn_id: 'u3', observed_at: T(3) },
+    ]);
+    expect((await report()).trees).toEqual([]);
+    expect((await report({ trees: 2 })).trees.map((x) => x.turn_id)).toEqual(['u3', 'u2']);
+    expect((await report({ trees: 5, until: us(T(2)) })).trees.map((x) => x.turn_id)).toEqual(['u1']);
+  });
+
+  it("R3-9: the page's data (series, distributions) only when asked; its duration buckets from 0, each from the last one's end", async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', duration_ms: 500, observed_at: T(1) },
+      { tool_call_id: 'b', duration_ms: 5_000, observed_at: T(2) },
+    ]);
+    const plain = await report();
+    expect(['series' in plain, 'distributions' in plain]).toEqual([false, false]);
+    const page = await report({ pageData: true });
+    expect(Object.keys(page.series!)).toEqual(['day', 'type', 'model', 'task', 'task_groups']);
+    const buckets = page.distributions!.duration_ms.buckets;
+    expect(buckets[0]!.from_ms).toBe(0);
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.from_ms).toBe(buckets[i - 1]!.to_ms);
+    expect(buckets.at(-1)!.to_ms).toBeNull();
+    expect(page.distributions!.duration_ms.reported).toBe(2);
+    // a task level not cut (--by task without --limit) counts its groups too
+    expect((await report({ pageData: true, by: 'task' })).series!.task_groups).toBe(1);
+  });
+
+  it('R3-5: an empty scope has no models and no fan-out: empty lists, never missing', async () => {
+    const doc = await report();
+    expect([doc.totals.models, doc.totals.fan_out]).toEqual([{ counts: [], unreported: 0 }, []]);
+  });
+
+  it('R3-5: models of equal count are ordered by name in code-unit order; fan-out buckets by top-level count', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', turn_id: 'u1', model: 'b', observed_at: T(1) },
+      { tool_call_id: 'b', turn_id: 'u1', model: 'B', observed_at: T(2) },
+      { tool_call_id: 'c', turn_id: 'u1', model: 'a', observed_at: T(3) },
+      { tool_call_id: 'd', turn_id: 'u2', model: 'a', observed_at: T(4) },
+      { tool_call_id: 'e', turn_id: 'u3', model: 'b', observed_at: T(5) },
+      { tool_call_id: 'f', turn_id: 'u3', model: 'B', observed_at: T(6) },
+    ]);
+    const { totals } = await report();
+    expect(totals.models.counts.map((m) => [m.model, m.subagents])).toEqual([
+      ['B', 2],
+      ['a', 2],
+      ['b', 2],
+    ]);
+    expect(totals.fan_out).toEqual([
+      { top_level: 1, turns: 1 },
+      { top_level: 2, turns: 1 },
+      { top_level: 3, turns: 1 },
+    ]);
+  });
+  it('R3-5: forty models of one subagent each, and turns of 1 to 15 top-level subagents, come in order whatever order the database groups them in', async () => {
+    // PostgreSQL groups this many by hashing: its rows come in no particular order
+    const models = Array.from({ length: 40 }, (_, i) => `m${String((i * 17) % 40).padStart(2, '0')}`);
+    await insertRows(
+      t.db,
+      models.map((model, i) => ({ tool_call_id: `m${i}`, turn_id: 'one', model, observed_at: T(1) })),
+    );
+    const sizes = Array.from({ length: 15 }, (_, i) => ((i * 7) % 15) + 1);
+    await insertRows(
+      t.db,
+      sizes.flatMap((n) =>
+        Array.from({ length: n }, (_, j) => ({ tool_call_id: `f${n}.${j}`, turn_id: `t${n}`, observed_at: T(2) })),
+      ),
+    );
+    const { totals } = await report();
+    expect(totals.models.counts.map((m) => m.model)).toEqual([...models].sort());
+    expect(totals.fan_out.map((b) => b.top_level)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 40]);
+  });
+});
