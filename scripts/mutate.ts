@@ -55,7 +55,8 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   // sort.test.ts proves the order itself; figures-edges.test.ts the same order on each dialect's rows
   'lib/report/sort.ts': ['test/lib/report/sort.test.ts', 'test/lib/report/figures-edges.test.ts'],
   // cut.test.ts proves the cuts (R4-12: a level's first N groups ranked in SQL by the sort);
-  // window.test.ts the window at every level and its bounds for rows, sessions and cost events
+  // window.test.ts the window at every level and its bounds for rows, sessions and cost events;
+  // scope-edges.test.ts one-sided windows, --task with --session, the lower bound's two paths
   'lib/report/sql.ts': [
     ...REPORT_FIGURES,
     'test/lib/report/generated.test.ts',
@@ -63,6 +64,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/report/dialects.test.ts',
     'test/lib/report/cut.test.ts',
     'test/lib/report/window.test.ts',
+    'test/lib/report/scope-edges.test.ts',
   ],
   // trees.test.ts proves the reading and nesting on each schema; otlp-conventions.test.ts the
   // changed-order listing's unreadable counts and an unreadable metric named (R4-3); the export
