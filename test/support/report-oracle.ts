@@ -1,4 +1,4 @@
-import type { Figures } from '../../lib/report/document.js';
+import type { Figures, GroupBy } from '../../lib/report/document.js';
 import type { SubagentRow } from '../../lib/row.js';
 
 /**
@@ -86,3 +86,13 @@ export function readableRowFigures(
   const observed = rows.flatMap((r) => (r.observed_at === null ? [] : [r.observed_at])).sort();
   return { ...figures, first_observed_at: observed[0] ?? null, last_observed_at: observed.at(-1) ?? null };
 }
+
+/** A row's group key by docs/report.md#figures, written from the rows (not from lib/report/sql.ts). */
+export const KEY_OF: Record<GroupBy, (r: SubagentRow) => string | null> = {
+  task: (r) => r.task_id,
+  session: (r) => r.task_session_id,
+  turn: (r) => (r.turn_id === '' ? null : r.turn_id),
+  type: (r) => r.subagent_type,
+  model: (r) => r.model,
+  day: (r) => r.observed_at.slice(0, 10),
+};

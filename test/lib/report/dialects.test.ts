@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { buildReport } from '../../../lib/report/build.js';
-import { GROUP_BY, type GroupBy } from '../../../lib/report/document.js';
+import { GROUP_BY } from '../../../lib/report/document.js';
 import { renderReportJson } from '../../../lib/report/render/json.js';
-import type { SubagentRow } from '../../../lib/row.js';
 import { readAll } from '../../../lib/store/read.js';
-import { onlyRowFigures, rowFigures } from '../../support/report-oracle.js';
+import { KEY_OF, onlyRowFigures, rowFigures } from '../../support/report-oracle.js';
 import { buildReportStore } from '../../support/report-store.js';
 import { FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -18,16 +17,6 @@ async function everyReport(db: Queryable): Promise<string[]> {
   }
   return texts;
 }
-
-/** A row's group key by docs/report.md#figures, written from the rows (not from lib/report/sql.ts). */
-const KEY_OF: Record<GroupBy, (r: SubagentRow) => string | null> = {
-  task: (r) => r.task_id,
-  session: (r) => r.task_session_id,
-  turn: (r) => (r.turn_id === '' ? null : r.turn_id),
-  type: (r) => r.subagent_type,
-  model: (r) => r.model,
-  day: (r) => r.observed_at.slice(0, 10),
-};
 
 /**
  * Agreement between dialects cannot see a bug in the SQL they share: every group's row figures

@@ -2,11 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { buildReport } from '../../../lib/report/build.js';
 import { GROUP_BY, type GroupBy } from '../../../lib/report/document.js';
-import type { SubagentRow } from '../../../lib/row.js';
 import { readAll } from '../../../lib/store/read.js';
 import { parseRfc3339, parseStoredTimestamp } from '../../../lib/time.js';
 import { seedSession } from '../../support/frames.js';
-import { onlyRowFigures, rowFigures } from '../../support/report-oracle.js';
+import { KEY_OF, onlyRowFigures, rowFigures } from '../../support/report-oracle.js';
 import { buildReportStore } from '../../support/report-store.js';
 import { insertRows } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
@@ -19,16 +18,6 @@ import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets
  */
 
 const NOW = parseRfc3339('2027-01-01T00:00:00Z')!;
-
-/** A row's group key by docs/report.md#figures. */
-const KEY_OF: Record<GroupBy, (r: SubagentRow) => string | null> = {
-  task: (r) => r.task_id,
-  session: (r) => r.task_session_id,
-  turn: (r) => (r.turn_id === '' ? null : r.turn_id),
-  type: (r) => r.subagent_type,
-  model: (r) => r.model,
-  day: (r) => r.observed_at.slice(0, 10),
-};
 
 /** The host's sessions, their task and (where the schema has it) their start. */
 async function sessionsOf(db: Queryable, withStart: boolean) {
