@@ -141,6 +141,25 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
     },
   );
 
+  // SQLite stores text: a message time another writer stored with a `T` still precedes capture_since
+  it.runIf(target === 'sqlite')(
+    'R3-6, AC-25: a message stored as 2026-08-12T09:00:00Z (a T, not a space) before capture_since makes its session a lower bound',
+    async () => {
+      await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
+        CAPTURE_SINCE_KEY,
+        '2026-08-12T10:00:00.000000000Z',
+      ]);
+      await startSession('s1', 't1', LATE);
+      await seedMessage(t.db, { session: 's1', createdAt: us(LATE), metadata: '{}' });
+      await t.db.query(
+        "UPDATE task_session_messages SET created_at = '2026-08-12T09:00:00Z' WHERE task_session_id = 's1'",
+      );
+      await insertRows(t.db, [{ task_session_id: 's1', task_id: 't1', tool_call_id: 'a', observed_at: LATE }]);
+      const doc = await report({ by: 'session' });
+      expect(doc.groups.map((g) => [g.key, g.lower_bound])).toEqual([['s1', true]]);
+    },
+  );
+
   it('R4-12: --by session --limit 2 beside the page’s task rows: each holds its own first groups', async () => {
     await insertRows(
       t.db,
