@@ -98,8 +98,8 @@ export interface ExportSummary {
   skipped: SkippedTurn[];
   /**
    * values that could not be read, by column (R4-3): metrics of the rows sent, left out of their
-   * spans (named by the tree reader: TreeNode's `unreadable`); `settled_at` (read as not settled) and `updated_at` (the turn placed by its other rows'
-   * or its observed_at) of every turn read
+   * spans (named by the tree reader: TreeNode's `unreadable`); `settled_at` (read as not settled)
+   * and `updated_at` (the turn placed by its other rows' or its observed_at) of every turn read
    */
   unreadable: Record<string, number>;
   /** false: stopped early (keepGoing), more turns may be waiting */

@@ -145,9 +145,9 @@ export const completeness = z.object({
   notes: z.array(z.string()),
 });
 
-/** A tree node's metric columns (TreeNode's `unreadable` names them). */
-export const TREE_METRICS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
-export type TreeMetric = (typeof TREE_METRICS)[number];
+/** A row's metric columns: the figures sum them (sql.ts), a tree node's `unreadable` names them. */
+export const METRIC_COLUMNS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
+export type MetricColumn = (typeof METRIC_COLUMNS)[number];
 
 /** One subagent in a fan-out tree (the row's own values; metrics null when not reported). */
 export interface TreeNode {
@@ -173,7 +173,7 @@ export interface TreeNode {
    * on SQLite): each is null above. Absent when there is none (additive, optional), so a reader
    * (the export's `summary.unreadable`) can tell such a value from one never reported.
    */
-  unreadable?: TreeMetric[];
+  unreadable?: MetricColumn[];
   observed_at: string;
   settled_at: string | null;
   /**
@@ -201,7 +201,7 @@ export const treeNode: z.ZodMiniType<TreeNode> = z.object({
   total_tokens: z.nullable(count),
   tool_use_count: z.nullable(count),
   duration_ms: z.nullable(count),
-  unreadable: z.optional(z.array(z.enum(TREE_METRICS))),
+  unreadable: z.optional(z.array(z.enum(METRIC_COLUMNS))),
   observed_at: instant,
   settled_at: nullableInstant,
   orphan: z.optional(z.boolean()),

@@ -2,7 +2,7 @@ import { MAX_METRIC, TABLE } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { formatCanonical, type Micros } from '../time.js';
 import type { StoreCatalog } from './catalog.js';
-import type { GroupBy, SortBy } from './document.js';
+import { type GroupBy, METRIC_COLUMNS, type SortBy } from './document.js';
 
 /*
  * The report's statements (docs/report.md#the-statements). Every figure is computed here, in the
@@ -105,8 +105,6 @@ const boundedSum = (expr: string) =>
 export const unreadableFlag = (raw: string, readable: string) =>
   `CASE WHEN ${raw} IS NOT NULL AND ${readable} IS NULL THEN 1 ELSE 0 END`;
 
-const METRICS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
-
 /**
  * Rows in scope, once per level, with their group key (the CTEs every statement starts with).
  * `rows_in` holds the rows of the --task/--session filter whose observed_at is in the window or
@@ -136,8 +134,8 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: s
   const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
     r.subagent_type, r.model, r.tool_status, r.is_async, r.source, ${settled} AS settled_at,
     CASE WHEN r.settled_at IS NULL THEN 0 ELSE 1 END AS settled_given,
-    ${METRICS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
-    ${METRICS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
+    ${METRIC_COLUMNS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
+    ${METRIC_COLUMNS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
     CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known, ${startedEarly(d, 'ts.started_at', startedBefore)} AS started_early,
     ${observed} AS observed
   FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
@@ -195,7 +193,7 @@ const startedEarly = (d: Dialect, column: string, startedBefore: string | undefi
 /** R4-3: the totals scope's unreadable values per column (docs/report.md#unreadable-values). */
 function unreadableRows(): string {
   return `unreadable AS (
-  SELECT ${[...METRICS, 'settled_at'].map((c) => `COALESCE(SUM(in_window * u_${c}), 0) AS u_${c}`).join(', ')},
+  SELECT ${[...METRIC_COLUMNS, 'settled_at'].map((c) => `COALESCE(SUM(in_window * u_${c}), 0) AS u_${c}`).join(', ')},
     COALESCE(SUM(CASE WHEN observed IS NULL THEN 1 ELSE 0 END), 0) AS u_observed_at
   FROM rows_in
 )`;
@@ -573,7 +571,7 @@ SELECT k.lvl, k.gnull, k.gkey,
   f.first_observed, f.last_observed,
   ${title} AS title, ${started} AS started,
   k.lower_bound, k.lower_bound_sessions, COALESCE(f.orphan_rows, 0) AS orphan_rows,
-  ${METRICS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at, u.u_settled_at,
+  ${METRIC_COLUMNS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at, u.u_settled_at,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'},
   ${cuts.length === 0 ? 'NULL' : 'cut.level_groups'} AS level_groups
 FROM keyed k

@@ -2,7 +2,7 @@ import { TABLE } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
-import { TREE_METRICS, type TreeNode, type TurnTree } from './document.js';
+import { METRIC_COLUMNS, type TreeNode, type TurnTree } from './document.js';
 import { METRIC_RANGE, unreadableFlag } from './sql.js';
 
 /*
@@ -146,7 +146,7 @@ function rowSelect(db: Queryable, alias: string): string {
   return [
     ...ROW_COLUMNS.map((c) => (readable[c] === undefined ? q(c) : `${readable[c]} AS ${c}`)),
     // R4-3: which metrics held a value that is not readable (sql.ts's u_* columns), so the node can name them.
-    ...TREE_METRICS.map((c) => `${unreadableFlag(q(c), metric(c))} AS u_${c}`),
+    ...METRIC_COLUMNS.map((c) => `${unreadableFlag(q(c), metric(c))} AS u_${c}`),
     `COALESCE(${q('turn_id')}, '') AS turn_key`,
     `${d.comparable(q('observed_at'))} AS observed_c`,
   ].join(', ');
@@ -253,7 +253,7 @@ const text = (value: unknown): string | null => (value === null || value === und
 const integer = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
 function toNode(row: Row): TreeNode {
-  const unreadable = TREE_METRICS.filter((c) => Number(row[`u_${c}`]) === 1);
+  const unreadable = METRIC_COLUMNS.filter((c) => Number(row[`u_${c}`]) === 1);
   return {
     task_session_id: String(row.task_session_id),
     tool_call_id: String(row.tool_call_id),
