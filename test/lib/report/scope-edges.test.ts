@@ -3,13 +3,15 @@ import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
 import type { GroupBy } from '../../../lib/report/document.js';
 import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { parseRfc3339 } from '../../../lib/time.js';
+import { addCostEvent } from '../../support/cost-events.js';
 import { seedSession } from '../../support/frames.js';
 import { insertRows } from '../../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 import { seedMessage } from '../health/seed.js';
 
 /*
- * The report's scope where its SQL branches (lib/report/sql.ts): a window bounded on one side
+ * The report's scope where its SQL branches (lib/report/sql.ts): the window's bounds [since,
+ * until) with rows, sessions and cost events placed on them, a window bounded on one side
  * only, --task with --session, a cost event whose occurred_at is no instant, a ledger without
  * turn_id under the groupings that are not made of sessions, a session that started before
  * capture_since with no message before it (with and without the host's (task_session_id,
@@ -40,34 +42,58 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
     ]);
   }
 
-  async function addCost(id: string, session: string, task: string, subcents: number, occurred: string) {
-    await t.db.query(
-      `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, cost_subcents, estimated, occurred_at, created_at)
-       VALUES ($1, $2, $3, NULL, $4, 0, ${t.db.dialect.timestampParam(5)}, ${t.db.dialect.timestampParam(5)})`,
-      [id, session, task, subcents, at(occurred)],
-    );
-  }
+  const addCost = (id: string, session: string, task: string, subcents: number, occurred: string) =>
+    addCostEvent(t.db, { id, session, task, subcents, at: occurred });
+  const window = { since: us(SINCE), until: us(UNTIL) };
+
+  it('R3-7: a session started at --since is in the window’s sessions, one started at --until is not', async () => {
+    await startSession('s-since', 't1', SINCE);
+    await startSession('s-until', 't1', UNTIL);
+    await startSession('s-after', 't1', LATE);
+    const doc = await report({ by: 'session', ...window });
+    expect(doc.totals.sessions).toBe(1);
+    expect(doc.groups.map((g) => [g.key, g.sessions])).toEqual([['s-since', 1]]);
+  });
+
+  it('R3-7: a cost event at --until is outside the window (one at --since inside), in the totals and its task', async () => {
+    await insertRows(t.db, [{ task_session_id: 's1', task_id: 't1', tool_call_id: 'a', observed_at: INSIDE }]);
+    await addCost('c-since', 's1', 't1', 7, SINCE);
+    await addCost('c-until', 's1', 't1', 100, UNTIL);
+    expect((await report(window)).totals.cost_subcents).toBe(7);
+    expect((await report({ by: 'task', ...window })).groups.map((g) => [g.key, g.cost_subcents])).toEqual([['t1', 7]]);
+  });
 
   it.each([
+    ['--since and --until', window],
     ['--since alone', { since: us(SINCE) }],
     ['--until alone', { until: us(UNTIL) }],
-  ])('R3-5, R4-3: with %s a row whose observed_at is no instant is in no group, at any level', async (_, window) => {
-    await insertRows(t.db, [
-      { task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'in', observed_at: INSIDE },
-      { task_session_id: 's2', task_id: 't2', turn_id: 'u2', tool_call_id: 'odd', observed_at: INSIDE },
-    ]);
-    await t.db.query(`UPDATE task_session_subagents SET observed_at = ${noInstant} WHERE tool_call_id = 'odd'`);
-    for (const by of ['task', 'session', 'turn', 'type', 'model'] as GroupBy[]) {
-      const doc = await report({ by, ...window });
-      expect(doc.completeness.unreadable.observed_at, `--by ${by}`).toBe(1);
-      expect(doc.totals.subagents, `--by ${by}`).toBe(1);
-      // (a session started in the window is a group without rows: only the groups with rows count here)
-      expect(
-        doc.groups.filter((g) => g.subagents > 0).map((g) => g.subagents),
-        `--by ${by}`,
-      ).toEqual([1]);
-    }
-  });
+  ])(
+    'R3-5, R4-3: with %s a row whose observed_at is no instant is in no group, at any level (counted as unreadable)',
+    async (_, bounds) => {
+      await insertRows(t.db, [
+        { task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'in', observed_at: INSIDE },
+        { task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'odd', observed_at: INSIDE },
+        { task_session_id: 's2', task_id: 't2', turn_id: 'u2', tool_call_id: 'odd-alone', observed_at: INSIDE },
+      ]);
+      await t.db.query(
+        `UPDATE task_session_subagents SET observed_at = ${noInstant} WHERE tool_call_id IN ('odd', 'odd-alone')`,
+      );
+      for (const by of ['task', 'session', 'turn', 'type', 'model'] as GroupBy[]) {
+        const doc = await report({ by, ...bounds });
+        expect(doc.completeness.unreadable.observed_at, `--by ${by}`).toBe(2);
+        expect(doc.totals.subagents, `--by ${by}`).toBe(1);
+        expect(
+          doc.groups.map((g) => g.subagents).reduce((a, b) => a + b, 0),
+          `--by ${by}`,
+        ).toBe(1);
+        // (a session started in the window is a group without rows: only the groups with rows count here)
+        expect(
+          doc.groups.filter((g) => g.subagents > 0).map((g) => g.subagents),
+          `--by ${by}`,
+        ).toEqual([1]);
+      }
+    },
+  );
 
   it.each([
     ['--since alone', { since: us(SINCE) }, ['s-inside', 's-late']],

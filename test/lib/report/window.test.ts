@@ -4,17 +4,17 @@ import { buildReport } from '../../../lib/report/build.js';
 import { GROUP_BY, type GroupBy } from '../../../lib/report/document.js';
 import { readAll } from '../../../lib/store/read.js';
 import { parseRfc3339, parseStoredTimestamp } from '../../../lib/time.js';
-import { seedSession } from '../../support/frames.js';
 import { KEY_OF, onlyRowFigures, rowFigures } from '../../support/report-oracle.js';
 import { buildReportStore } from '../../support/report-store.js';
-import { insertRows } from '../../support/subagent-rows.js';
-import { TARGET_FIXTURES, TARGETS, useTestDatabase } from '../../support/targets.js';
+import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
 /*
  * R3-5, R3-7: `--since`/`--until` bound every level alike. The store is the dialects' shared one
  * (test/support/report-store.ts); the window is its middle third of observation times, so rows,
  * sessions and cost events fall on both sides of both bounds. Every expected value is computed
- * here from the stored rows, sessions and events read plainly (not with lib/report/sql.ts).
+ * here from the stored rows, sessions and events read plainly (not with lib/report/sql.ts). The
+ * bounds themselves, with rows, sessions and events placed on them by hand, are in
+ * scope-edges.test.ts.
  */
 
 const NOW = parseRfc3339('2027-01-01T00:00:00Z')!;
@@ -112,75 +112,4 @@ describe.each(TARGET_FIXTURES)('report in a window on %s, %s host schema', (targ
     for (const g of (await report('task')).groups)
       expect(g.cost_subcents, `task ${g.key}`).toBe(sum(inWindow.filter((e) => e.task === g.key)));
   });
-});
-
-/*
- * The bounds themselves, on rows, sessions and events placed on them by hand: [since, until)
- * holds what sits at `since` and leaves out what sits at `until`, for each of the three; a row
- * whose observed_at is no instant (R4-3) is in no window, at any level.
- */
-const SINCE = '2026-08-12T10:00:00.000000Z';
-const UNTIL = '2026-08-12T11:00:00.000000Z';
-const INSIDE = '2026-08-12T10:30:00.000000Z';
-const AFTER = '2026-08-12T12:00:00.000000Z';
-
-describe.each(TARGETS)('the window’s bounds on %s, host schema', (target) => {
-  const t = useTestDatabase(target, { fixture: 'host' });
-  const report = (by?: GroupBy) =>
-    buildReport(t.db, { by, since: parseRfc3339(SINCE)!, until: parseRfc3339(UNTIL)!, now: NOW });
-  const at = (text: string) => t.db.dialect.encodeTimestamp(parseRfc3339(text)!);
-
-  it('R3-7: a session started at --since is in the window’s sessions, one started at --until is not', async () => {
-    for (const [session, started] of [
-      ['s-since', SINCE],
-      ['s-until', UNTIL],
-      ['s-after', AFTER],
-    ]) {
-      await seedSession(t.db, session!, 't1');
-      await t.db.query(`UPDATE task_sessions SET started_at = ${t.db.dialect.timestampParam(1)} WHERE id = $2`, [
-        at(started!),
-        session,
-      ]);
-    }
-    const doc = await report('session');
-    expect(doc.totals.sessions).toBe(1);
-    expect(doc.groups.map((g) => [g.key, g.sessions])).toEqual([['s-since', 1]]);
-  });
-
-  it('R3-7: a cost event at --until is outside the window (one at --since inside), in the totals and its task', async () => {
-    await insertRows(t.db, [{ task_session_id: 's1', task_id: 't1', tool_call_id: 'a', observed_at: INSIDE }]);
-    for (const [id, occurred, subcents] of [
-      ['c-since', SINCE, 7],
-      ['c-until', UNTIL, 100],
-    ] as const) {
-      await t.db.query(
-        `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, cost_subcents, estimated, occurred_at, created_at)
-         VALUES ($1, 's1', 't1', NULL, $2, 0, ${t.db.dialect.timestampParam(3)}, ${t.db.dialect.timestampParam(3)})`,
-        [id, subcents, at(occurred)],
-      );
-    }
-    expect((await report()).totals.cost_subcents).toBe(7);
-    expect((await report('task')).groups.map((g) => [g.key, g.cost_subcents])).toEqual([['t1', 7]]);
-  });
-
-  it.each<GroupBy>(['task', 'session', 'turn', 'type', 'model'])(
-    'R4-3: a row whose observed_at is no instant is in no --by %s group of a window (counted as unreadable)',
-    async (by) => {
-      await insertRows(t.db, [
-        { task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'in', observed_at: INSIDE },
-        { task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'odd', observed_at: INSIDE },
-        { task_session_id: 's2', task_id: 't2', turn_id: 'u2', tool_call_id: 'odd-alone', observed_at: INSIDE },
-      ]);
-      // what the host's column can hold that is no instant: text on SQLite, infinity on PostgreSQL
-      const odd = target === 'sqlite' ? "'garbage'" : "'infinity'";
-      await t.db.query(
-        `UPDATE task_session_subagents SET observed_at = ${odd} WHERE tool_call_id IN ('odd', 'odd-alone')`,
-      );
-      const doc = await report(by);
-      expect(doc.completeness.unreadable.observed_at).toBe(2);
-      expect(doc.totals.subagents).toBe(1);
-      expect(doc.groups.map((g) => g.subagents).reduce((a, b) => a + b, 0)).toBe(1);
-      expect(doc.groups.filter((g) => g.subagents > 0)).toHaveLength(1);
-    },
-  );
 });
