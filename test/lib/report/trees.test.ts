@@ -164,19 +164,29 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
     expect(recent[0]!.task_session_id).toBe('s2');
   });
 
-  it('R3-5: since/until (observed_at), task and session filter the rows', async () => {
-    await insertRows(t.db, [
-      { tool_call_id: 'a', observed_at: T(1) },
-      { tool_call_id: 'b', observed_at: T(2) },
-      { tool_call_id: 'c', observed_at: T(3) },
-      { tool_call_id: 'x', task_session_id: 's2', task_id: 't2', observed_at: T(2) },
-    ]);
-    const ids = async (filter: Parameters<typeof readTurnTrees>[1]) =>
-      (await readTurnTrees(t.db, filter)).flatMap((x) => x.subagents.map((n) => n.tool_call_id)).sort();
-    expect(await ids({ since: us(T(2)), until: us(T(3)) })).toEqual(['b', 'x']);
-    expect(await ids({ task: 't2' })).toEqual(['x']);
-    expect(await ids({ session: 's1', since: us(T(2)) })).toEqual(['b', 'c']);
-  });
+  /** The tool call ids a reader gives for a filter, in either order the trees are read (R3-5, R3-10). */
+  const READERS = {
+    recent: async (filter: Parameters<typeof readTurnTrees>[1]) =>
+      (await readTurnTrees(t.db, filter)).flatMap((x) => x.subagents.map((n) => n.tool_call_id)).sort(),
+    changed: async (filter: Parameters<typeof readChangedTurns>[1]) =>
+      (await readChangedTurns(t.db, filter)).flatMap((x) => x.tree.subagents.map((n) => n.tool_call_id)).sort(),
+  };
+
+  it.each(['recent', 'changed'] as const)(
+    'R3-5: in %s order, since/until (observed_at), task and session filter the rows',
+    async (order) => {
+      await insertRows(t.db, [
+        { tool_call_id: 'a', observed_at: T(1) },
+        { tool_call_id: 'b', observed_at: T(2) },
+        { tool_call_id: 'c', observed_at: T(3) },
+        { tool_call_id: 'x', task_session_id: 's2', task_id: 't2', observed_at: T(2) },
+      ]);
+      const ids = READERS[order];
+      expect(await ids({ since: us(T(2)), until: us(T(3)) })).toEqual(['b', 'x']);
+      expect(await ids({ task: 't2' })).toEqual(['x']);
+      expect(await ids({ session: 's1', since: us(T(2)) })).toEqual(['b', 'c']);
+    },
+  );
 
   it('R3-10: in changed order, turns come after a position and up to a settle lag, each with its position', async () => {
     await insertRows(t.db, [
@@ -192,20 +202,6 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
     expect(first.map((x) => x.tree.turn_id)).toEqual(['u2']);
     const next = await readChangedTurns(t.db, { order: 'changed', after: first[0]!.position, changedUntil: us(T(25)) });
     expect(next.map((x) => [x.tree.turn_id, shape(x.tree.subagents)])).toEqual([['u3', ['c', 'd']]]);
-  });
-
-  it('R3-5: in changed order too, since/until (observed_at), task and session filter the rows', async () => {
-    await insertRows(t.db, [
-      { tool_call_id: 'a', observed_at: T(1) },
-      { tool_call_id: 'b', observed_at: T(2) },
-      { tool_call_id: 'c', observed_at: T(3) },
-      { tool_call_id: 'x', task_session_id: 's2', task_id: 't2', observed_at: T(2) },
-    ]);
-    const ids = async (filter: Parameters<typeof readChangedTurns>[1]) =>
-      (await readChangedTurns(t.db, filter)).flatMap((x) => x.tree.subagents.map((n) => n.tool_call_id)).sort();
-    expect(await ids({ since: us(T(2)), until: us(T(3)) })).toEqual(['b', 'x']);
-    expect(await ids({ task: 't2' })).toEqual(['x']);
-    expect(await ids({ session: 's1', since: us(T(2)) })).toEqual(['b', 'c']);
   });
 
   it("AC-13: in changed order a turn's rows are in observation order (observed_at, tool_call_id, agent_execution_id), whatever order they were written in", async () => {
