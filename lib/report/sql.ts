@@ -359,20 +359,6 @@ const JOIN_KEYS = (alias: string, other: string) =>
   `${alias}.lvl = ${other}.lvl AND ${alias}.gnull = ${other}.gnull AND ${alias}.gkey = ${other}.gkey`;
 
 /**
- * The distinct executions (not 'unknown') and turns (not '') per level and key, as groups of groups
- * rather than COUNT(DISTINCT): that makes the aggregate of statement 1 sort every level's rows by
- * key on PostgreSQL (R4-12), where GROUP BY can hash. NULL ids are in neither count, as before.
- */
-const distinctCounts = (
-  from: string,
-) => `SELECT lvl, gnull, gkey, SUM(1 - kind) AS executions, SUM(kind) AS turns FROM (
-    SELECT lvl, gnull, gkey, 0 AS kind FROM ${from} WHERE agent_execution_id <> 'unknown'
-    GROUP BY lvl, gnull, gkey, agent_execution_id
-    UNION ALL
-    SELECT lvl, gnull, gkey, 1 AS kind FROM ${from} WHERE turn_id <> '' GROUP BY lvl, gnull, gkey, turn_id
-  ) d GROUP BY lvl, gnull, gkey`;
-
-/**
  * R4-12: the `cut` CTE, the groups a cut level keeps (ReportScope.cuts): its first N in the order
  * sort.ts gives them (a figure descending, a null one last; ties by key in byte order, the NULL
  * key last). The figures a sort reads come from `keyed`, `plain` and `costs` gathered by one
@@ -422,6 +408,9 @@ function cutGroups(
 
 /** A typed NULL: PostgreSQL types an untyped one in a UNION as text. */
 const NONE = 'CAST(NULL AS BIGINT)';
+
+/** The duration percentiles every scope reports (docs/report.md#percentiles). */
+const RANKS = [50, 95] as const;
 
 /** The expressions of the figures a sort reads (the statement's own columns, or the cut's). */
 interface SortFigures {
@@ -515,6 +504,19 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const kept = (alias: string) =>
     `${alias}.lvl NOT IN (${cutLevels}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (SELECT lvl, gnull, gkey FROM cut)`;
   const rowsKept = cuts.length === 0 ? 'leveled' : `(SELECT * FROM leveled l WHERE ${kept('l')}) kept`;
+  // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and, where
+  // the dialect has the aggregate, the percentiles come out of plain's one grouping pass: counted
+  // apart (groups of groups, a ranked derived table), each was one more pass over every level's rows.
+  const rankAggregate = d.nearestRankAggregate;
+  const inlineRanks =
+    rankAggregate === undefined
+      ? ''
+      : `\n    ${RANKS.map((p) => `${rankAggregate('duration_ms', p)} AS p${p}`).join(', ')},`;
+  const ranks =
+    rankAggregate === undefined
+      ? `\nLEFT JOIN (${d.nearestRank(rowsKept, ['lvl', 'gnull', 'gkey'], 'duration_ms', RANKS)}) pct ON ${JOIN_KEYS('pct', 'k')}`
+      : '';
+  const rank = (p: number) => (rankAggregate === undefined ? `pct.p${p}` : `f.p${p}`);
   // stored where the cut reads them as well as the figures (SQLite would compute them twice)
   const store = cuts.length === 0 ? '' : ' MATERIALIZED';
   const withs = [
@@ -546,7 +548,9 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     SUM(CASE WHEN ${FAILED} THEN 1 ELSE 0 END) AS failed,
     ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
     ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
-    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
+    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,${inlineRanks}
+    COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END) AS executions,
+    COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END) AS turns,
     SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
     MIN(observed) AS first_observed, MAX(observed) AS last_observed,
     SUM(1 - known) AS orphan_rows
@@ -561,9 +565,9 @@ SELECT k.lvl, k.gnull, k.gkey,
   COALESCE(f.settled, 0) AS settled, COALESCE(f.failed, 0) AS failed,
   f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported,
   f.tool_uses_sum, COALESCE(f.tool_uses_reported, 0) AS tool_uses_reported,
-  COALESCE(f.duration_reported, 0) AS duration_reported, pct.p50 AS duration_p50, pct.p95 AS duration_p95, f.duration_max,
-  COALESCE(dc.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
-  COALESCE(dc.turns, 0) AS turns,
+  COALESCE(f.duration_reported, 0) AS duration_reported, ${rank(50)} AS duration_p50, ${rank(95)} AS duration_p95, f.duration_max,
+  COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
+  COALESCE(f.turns, 0) AS turns,
   ${sessions} AS sessions, ${contexts} AS contexts,
   ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
   CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
@@ -575,9 +579,7 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'},
   ${cuts.length === 0 ? 'NULL' : 'cut.level_groups'} AS level_groups
 FROM keyed k
-LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}
-LEFT JOIN (${distinctCounts(rowsKept)}) dc ON ${JOIN_KEYS('dc', 'k')}
-LEFT JOIN (${d.nearestRank(rowsKept, ['lvl', 'gnull', 'gkey'], 'duration_ms', [50, 95])}) pct ON ${JOIN_KEYS('pct', 'k')}
+LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}${ranks}
 LEFT JOIN unreadable u ON k.lvl = 0${hasCosts ? `\nLEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}${
     cuts.length === 0 ? '' : `\nLEFT JOIN cut ON ${JOIN_KEYS('cut', 'k')}\nWHERE ${kept('k')}`
   }`;

@@ -159,24 +159,33 @@ function hostTimes(host: { started: boolean; completed: boolean }): string {
 
 /**
  * `recent` order (the report's `--trees N`): one statement, the turn with the latest activity
- * (its newest observed_at: the host's column, R3-3) first (R4-10).
+ * (its newest observed_at: the host's column, R3-3) first (R4-10). R4-12: the turns are ranked
+ * from a narrow grouping (session, turn, newest instant) and only the first N turns' rows are
+ * read whole, through the table's task_session_id index: ranking every row (two windows over
+ * the whole table's rows, descriptions and all) cost the page a second on SQLite.
  */
 function recentStatement(db: Queryable, filter: TreeFilter, host: { started: boolean; completed: boolean }): Statement {
+  const d = db.dialect;
   const bind = binder(db);
   // R4-3: a row whose observed_at is not an instant is in no tree (it has no place in time).
-  const where = [...rowConditions(db, filter, bind), `${db.dialect.readableInstant('observed_at')} IS NOT NULL`];
-  const limit = filter.limit === undefined ? '' : `WHERE turn_rank <= ${bind.value(filter.limit)}`;
-  const sql = `WITH r AS (
-  SELECT ${rowSelect(db, '')} FROM ${TABLE}${whereClause(where)}
-), w AS (
-  SELECT r.*, MAX(observed_c) OVER (PARTITION BY task_session_id, turn_key) AS turn_last FROM r
+  const readable = (alias: string) => `${d.readableInstant(`${alias}observed_at`)} IS NOT NULL`;
+  const turnWhere = [...rowConditions(db, filter, bind), readable('')];
+  const limit = filter.limit === undefined ? '' : ` WHERE turn_rank <= ${bind.value(filter.limit)}`;
+  const rowWhere = [...rowConditions(db, filter, bind, 'r.'), readable('r.')];
+  const sql = `WITH turns AS (
+  SELECT task_session_id, COALESCE(turn_id, '') AS turn_key, MAX(${d.comparable('observed_at')}) AS turn_last
+  FROM ${TABLE}${whereClause(turnWhere)}
+  GROUP BY task_session_id, COALESCE(turn_id, '')
 ), ranked AS (
-  SELECT w.*, DENSE_RANK() OVER (ORDER BY turn_last DESC, ${db.dialect.byteOrder('task_session_id')}, ${db.dialect.byteOrder('turn_key')}) AS turn_rank FROM w
+  SELECT turns.*, ROW_NUMBER() OVER (ORDER BY turn_last DESC, ${d.byteOrder('task_session_id')}, ${d.byteOrder('turn_key')}) AS turn_rank FROM turns
+), chosen AS (
+  SELECT * FROM ranked${limit}
 )
-SELECT ranked.*, ${hostTimes(host)}
-FROM ranked LEFT JOIN task_session_turns h ON h.id = ranked.turn_id AND h.task_session_id = ranked.task_session_id
-${limit}
-ORDER BY turn_rank, observed_c, ${db.dialect.byteOrder('tool_call_id')}, ${db.dialect.byteOrder('agent_execution_id')}`;
+SELECT ${rowSelect(db, 'r.')}, c.turn_last, c.turn_rank, ${hostTimes(host)}
+FROM chosen c JOIN ${TABLE} r ON r.task_session_id = c.task_session_id AND COALESCE(r.turn_id, '') = c.turn_key
+LEFT JOIN task_session_turns h ON h.id = r.turn_id AND h.task_session_id = r.task_session_id
+${whereClause(rowWhere).trim()}
+ORDER BY c.turn_rank, observed_c, ${d.byteOrder('r.tool_call_id')}, ${d.byteOrder('r.agent_execution_id')}`;
   return { sql, params: bind.params };
 }
 

@@ -113,6 +113,12 @@ export interface Dialect {
    * values (docs/report.md#percentiles, R3-6), as columns `p<p>` (e.g. `p50`, `p95`).
    */
   nearestRank(from: string, keys: readonly string[], value: string, percents: readonly number[]): string;
+  /**
+   * The same percentile as an aggregate expression of a GROUP BY, where the dialect has one that
+   * ranks as nearestRank does (R4-12: the statement's one grouping pass computes it, no second
+   * sort of the rows); undefined where it has none.
+   */
+  nearestRankAggregate?: (value: string, percent: number) => string;
   /** A bound `$n` JSON document (JSON text), as the `jsonMember`/`jsonElement` below read it. */
   jsonParam(index: number): string;
   /** The member of a JSON object `json` named by the TEXT expression `label`, as JSON (NULL when absent). */

@@ -93,8 +93,10 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   // percentile_disc returns the first value whose cumulative share reaches p/100: rank ⌈p/100 · n⌉.
   nearestRank: (from, keys, value, percents) =>
     `SELECT ${keys.join(', ')}, ${percents
-      .map((p) => `percentile_disc(${p / 100}) WITHIN GROUP (ORDER BY ${value}) AS p${p}`)
+      .map((p) => `${postgresDialect.nearestRankAggregate!(value, p)} AS p${p}`)
       .join(', ')} FROM ${from} WHERE ${value} IS NOT NULL GROUP BY ${keys.join(', ')}`,
+  // An ordered-set aggregate ignores NULL inputs; the two percentiles of one ORDER BY share one sort per group.
+  nearestRankAggregate: (value, percent) => `percentile_disc(${percent / 100}) WITHIN GROUP (ORDER BY ${value})`,
 };
 
 /**
