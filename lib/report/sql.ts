@@ -519,25 +519,17 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const rank = (p: number) => (rankAggregate === undefined ? `pct.p${p}` : `f.p${p}`);
   // stored where the cut reads them as well as the figures (SQLite would compute them twice)
   const store = cuts.length === 0 ? '' : ' MATERIALIZED';
+  // plain also lists the groups of the levels not made of sessions for keyed, with their lower
+  // bound (a row of a session with activity before capture_since): their own pass cost one more
+  // grouping of every such level's rows (R4-12)
+  const plainStore = cuts.length === 0 && others.length === 0 ? '' : ' MATERIALIZED';
+  const earlyRows =
+    early && others.length > 0
+      ? `,\n    MAX(CASE WHEN lvl IN (${others.join(', ')}) AND known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END) AS early_rows`
+      : '';
   const withs = [
     ...ctes,
-    `keyed AS${store} (
-  SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
-    ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
-    ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
-  FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
-  GROUP BY m.lvl, m.gnull, m.gkey${
-    others.length === 0
-      ? ''
-      : `
-  UNION ALL
-  SELECT lvl, gnull, gkey, 0, ${early ? `MAX(CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END)` : '0'}, 0
-  FROM (
-    ${levelRows(d, scope, others)}
-  ) g GROUP BY lvl, gnull, gkey`
-  }
-)`,
-    `plain AS${store} (
+    `plain AS${plainStore} (
   SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
@@ -553,8 +545,21 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END) AS turns,
     SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
     MIN(observed) AS first_observed, MAX(observed) AS last_observed,
-    SUM(1 - known) AS orphan_rows
+    SUM(1 - known) AS orphan_rows${earlyRows}
   FROM leveled GROUP BY lvl, gnull, gkey
+)`,
+    `keyed AS${store} (
+  SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
+    ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
+    ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
+  FROM (SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, NULL AS sid UNION ALL SELECT lvl, gnull, gkey, sid FROM members) m
+  GROUP BY m.lvl, m.gnull, m.gkey${
+    others.length === 0
+      ? ''
+      : `
+  UNION ALL
+  SELECT lvl, gnull, gkey, 0, ${early ? 'early_rows' : '0'}, 0 FROM plain WHERE lvl IN (${others.join(', ')})`
+  }
 )`,
     ...(cuts.length === 0 ? [] : [cutGroups(d, cuts, sortOrder(scope.sort ?? 'subagents', figureColumns), hasCosts)]),
   ];
