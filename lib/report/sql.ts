@@ -28,8 +28,8 @@ export interface ReportScope {
   captureSince?: Micros;
   /**
    * R4-12: level i + 1 keeps only its first cuts[i] groups in `sort` order (sort.ts), where a number
-   * is given: the figures that cost most per group (distinct counts, percentiles) are computed for
-   * those only, and `level_groups` says how many the level has. Statement 1 only.
+   * is given: only those are returned (SQLite's percentiles, a pass of their own, are computed for
+   * those only), and `level_groups` says how many the level has. Statement 1 only.
    */
   cuts?: readonly (number | undefined)[];
   /** the order the cuts keep (default subagents) */
