@@ -507,16 +507,16 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and, where
   // the dialect has the aggregate, the percentiles come out of plain's one grouping pass: counted
   // apart (groups of groups, a ranked derived table), each was one more pass over every level's rows.
-  const rankAggregate = d.nearestRankAggregate;
+  const ranking = d.nearestRank;
   const inlineRanks =
-    rankAggregate === undefined
-      ? ''
-      : `\n    ${RANKS.map((p) => `${rankAggregate('duration_ms', p)} AS p${p}`).join(', ')},`;
-  const ranks =
-    rankAggregate === undefined
-      ? `\nLEFT JOIN (${d.nearestRank(rowsKept, ['lvl', 'gnull', 'gkey'], 'duration_ms', RANKS)}) pct ON ${JOIN_KEYS('pct', 'k')}`
+    ranking.kind === 'aggregate'
+      ? `\n    ${RANKS.map((p) => `${ranking.expression('duration_ms', p)} AS p${p}`).join(', ')},`
       : '';
-  const rank = (p: number) => (rankAggregate === undefined ? `pct.p${p}` : `f.p${p}`);
+  const ranks =
+    ranking.kind === 'derived'
+      ? `\nLEFT JOIN (${ranking.table(rowsKept, ['lvl', 'gnull', 'gkey'], 'duration_ms', RANKS)}) pct ON ${JOIN_KEYS('pct', 'k')}`
+      : '';
+  const rank = (p: number) => (ranking.kind === 'derived' ? `pct.p${p}` : `f.p${p}`);
   // stored where the cut reads them as well as the figures (SQLite would compute them twice)
   const store = cuts.length === 0 ? '' : ' MATERIALIZED';
   // plain also lists the groups of the levels not made of sessions for keyed, with their lower

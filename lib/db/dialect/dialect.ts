@@ -108,17 +108,15 @@ export interface Dialect {
   /** The UTC day `YYYY-MM-DD` (TEXT) of a stored timestamp column. */
   utcDay(expr: string): string;
   /**
-   * A derived table's SELECT over `from` (a FROM clause body) giving, per `keys`, the nearest-rank
-   * percentiles of `value` over its non-NULL values: the value at rank ⌈p/100 · n⌉ of the sorted
-   * values (docs/report.md#percentiles, R3-6), as columns `p<p>` (e.g. `p50`, `p95`).
+   * The nearest-rank percentiles of a value over its non-NULL values: the value at rank
+   * ⌈p/100 · n⌉ of the sorted values (docs/report.md#percentiles, R3-6). `aggregate`: an aggregate
+   * expression of the figures' own GROUP BY (R4-12: that one pass computes it). `derived`: where
+   * the dialect has no aggregate that ranks so, a derived table's SELECT over `from` (a FROM clause
+   * body) giving, per `keys`, columns `p<p>` (e.g. `p50`, `p95`), joined to the groups.
    */
-  nearestRank(from: string, keys: readonly string[], value: string, percents: readonly number[]): string;
-  /**
-   * The same percentile as an aggregate expression of a GROUP BY, where the dialect has one that
-   * ranks as nearestRank does (R4-12: the statement's one grouping pass computes it, no second
-   * sort of the rows); undefined where it has none.
-   */
-  nearestRankAggregate?: (value: string, percent: number) => string;
+  nearestRank:
+    | { kind: 'aggregate'; expression(value: string, percent: number): string }
+    | { kind: 'derived'; table(from: string, keys: readonly string[], value: string, percents: readonly number[]): string };
   /** A bound `$n` JSON document (JSON text), as the `jsonMember`/`jsonElement` below read it. */
   jsonParam(index: number): string;
   /** The member of a JSON object `json` named by the TEXT expression `label`, as JSON (NULL when absent). */

@@ -91,12 +91,11 @@ WHERE table_schema = current_schema() AND table_name = $1`,
     `(CASE WHEN ${expr} >= '0001-01-01 00:00:00'::timestamp AND ${expr} < '10000-01-01 00:00:00'::timestamp THEN ${expr} END)`,
   byteOrder: (expr) => `(${expr}) COLLATE "C"`,
   // percentile_disc returns the first value whose cumulative share reaches p/100: rank ⌈p/100 · n⌉.
-  nearestRank: (from, keys, value, percents) =>
-    `SELECT ${keys.join(', ')}, ${percents
-      .map((p) => `${postgresDialect.nearestRankAggregate!(value, p)} AS p${p}`)
-      .join(', ')} FROM ${from} WHERE ${value} IS NOT NULL GROUP BY ${keys.join(', ')}`,
-  // An ordered-set aggregate ignores NULL inputs; the two percentiles of one ORDER BY share one sort per group.
-  nearestRankAggregate: (value, percent) => `percentile_disc(${percent / 100}) WITHIN GROUP (ORDER BY ${value})`,
+  // An ordered-set aggregate ignores NULL inputs; two of one ORDER BY share one sort per group.
+  nearestRank: {
+    kind: 'aggregate',
+    expression: (value, percent) => `percentile_disc(${percent / 100}) WITHIN GROUP (ORDER BY ${value})`,
+  },
 };
 
 /**

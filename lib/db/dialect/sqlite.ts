@@ -129,12 +129,15 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   readableInstant: (expr) => `(CASE WHEN ${isInstantText(expr)} THEN ${fixedWidth(expr, 6)} END)`,
   // BINARY, SQLite's default collation, is byte order already.
   byteOrder: (expr) => expr,
-  // SQLite's percentile_disc picks rank ⌊(n − 1) · p⌋ + 1 (9 of 10 at p95, not 10), so no
-  // nearestRankAggregate: number the sorted values and pick rank ⌈p · n / 100⌉ in integer arithmetic.
-  nearestRank: (from, keys, value, percents) =>
-    `SELECT ${keys.join(', ')}, ${percents
-      .map((p) => `MIN(CASE WHEN rank_no = (${p} * n + 99) / 100 THEN v END) AS p${p}`)
-      .join(
-        ', ',
-      )} FROM (SELECT ${keys.join(', ')}, ${value} AS v, ROW_NUMBER() OVER (PARTITION BY ${keys.join(', ')} ORDER BY ${value}) AS rank_no, COUNT(*) OVER (PARTITION BY ${keys.join(', ')}) AS n FROM ${from} WHERE ${value} IS NOT NULL) ranked GROUP BY ${keys.join(', ')}`,
+  // SQLite's percentile_disc picks rank ⌊(n − 1) · p⌋ + 1 (9 of 10 at p95, not 10): number the
+  // sorted values and pick rank ⌈p · n / 100⌉ in integer arithmetic.
+  nearestRank: {
+    kind: 'derived',
+    table: (from, keys, value, percents) =>
+      `SELECT ${keys.join(', ')}, ${percents
+        .map((p) => `MIN(CASE WHEN rank_no = (${p} * n + 99) / 100 THEN v END) AS p${p}`)
+        .join(
+          ', ',
+        )} FROM (SELECT ${keys.join(', ')}, ${value} AS v, ROW_NUMBER() OVER (PARTITION BY ${keys.join(', ')} ORDER BY ${value}) AS rank_no, COUNT(*) OVER (PARTITION BY ${keys.join(', ')}) AS n FROM ${from} WHERE ${value} IS NOT NULL) ranked GROUP BY ${keys.join(', ')}`,
+  },
 };
