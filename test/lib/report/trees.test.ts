@@ -164,6 +164,25 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
     expect(recent[0]!.task_session_id).toBe('s2');
   });
 
+  it('R4-10, R4-12: under a window a turn ranks by its newest row in the window, and only its rows in the window are read', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a1', turn_id: 'u1', observed_at: T(1) },
+      { tool_call_id: 'a9', turn_id: 'u1', observed_at: T(9) },
+      { tool_call_id: 'b', turn_id: 'u2', observed_at: T(5) },
+      { tool_call_id: 'c', turn_id: 'u3', observed_at: T(8) },
+    ]);
+    const trees = await readTurnTrees(t.db, { until: us(T(6)) });
+    // u1's newest row (9) is outside the window: it ranks by 1, after u2 (5); u3 has no row in it
+    expect(trees.map((x) => [x.turn_id, shape(x.subagents)])).toEqual([
+      ['u2', ['b']],
+      ['u1', ['a1']],
+    ]);
+    const first = await readTurnTrees(t.db, { until: us(T(6)), limit: 1 });
+    expect(first.map((x) => x.turn_id)).toEqual(['u2']);
+    const unbounded = await readTurnTrees(t.db, { limit: 1 });
+    expect(unbounded.map((x) => [x.turn_id, shape(x.subagents)])).toEqual([['u1', ['a1', 'a9']]]);
+  });
+
   /** The tool call ids a reader gives for a filter, in either order the trees are read (R3-5, R3-10). */
   const READERS = {
     recent: async (filter: Parameters<typeof readTurnTrees>[1]) =>
