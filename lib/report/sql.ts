@@ -233,16 +233,25 @@ function scopedSessions(
           : '',
     )
     .join('');
+  // R4-12: unfiltered, the totals' sessions are task_sessions (a known row's session is one of
+  // them, with the same started_at), so level 0 needs no pass over the rows to find them
+  const unfiltered = where.length === 0;
+  const rowLevels = sessionLevels(scope).filter((lvl) => lvl !== 0 || !unfiltered);
   return `sess AS (
   SELECT s.id AS sid, s.task_id, ${startedEarly(d, 's.started_at', startedBefore)} AS started_early
   FROM task_sessions s${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
 ),
 members AS (
-  SELECT lvl, gnull, gkey, sid, MAX(started_early) AS started_early FROM (
+  SELECT lvl, gnull, gkey, sid, MAX(started_early) AS started_early FROM (${
+    rowLevels.length === 0
+      ? ''
+      : `
     SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid, started_early FROM (
-      ${levelRows(d, scope, sessionLevels(scope))}
+      ${levelRows(d, scope, rowLevels)}
     ) lr
-    UNION ALL SELECT 0, 0, '', sid, started_early FROM sess${bySessions}
+    UNION ALL`
+  }
+    SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, sid, started_early FROM sess${bySessions}
   ) m GROUP BY lvl, gnull, gkey, sid
 )`;
 }

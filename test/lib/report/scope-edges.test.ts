@@ -120,6 +120,18 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
     expect(doc.totals).toMatchObject({ subagents: 1, sessions: 1, cost_subcents: 10 });
   });
 
+  it('R3-7, R4-12: under --task a row’s session counts though task_sessions files it under another task; unfiltered every session counts once', async () => {
+    await startSession('s-moved', 't2', INSIDE);
+    await startSession('s-idle', 't1', INSIDE);
+    // the row names t1, its session is t2's in task_sessions
+    await insertRows(t.db, [{ task_session_id: 's-moved', task_id: 't1', tool_call_id: 'a', observed_at: INSIDE }]);
+    const underTask = await report({ task: 't1' });
+    expect(underTask.totals.sessions).toBe(2);
+    const whole = await report();
+    expect(whole.totals.sessions).toBe(2);
+    expect(whole.totals.contexts).toBe(3);
+  });
+
   it('R3-7, R4-3: without a window a cost event whose occurred_at is no instant is still its task’s cost; a window leaves it out', async () => {
     await insertRows(t.db, [{ task_session_id: 's1', task_id: 't1', tool_call_id: 'a', observed_at: INSIDE }]);
     await addCost('e1', 's1', 't1', 10, INSIDE);
