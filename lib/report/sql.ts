@@ -110,7 +110,8 @@ export const unreadableFlag = (raw: string, readable: string) =>
  * `rows_in` holds the rows of the --task/--session filter whose observed_at is in the window or
  * unreadable (R4-3: `in_window` 0, counted but in no window); its metrics and `observed` are the
  * readable values only (NULL otherwise), `u_*` flag the unreadable ones, `known` says the row's
- * session is in task_sessions (R4-7). `leveled` holds the rows in scope only; a row whose
+ * session is in task_sessions (R4-7); with `lists` (the breakdown) only the keys, model, duration_ms
+ * and observed. `leveled` holds the rows in scope only; a row whose
  * observed_at is unreadable is in no day (`--by day` leaves it out).
  *
  * R4-12: `scanned` is the one CTE stored: each row's readable values are computed once there.
@@ -120,7 +121,7 @@ export const unreadableFlag = (raw: string, readable: string) =>
  * repeats an expression wherever a flattened subquery's column is read, and its readable-instant
  * test costs ~10 µs; PostgreSQL's to_char, ~1 µs a row of every level that carried it.
  */
-function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: string): string {
+function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: string, lists = false): string {
   const where: string[] = [];
   if (scope.task !== undefined) where.push(`r.task_id = ${p.text(scope.task)}`);
   if (scope.session !== undefined) where.push(`r.task_session_id = ${p.text(scope.session)}`);
@@ -131,20 +132,29 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: s
   const observed = d.readableInstant('r.observed_at');
   // R4-3: a settled_at that is not an instant is not a settlement (counted in u_settled_at).
   const settled = d.readableInstant('r.settled_at');
-  const rows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
+  const filtered = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+  // the breakdown's (lists) rows: only the columns its groupings read (R4-12: SQLite computes every
+  // column of a stored CTE, read or not, and a settled_at's readable test costs ~2 µs a row)
+  const listRows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.parent_tool_call_id, r.subagent_type, r.model,
+    ${readable('duration_ms')} AS duration_ms, ${observed} AS observed
+  FROM ${TABLE} r${filtered}`;
+  const rows = lists
+    ? listRows
+    : `SELECT r.task_session_id, r.task_id, r.turn_id, r.agent_execution_id, r.parent_tool_call_id,
     r.subagent_type, r.model, r.tool_status, r.is_async, r.source, ${settled} AS settled_at,
     CASE WHEN r.settled_at IS NULL THEN 0 ELSE 1 END AS settled_given,
     ${METRIC_COLUMNS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
     ${METRIC_COLUMNS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
     CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known, ${startedEarly(d, 'ts.started_at', startedBefore)} AS started_early,
     ${observed} AS observed
-  FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+  FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${filtered}`;
   // R4-3: a settled_at given but not read; from the stored values (SQLite would run the readable test again)
   const unsettled = 'CASE WHEN settled_given = 1 AND settled_at IS NULL THEN 1 ELSE 0 END AS u_settled_at';
+  const flags = lists ? '' : `${unsettled}, `;
   const windowed =
     window.length === 0
-      ? `SELECT scanned.*, ${unsettled}, 1 AS in_window FROM scanned`
-      : `SELECT scanned.*, ${unsettled}, CASE WHEN observed IS NULL THEN 0 ELSE 1 END AS in_window FROM scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
+      ? `SELECT scanned.*, ${flags}1 AS in_window FROM scanned`
+      : `SELECT scanned.*, ${flags}CASE WHEN observed IS NULL THEN 0 ELSE 1 END AS in_window FROM scanned WHERE observed IS NULL OR (${window.join(' AND ')})`;
   return `scanned AS MATERIALIZED (
   ${rows}
 ),
@@ -614,7 +624,7 @@ export function breakdownStatement(d: Dialect, scope: ReportScope, durationUpper
     durationUpper === undefined
       ? undefined
       : `CASE ${durationUpper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${durationUpper.length} END`;
-  const sql = `WITH ${scopedRows(d, scope, p)}
+  const sql = `WITH ${scopedRows(d, scope, p, undefined, true)}
 SELECT 'model' AS kind, lvl, gnull, gkey, model AS label, NULL AS k, COUNT(*) AS n
 FROM leveled GROUP BY lvl, gnull, gkey, model
 UNION ALL
