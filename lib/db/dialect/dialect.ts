@@ -116,7 +116,10 @@ export interface Dialect {
    */
   nearestRank:
     | { kind: 'aggregate'; expression(value: string, percent: number): string }
-    | { kind: 'derived'; table(from: string, keys: readonly string[], value: string, percents: readonly number[]): string };
+    | {
+        kind: 'derived';
+        table(from: string, keys: readonly string[], value: string, percents: readonly number[]): string;
+      };
   /** A bound `$n` JSON document (JSON text), as the `jsonMember`/`jsonElement` below read it. */
   jsonParam(index: number): string;
   /** The member of a JSON object `json` named by the TEXT expression `label`, as JSON (NULL when absent). */
