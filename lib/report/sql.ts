@@ -106,17 +106,16 @@ export const unreadableFlag = (raw: string, readable: string) =>
   `CASE WHEN ${raw} IS NOT NULL AND ${readable} IS NULL THEN 1 ELSE 0 END`;
 
 /**
- * Rows in scope, once per level, with their group key (the CTEs every statement starts with).
+ * Rows in scope (the CTEs every statement starts with; levelRows reads them once per level).
  * `rows_in` holds the rows of the --task/--session filter whose observed_at is in the window or
  * unreadable (R4-3: `in_window` 0, counted but in no window); its metrics and `observed` are the
  * readable values only (NULL otherwise), `u_*` flag the unreadable ones, `known` says the row's
  * session is in task_sessions (R4-7); with `lists` (the breakdown) only the keys, model, duration_ms
- * and observed. `leveled` holds the rows in scope only; a row whose
- * observed_at is unreadable is in no day (`--by day` leaves it out).
+ * and observed.
  *
  * R4-12: `scanned` is the one CTE stored: each row's readable values are computed once there.
- * `rows_in` and `leveled` are views over it, read by each consumer: stored, `leveled` was every
- * row once per level, hundreds of MB written at 1M messages. The window and the day come from
+ * `rows_in` is a view over it, read by each consumer: the rows once per level, stored, were
+ * hundreds of MB written at 1M messages. The window and the day come from
  * `observed` (not again from observed_at), and the day only in the day level's rows: SQLite
  * repeats an expression wherever a flattened subquery's column is read, and its readable-instant
  * test costs ~10 µs; PostgreSQL's to_char, ~1 µs a row of every level that carried it.
@@ -160,14 +159,25 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: s
 ),
 rows_in AS NOT MATERIALIZED (
   ${windowed}
-),
-leveled AS NOT MATERIALIZED (
-  ${levelRows(d, scope, allLevels(scope))}
 )`;
 }
 
 /** Level 0 (the totals) and every grouping's level. */
 const allLevels = (scope: ReportScope) => [0, ...levelsOf(scope).map((_, i) => i + 1)];
+
+/**
+ * R4-12: `select` over each level's rows alone (`rows`, a FROM item aliased `lr`), the results
+ * appended. One grouping over every level's rows at once sorted them all by (lvl, gnull, gkey) in
+ * one external sort that carried every column of every row (docs/report.md#the-statements).
+ */
+function perLevel(
+  d: Dialect,
+  scope: ReportScope,
+  select: (rows: string, lvl: number) => string,
+  lvls: readonly number[] = allLevels(scope),
+): string {
+  return lvls.map((lvl) => select(`(${levelRows(d, scope, [lvl])}) lr`, lvl)).join('\n  UNION ALL\n  ');
+}
 
 /**
  * The rows in scope of the given levels (0 the totals), each with its level and group key:
@@ -522,20 +532,35 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const cutLevels = cuts.map(([lvl]) => lvl).join(', ');
   const kept = (alias: string) =>
     `${alias}.lvl NOT IN (${cutLevels}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (SELECT lvl, gnull, gkey FROM cut)`;
-  const rowsKept = cuts.length === 0 ? 'leveled' : `(SELECT * FROM leveled l WHERE ${kept('l')}) kept`;
   // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and, where
-  // the dialect has the aggregate, the percentiles come out of plain's one grouping pass: counted
-  // apart (groups of groups, a ranked derived table), each was one more pass over every level's rows.
+  // the dialect has the aggregate, the percentiles ride each level's grouping: counted apart
+  // (groups of groups, a ranked derived table), each was one more pass over every level's rows.
   const ranking = d.nearestRank;
-  const inlineRanks =
-    ranking.kind === 'aggregate'
-      ? `\n    ${RANKS.map((p) => `${ranking.expression('duration_ms', p)} AS p${p}`).join(', ')},`
-      : '';
+  const costly: [expression: string, name: string][] = [
+    ...(ranking.kind === 'aggregate'
+      ? RANKS.map((p): [string, string] => [ranking.expression('duration_ms', p), `p${p}`])
+      : []),
+    ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
+    ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
+  ];
+  // R4-12: a cut level's costly figures (a sort per group each) are computed after the cut for the
+  // groups it keeps only (`dear`); plain leaves them NULL there
+  const cutOnly = cuts.map(([lvl]) => lvl);
+  const costlyColumns = (lvl?: number) =>
+    costly.map(([e, name]) => `${lvl !== undefined && cutOnly.includes(lvl) ? NONE : e} AS ${name}`).join(', ');
+  const dear = (x: string) => (cuts.length === 0 ? `f.${x}` : `COALESCE(f.${x}, x.${x})`);
   const ranks =
     ranking.kind === 'derived'
-      ? `\nLEFT JOIN (${ranking.table(rowsKept, ['lvl', 'gnull', 'gkey'], 'duration_ms', RANKS)}) pct ON ${JOIN_KEYS('pct', 'k')}`
+      ? `\nLEFT JOIN (${perLevel(d, scope, (rows) =>
+          ranking.table(
+            cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`,
+            ['lvl', 'gnull', 'gkey'],
+            'duration_ms',
+            RANKS,
+          ),
+        )}) pct ON ${JOIN_KEYS('pct', 'k')}`
       : '';
-  const rank = (p: number) => (ranking.kind === 'derived' ? `pct.p${p}` : `f.p${p}`);
+  const rank = (p: number) => (ranking.kind === 'derived' ? `pct.p${p}` : dear(`p${p}`));
   // stored where the cut reads them as well as the figures (SQLite would compute them twice)
   const store = cuts.length === 0 ? '' : ' MATERIALIZED';
   // plain also lists the groups of the levels not made of sessions for keyed, with their lower
@@ -549,7 +574,10 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const withs = [
     ...ctes,
     `plain AS${plainStore} (
-  SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
+  ${perLevel(
+    d,
+    scope,
+    (rows, lvl) => `SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
     SUM(CASE WHEN is_async <> 0 THEN 1 ELSE 0 END) AS async,
@@ -559,13 +587,13 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     SUM(CASE WHEN ${FAILED} THEN 1 ELSE 0 END) AS failed,
     ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
     ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
-    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,${inlineRanks}
-    COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END) AS executions,
-    COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END) AS turns,
+    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
+    ${costlyColumns(lvl)},
     SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
     MIN(observed) AS first_observed, MAX(observed) AS last_observed,
     SUM(1 - known) AS orphan_rows${earlyRows}
-  FROM leveled GROUP BY lvl, gnull, gkey
+  FROM ${rows} GROUP BY lvl, gnull, gkey`,
+  )}
 )`,
     `keyed AS${store} (
   SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
@@ -580,7 +608,20 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   SELECT lvl, gnull, gkey, 0, ${early ? 'early_rows' : '0'}, 0 FROM plain WHERE lvl IN (${others.join(', ')})`
   }
 )`,
-    ...(cuts.length === 0 ? [] : [cutGroups(d, cuts, sortOrder(scope.sort ?? 'subagents', figureColumns), hasCosts)]),
+    ...(cuts.length === 0
+      ? []
+      : [
+          cutGroups(d, cuts, sortOrder(scope.sort ?? 'subagents', figureColumns), hasCosts),
+          `dear AS (
+  ${perLevel(
+    d,
+    scope,
+    (rows) => `SELECT lvl, gnull, gkey, ${costlyColumns()}
+  FROM ${rows} WHERE (lr.lvl, lr.gnull, lr.gkey) IN (SELECT lvl, gnull, gkey FROM cut) GROUP BY lvl, gnull, gkey`,
+    cutOnly,
+  )}
+)`,
+        ]),
   ];
   const sql = `WITH ${withs.join(',\n')}
 SELECT k.lvl, k.gnull, k.gkey,
@@ -590,8 +631,8 @@ SELECT k.lvl, k.gnull, k.gkey,
   f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported,
   f.tool_uses_sum, COALESCE(f.tool_uses_reported, 0) AS tool_uses_reported,
   COALESCE(f.duration_reported, 0) AS duration_reported, ${rank(50)} AS duration_p50, ${rank(95)} AS duration_p95, f.duration_max,
-  COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
-  COALESCE(f.turns, 0) AS turns,
+  COALESCE(${dear('executions')}, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
+  COALESCE(${dear('turns')}, 0) AS turns,
   ${sessions} AS sessions, ${contexts} AS contexts,
   ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
   CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
@@ -603,7 +644,7 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'},
   ${cuts.length === 0 ? 'NULL' : 'cut.level_groups'} AS level_groups
 FROM keyed k
-LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}${ranks}
+LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}${cuts.length === 0 ? '' : `\nLEFT JOIN dear x ON ${JOIN_KEYS('x', 'k')}`}${ranks}
 LEFT JOIN unreadable u ON k.lvl = 0${hasCosts ? `\nLEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}${
     cuts.length === 0 ? '' : `\nLEFT JOIN cut ON ${JOIN_KEYS('cut', 'k')}\nWHERE ${kept('k')}`
   }`;
@@ -625,22 +666,23 @@ export function breakdownStatement(d: Dialect, scope: ReportScope, durationUpper
       ? undefined
       : `CASE ${durationUpper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${durationUpper.length} END`;
   const sql = `WITH ${scopedRows(d, scope, p, undefined, true)}
-SELECT 'model' AS kind, lvl, gnull, gkey, model AS label, NULL AS k, COUNT(*) AS n
-FROM leveled GROUP BY lvl, gnull, gkey, model
+${perLevel(d, scope, (rows) => `SELECT 'model' AS kind, lvl, gnull, gkey, model AS label, ${NONE} AS k, COUNT(*) AS n FROM ${rows} GROUP BY lvl, gnull, gkey, model`)}
 UNION ALL
-SELECT 'fan_out', lvl, gnull, gkey, NULL, k, COUNT(*)
-FROM (
-  SELECT lvl, gnull, gkey, turn_id, COUNT(*) AS k FROM leveled
-  WHERE COALESCE(turn_id, '') <> '' AND ${TOP_LEVEL}
-  GROUP BY lvl, gnull, gkey, turn_id
-) per_turn
-GROUP BY lvl, gnull, gkey, k${
-    bucket === undefined
-      ? ''
-      : `
+${perLevel(
+  d,
+  scope,
+  (rows) => `SELECT 'fan_out', lvl, gnull, gkey, NULL, k, COUNT(*) FROM (
+    SELECT lvl, gnull, gkey, turn_id, COUNT(*) AS k FROM ${rows}
+    WHERE COALESCE(turn_id, '') <> '' AND ${TOP_LEVEL}
+    GROUP BY lvl, gnull, gkey, turn_id
+  ) per_turn GROUP BY lvl, gnull, gkey, k`,
+)}${
+  bucket === undefined
+    ? ''
+    : `
 UNION ALL
 SELECT 'duration', 0, 0, '', NULL, ${bucket}, COUNT(*)
 FROM rows_in WHERE in_window = 1 AND duration_ms IS NOT NULL GROUP BY ${bucket}`
-  }`;
+}`;
   return { sql, params: p.values };
 }

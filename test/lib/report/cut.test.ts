@@ -72,6 +72,34 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
     },
   );
 
+  it('R4-12: a cut level computes its distinct executions, turns and percentiles for the groups it keeps as the uncut grouping does', async () => {
+    // per task: rows sharing a turn and an execution, an 'unknown' execution and an empty turn, an
+    // unreported duration (COUNT ≠ COUNT(DISTINCT), percentiles over reported rows only)
+    await insertRows(
+      t.db,
+      KEYS.flatMap((key, i) =>
+        Array.from({ length: 4 }, (_, j) => ({
+          tool_call_id: `d${i}-${j}`,
+          task_id: key,
+          task_session_id: `${key}-s0`,
+          turn_id: j === 3 ? '' : `${key}-u${j % 2}`,
+          agent_execution_id: j === 3 ? 'unknown' : `${key}-x${j % 2}`,
+          duration_ms: j === 0 ? null : 7 * (i + 1) * j,
+          observed_at: T(i + j),
+        })),
+      ),
+    );
+    const whole = await report({ by: 'task' });
+    // the oracle holds what the rows say: 2 executions and 2 turns a task, p50/p95 of 3 durations
+    expect(whole.groups.map((g) => [g.executions, g.turns, g.duration_ms.reported])).toEqual(KEYS.map(() => [2, 2, 3]));
+    for (const limit of [1, 3]) {
+      expect((await report({ by: 'task', limit })).groups, `--limit ${limit}`).toEqual(whole.groups.slice(0, limit));
+      expect((await report({ pageData: true, pageTasks: limit })).series?.task, `pageTasks ${limit}`).toEqual(
+        whole.groups.slice(0, limit),
+      );
+    }
+  });
+
   it('R4-12: the page data holds the first pageTasks task groups and counts them all (series.task_groups)', async () => {
     await seed();
     for (const sort of SORT_BY) {
