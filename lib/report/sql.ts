@@ -665,24 +665,28 @@ export function breakdownStatement(d: Dialect, scope: ReportScope, durationUpper
     durationUpper === undefined
       ? undefined
       : `CASE ${durationUpper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${durationUpper.length} END`;
-  const sql = `WITH ${scopedRows(d, scope, p, undefined, true)}
-${perLevel(d, scope, (rows) => `SELECT 'model' AS kind, lvl, gnull, gkey, model AS label, ${NONE} AS k, COUNT(*) AS n FROM ${rows} GROUP BY lvl, gnull, gkey, model`)}
+  // one grouping over every level's rows (PostgreSQL hashes it; per level it misestimated each
+  // level's rows and sorted them, docs/report.md#the-statements)
+  const sql = `WITH ${scopedRows(d, scope, p, undefined, true)},
+leveled AS NOT MATERIALIZED (
+  ${levelRows(d, scope, allLevels(scope))}
+)
+SELECT 'model' AS kind, lvl, gnull, gkey, model AS label, NULL AS k, COUNT(*) AS n
+FROM leveled GROUP BY lvl, gnull, gkey, model
 UNION ALL
-${perLevel(
-  d,
-  scope,
-  (rows) => `SELECT 'fan_out', lvl, gnull, gkey, NULL, k, COUNT(*) FROM (
-    SELECT lvl, gnull, gkey, turn_id, COUNT(*) AS k FROM ${rows}
-    WHERE COALESCE(turn_id, '') <> '' AND ${TOP_LEVEL}
-    GROUP BY lvl, gnull, gkey, turn_id
-  ) per_turn GROUP BY lvl, gnull, gkey, k`,
-)}${
-  bucket === undefined
-    ? ''
-    : `
+SELECT 'fan_out', lvl, gnull, gkey, NULL, k, COUNT(*)
+FROM (
+  SELECT lvl, gnull, gkey, turn_id, COUNT(*) AS k FROM leveled
+  WHERE COALESCE(turn_id, '') <> '' AND ${TOP_LEVEL}
+  GROUP BY lvl, gnull, gkey, turn_id
+) per_turn
+GROUP BY lvl, gnull, gkey, k${
+    bucket === undefined
+      ? ''
+      : `
 UNION ALL
 SELECT 'duration', 0, 0, '', NULL, ${bucket}, COUNT(*)
 FROM rows_in WHERE in_window = 1 AND duration_ms IS NOT NULL GROUP BY ${bucket}`
-}`;
+  }`;
   return { sql, params: p.values };
 }
