@@ -47,6 +47,19 @@ function primitiveText(value: unknown): string | null | undefined {
 
 /** JSON.stringify(value, replacer, indent) without recursion (see the file's comment). */
 export function jsonText(value: unknown, options: JsonTextOptions = {}): string | undefined {
+  const chunks = [...jsonChunks(value, options)];
+  return chunks.length === 0 ? undefined : chunks.join('');
+}
+
+/** About how many characters jsonChunks gathers before it yields them. */
+export const JSON_CHUNK_CHARS = 1 << 16;
+
+/**
+ * jsonText's text in pieces of about JSON_CHUNK_CHARS characters (one more value's text at most),
+ * nothing for a value JSON omits. R4-12: a document of 500,000 groups is longer than the longest
+ * string V8 can make (2^29 − 24 characters), so `--json` writes these pieces as they come.
+ */
+export function* jsonChunks(value: unknown, options: JsonTextOptions = {}): Generator<string> {
   const gap = ' '.repeat(Math.min(10, Math.max(0, options.indent ?? 0)));
   const replacer = options.replacer;
   const prepare = (holder: object, key: string, raw: unknown): unknown => {
@@ -59,9 +72,17 @@ export function jsonText(value: unknown, options: JsonTextOptions = {}): string 
   };
   const root = prepare({ '': value }, '', value);
   const first = primitiveText(root);
-  if (first !== null) return first;
+  if (first !== null) {
+    if (first !== undefined) yield first;
+    return;
+  }
 
-  const out: string[] = [];
+  let out: string[] = [];
+  let size = 0;
+  const push = (text: string) => {
+    out.push(text);
+    size += text.length;
+  };
   const stack: Frame[] = [];
   const onPath = new Set<object>();
   const open = (container: object, indent: string) => {
@@ -79,8 +100,8 @@ export function jsonText(value: unknown, options: JsonTextOptions = {}): string 
       stack.pop();
       onPath.delete(f.container);
       const close = f.array ? ']' : '}';
-      if (f.written === 0) out.push(f.array ? '[]' : '{}');
-      else out.push(gap === '' ? close : `\n${f.indent}${close}`);
+      if (f.written === 0) push(f.array ? '[]' : '{}');
+      else push(gap === '' ? close : `\n${f.indent}${close}`);
       continue;
     }
     const key = f.array ? String(f.next) : f.keys[f.next]!;
@@ -94,10 +115,15 @@ export function jsonText(value: unknown, options: JsonTextOptions = {}): string 
     const inner = stack.length > MAX_INDENT_LEVELS ? f.indent : f.indent + gap;
     const separator = f.written === 0 ? (f.array ? '[' : '{') : ',';
     const name = f.array ? '' : `${JSON.stringify(key)}:${gap === '' ? '' : ' '}`;
-    out.push(gap === '' ? `${separator}${name}` : `${separator}\n${inner}${name}`);
+    push(gap === '' ? `${separator}${name}` : `${separator}\n${inner}${name}`);
     f.written++;
     if (text === null) open(v as object, inner);
-    else out.push(text);
+    else push(text);
+    if (size >= JSON_CHUNK_CHARS) {
+      yield out.join('');
+      out = [];
+      size = 0;
+    }
   }
-  return out.join('');
+  if (out.length > 0) yield out.join('');
 }

@@ -24,7 +24,7 @@ import { EXIT } from './exit-codes.js';
 import { describeFailure } from './failure.js';
 import { checkFlagsApply, countFlag, instantFlag, parseFlags, secondsFlag } from './flags.js';
 import type { CliIo, CommandResult } from './io.js';
-import { jsonDocument } from './json.js';
+import { jsonDocument, jsonDocumentChunks } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 import { discardCreatedStore, openStore } from './open-store.js';
 import { UsageError } from './usage-error.js';
@@ -328,7 +328,9 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     // R4-5: a read-only command says how it read a SQLite store (whether SQLite made files to read it)
     const readNote = db?.readNote === undefined ? [] : [`the SQLite store was ${db.readNote}`];
     for (const note of [...readNote, ...(outcome.notes ?? [])]) io.stderr.write(`note: ${terminalSafeLines(note)}\n`);
-    if (outcome.data) rawIo.stdout.write(values.json ? jsonDocument(outcome.result) : `${outcome.text}\n`);
+    // R4-12: a data document is written in pieces (one string cannot hold 500,000 report groups)
+    if (outcome.data && values.json) for (const chunk of jsonDocumentChunks(outcome.result)) rawIo.stdout.write(chunk);
+    else if (outcome.data) rawIo.stdout.write(`${outcome.text}\n`);
     // a JSON document is redacted value by value before it is serialised, so it stays valid JSON
     else if (values.json) rawIo.stdout.write(jsonDocument(redact(outcome.result)));
     else io.stdout.write(`${outcome.text}\n`);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonText, MAX_INDENT_LEVELS } from '../../lib/json-text.js';
+import { JSON_CHUNK_CHARS, jsonChunks, jsonText, MAX_INDENT_LEVELS } from '../../lib/json-text.js';
 
 interface Link {
   id: number;
@@ -68,5 +68,32 @@ describe('jsonText: JSON without recursion (R4-4)', () => {
     }
     expect([depth, at.id]).toEqual([100_000, 99_999]);
     expect(jsonText(deep)).toBe(text.replace(/\n */g, '').replace(/": /g, '":'));
+  });
+});
+
+describe('jsonChunks: the same text in pieces (R4-12)', () => {
+  it('R4-12: the pieces join to JSON.stringify for any JSON value, none of them empty', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.constantFrom(0, 2), (value, indent) => {
+        const pieces = [...jsonChunks(value, { indent })];
+        expect(pieces.join('')).toBe(JSON.stringify(value, null, indent));
+        expect(pieces.every((p) => p.length > 0)).toBe(true);
+      }),
+    );
+  });
+
+  it('R4-12: a document many times the piece size comes in pieces of about JSON_CHUNK_CHARS, one value beyond at most', () => {
+    const longest = 5_000;
+    const groups = Array.from({ length: 2_000 }, (_, i) => ({ key: `g${i}`, text: 'x'.repeat(i % longest), n: i }));
+    const pieces = [...jsonChunks({ groups }, { indent: 2 })];
+    expect(pieces.join('')).toBe(JSON.stringify({ groups }, null, 2));
+    expect(pieces.length).toBeGreaterThan(20); // 2 MB of text
+    // each piece stops at the first value that brings it to JSON_CHUNK_CHARS
+    for (const p of pieces) expect(p.length).toBeLessThan(JSON_CHUNK_CHARS + longest + 100);
+  });
+
+  it('R4-12: a value JSON omits gives no piece; a primitive one piece', () => {
+    expect([...jsonChunks(undefined)]).toEqual([]);
+    expect([...jsonChunks('a\u2028')]).toEqual([JSON.stringify('a\u2028')]);
   });
 });

@@ -114,7 +114,10 @@ export async function reportCommand(
 ): Promise<CommandResult<ReportDocument>> {
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
   const render: (doc: ReportDocument, ctx: RenderContext) => string = REPORT_FORMATS[request.format];
-  if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: render(doc, ctx), data: true };
+  // --json: main.ts writes the document itself, in pieces (R4-12: one string cannot hold 500,000
+  // groups), so its text is not made here
+  const text = () => (request.format === 'json' ? '' : render(doc, ctx));
+  if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: text(), data: true };
   // R4-11: the page's renderer loads ECharts; only --html needs it
   const { renderHtml } = await import('../../report/render/html.js');
   const page = renderHtml(doc, { trees: request.options.trees, tasks: request.options.limit });
@@ -127,9 +130,9 @@ export async function reportCommand(
     );
   }
   // --json still prints the document the page was rendered from; otherwise one line says where the page is
-  const text =
+  const written =
     request.format === 'table'
       ? `wrote the page to ${request.html} (${Buffer.byteLength(page).toLocaleString('en-US')} bytes)`
-      : render(doc, ctx);
-  return { exitCode: EXIT.ok, result: doc, text, data: true };
+      : text();
+  return { exitCode: EXIT.ok, result: doc, text: written, data: true };
 }
