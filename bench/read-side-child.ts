@@ -1,9 +1,9 @@
 import { openDatabase } from '../lib/db/open.js';
 import { startWsProxy } from '../lib/db/ws-proxy.js';
 import { STATEMENT_TIMEOUT_SECONDS } from '../lib/defaults.js';
+import { jsonDocumentChunks } from '../lib/cli/json.js';
 import { buildReport } from '../lib/report/build.js';
 import { renderHtml } from '../lib/report/render/html.js';
-import { renderReportJsonChunks } from '../lib/report/render/json.js';
 import { CASE_OPTIONS, type ReadCase } from './read-side.js';
 
 /*
@@ -25,10 +25,9 @@ let out: Record<string, unknown>;
 try {
   const start = performance.now();
   const doc = await buildReport(db, { ...CASE_OPTIONS[which], now: BigInt(nowText), graceSeconds: 0 });
-  // the JSON in pieces, as the CLI writes it (R4-12: 500,000 task groups exceed V8's longest string)
+  // the JSON in pieces, as the CLI writes it (lib/cli/main.ts) (R4-12: 500,000 task groups exceed V8's longest string)
   let bytes = 0;
-  for (const piece of which === 'page' ? [renderHtml(doc)] : renderReportJsonChunks(doc))
-    bytes += Buffer.byteLength(piece);
+  for (const piece of which === 'page' ? [renderHtml(doc)] : jsonDocumentChunks(doc)) bytes += Buffer.byteLength(piece);
   const ms = performance.now() - start;
   out = {
     ms,

@@ -617,7 +617,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     d,
     scope,
     (rows) => `SELECT lvl, gnull, gkey, ${costlyColumns()}
-  FROM ${rows} WHERE (lr.lvl, lr.gnull, lr.gkey) IN (SELECT lvl, gnull, gkey FROM cut) GROUP BY lvl, gnull, gkey`,
+  FROM ${rows} WHERE ${kept('lr')} GROUP BY lvl, gnull, gkey`,
     cutOnly,
   )}
 )`,
