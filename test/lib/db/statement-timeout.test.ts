@@ -33,6 +33,19 @@ describe("statementTimeoutMsOf: seconds → the server's milliseconds (R2-5)", (
   });
 });
 
+// SHOW itself runs under the 1–2 ms cap it reads; on a loaded machine the cap can end it (57014),
+// which shows the cap is not 0 but not its value: ask again, a bounded number of times.
+async function showUnderItsOwnCap(db: Database): Promise<string | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [row] = await db.query<{ statement_timeout: string }>('SHOW statement_timeout');
+      return row?.statement_timeout;
+    } catch (e) {
+      if ((e as { sqlstate?: string }).sqlstate !== '57014' || attempt >= 50) throw e;
+    }
+  }
+}
+
 // PostgreSQL only: SQLite runs in this process and has no statement cap, and PGlite's socket server
 // ignores the startup parameters that carry statement_timeout (SHOW answers 0 whatever is sent).
 describe.each(TARGETS.filter((n) => n === 'postgres'))("the server's statement cap on %s (R2-5, D8)", (name) => {
@@ -49,8 +62,7 @@ describe.each(TARGETS.filter((n) => n === 'postgres'))("the server's statement c
     [1.5, '2ms'],
   ])('R2-5: a cap of %s ms reaches the server as %s, never 0 (no limit)', async (ms, shown) => {
     db = t.connect({ statementTimeoutMs: ms });
-    const [row] = await db.query<{ statement_timeout: string }>('SHOW statement_timeout');
-    expect(row?.statement_timeout).toBe(shown);
+    expect(await showUnderItsOwnCap(db)).toBe(shown);
   });
 
   it('R2-5: a sub-millisecond cap still ends pg_sleep(1.5) (57014)', async () => {
