@@ -1,3 +1,4 @@
+import { jsonDocument } from '../lib/cli/json.js';
 import type { Database } from '../lib/db/database.js';
 import { CHECKPOINT_KEY } from '../lib/health/checkpoint.js';
 import { DEFAULT_GRACE_SECONDS } from '../lib/health/config.js';
@@ -5,7 +6,6 @@ import { buildReport, type ReportOptions } from '../lib/report/build.js';
 import { readStoreCatalog } from '../lib/report/catalog.js';
 import { readActivationKeys } from '../lib/report/completeness.js';
 import type { ReportDocument } from '../lib/report/document.js';
-import { renderReportJson } from '../lib/report/render/json.js';
 import { breakdownStatement, figuresStatement, type ReportScope } from '../lib/report/sql.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, nowMicros } from '../lib/time.js';
@@ -46,7 +46,7 @@ export async function benchReportQuery(db: Database, runs: number): Promise<Repo
     for (let run = 0; run < runs; run++) {
       const { result, ms } = await timed(async () => {
         const doc = await buildReport(db, options);
-        renderReportJson(doc);
+        jsonDocument(doc);
         return doc;
       });
       samples.push({ ms, doc: result });

@@ -79,7 +79,6 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/render/csv.ts': RENDER,
   'lib/report/render/escape.ts': PAGE,
   'lib/report/render/html.ts': [...PAGE, 'test/lib/report/render/html-text.test.ts'],
-  'lib/report/render/json.ts': ['test/lib/report/render/json.test.ts', 'test/bin/report.test.ts'],
   'lib/report/render/labels.ts': [...RENDER, ...PAGE],
   // the style sheet and the policy are module constants: each mutant re-runs every covering test,
   // and the browser tests start Chromium for each; html.test.ts reads the policy and the sheet's
@@ -134,6 +133,8 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   // reach it only through runExport
   'lib/export/otlp/transport.ts': ['test/lib/export/otlp-transport.test.ts', 'test/lib/export/export-edges.test.ts'],
   'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
+  // json.test.ts proves the serialiser (R4-1, R4-4, issue 25); json-text.test.ts the pieces it joins
+  'lib/cli/json.ts': ['test/lib/cli/json.test.ts', 'test/lib/json-text.test.ts', 'test/bin/report.test.ts'],
 };
 
 /**

@@ -232,7 +232,7 @@ function scopedSessions(
   catalog: StoreCatalog,
   p: Params,
   startedBefore: string | undefined,
-): string {
+): { sess: string; members: (kept: string) => string } {
   const where: string[] = [];
   if (scope.task !== undefined) where.push(`s.task_id = ${p.text(scope.task)}`);
   if (scope.session !== undefined) where.push(`s.id = ${p.text(scope.session)}`);
@@ -244,37 +244,45 @@ function scopedSessions(
       if (scope.until !== undefined) where.push(`${started} < ${p.instant(scope.until)}`);
     }
   }
-  const bySessions = levelsOf(scope)
-    .map((by, i) =>
-      by === 'task'
-        ? `\n    UNION ALL SELECT ${i + 1}, 0, task_id, sid, started_early FROM sess`
-        : by === 'session'
-          ? `\n    UNION ALL SELECT ${i + 1}, 0, sid, sid, started_early FROM sess`
-          : '',
-    )
-    .join('');
   // R4-12: unfiltered, the totals' sessions are task_sessions (a known row's session is one of
   // them, with the same started_at), so level 0 needs no pass over the rows to find them
   const unfiltered = where.length === 0;
   const rowLevels = sessionLevels(scope).filter((lvl) => lvl !== 0 || !unfiltered);
-  return `sess AS (
+  const sess = `sess AS (
   SELECT s.id AS sid, s.task_id, ${startedEarly(d, 's.started_at', startedBefore)} AS started_early
   FROM task_sessions s${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
-),
-members AS (
+)`;
+  const members = (kept: string) => `members AS (
   SELECT lvl, gnull, gkey, sid, MAX(started_early) AS started_early FROM (${
     rowLevels.length === 0
       ? ''
       : `
-    SELECT lvl, gnull, gkey, CASE WHEN known = 1 THEN task_session_id END AS sid, started_early FROM (
+    SELECT lvl, gnull, gkey, ${MEMBER_SID} AS sid, started_early FROM (
       ${levelRows(d, scope, rowLevels)}
     ) lr
     UNION ALL`
   }
-    SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, sid, started_early FROM sess${bySessions}
-  ) m GROUP BY lvl, gnull, gkey, sid
+    SELECT 0 AS lvl, 0 AS gnull, '' AS gkey, sid, started_early FROM sess${sessionParts(scope, allLevels(scope))
+      .map((part) => `\n    UNION ALL ${part('started_early')}`)
+      .join('')}
+  ) m${kept ? ` WHERE ${kept}` : ''} GROUP BY lvl, gnull, gkey, sid
 )`;
+  return { sess, members };
 }
+
+/** A row's session as a member of its groups: only a session task_sessions knows (R4-7). */
+const MEMBER_SID = 'CASE WHEN known = 1 THEN task_session_id END';
+
+/**
+ * The host's sessions in scope (`sess`) as members of the task and session levels among `lvls`:
+ * `SELECT lvl, gnull, gkey, sid, <extra>` each, so a session with no row still makes its group.
+ */
+const sessionParts = (scope: ReportScope, lvls: readonly number[]) =>
+  levelsOf(scope).flatMap((by, i) => {
+    if (!lvls.includes(i + 1)) return [];
+    const key = by === 'task' ? 'task_id' : by === 'session' ? 'sid' : undefined;
+    return key === undefined ? [] : [(extra: string) => `SELECT ${i + 1}, 0, ${key}, sid, ${extra} FROM sess`];
+  });
 
 /**
  * Sessions in scope with activity before capture_since: a message created before it, or (where
@@ -390,43 +398,51 @@ const JOIN_KEYS = (alias: string, other: string) =>
 /**
  * R4-12: the `cut` CTE, the groups a cut level keeps (ReportScope.cuts): its first N in the order
  * sort.ts gives them (a figure descending, a null one last; ties by key in byte order, the NULL
- * key last). The figures a sort reads come from `keyed`, `plain` and `costs` gathered by one
- * GROUP BY, not joined: PostgreSQL cannot estimate a stored CTE's rows per level and planned
- * those joins as nested loops over 50,000 groups each.
+ * key last). It reads only what the ranking needs, straight from the level's rows and sessions
+ * (and `costs` for --sort cost): every other figure of a cut level (plain, members, keyed) is then
+ * computed for the groups it keeps only. The parts are gathered by one GROUP BY, not joined:
+ * PostgreSQL cannot estimate a stored CTE's rows per level and planned such joins as nested
+ * loops over 50,000 groups each.
  */
 function cutGroups(
   d: Dialect,
+  scope: ReportScope,
   cuts: readonly [number, number][],
   order: (figures: SortFigures) => string,
+  sort: SortBy,
   hasCosts: boolean,
 ): string {
-  const levels = cuts.map(([lvl]) => lvl).join(', ');
+  const lvls = cuts.map(([lvl]) => lvl);
   const limit = `CASE lvl ${cuts.map(([lvl, n]) => `WHEN ${lvl} THEN ${n}`).join(' ')} END`;
   const sortBy = order({
     lvl: 'lvl',
     sessions: 'sessions',
-    subagents: 'COALESCE(subagents, 0)',
+    subagents: 'subagents',
     tokens: 'tokens_sum',
     cost: 'cost',
     lastObserved: 'last_observed',
   });
+  // the members of a group as keyed counts them (its rows' known sessions and, for a task or a
+  // session, the host's sessions of it): counted only when the sort reads them
+  const sessions = sort === 'contexts' ? 'COUNT(DISTINCT sid)' : NONE;
+  const byCost = sort === 'cost' && hasCosts;
   return `cut AS MATERIALIZED (
   SELECT lvl, gnull, gkey, level_groups FROM (
     SELECT lvl, gnull, gkey,
       ROW_NUMBER() OVER (PARTITION BY lvl ORDER BY ${sortBy}${sortBy ? ', ' : ''}gnull, ${d.byteOrder('gkey')}) AS rn,
       COUNT(*) OVER (PARTITION BY lvl) AS level_groups
     FROM (
-      SELECT lvl, gnull, gkey, MAX(sessions) AS sessions, MAX(subagents) AS subagents, MAX(tokens_sum) AS tokens_sum,
-        MAX(last_observed) AS last_observed, MAX(cost) AS cost, MAX(listed) AS listed
+      SELECT lvl, gnull, gkey, ${sessions} AS sessions, SUM(is_row) AS subagents, ${boundedSum('total_tokens')} AS tokens_sum,
+        MAX(observed) AS last_observed, MAX(cost) AS cost, MAX(listed) AS listed
       FROM (
-        SELECT lvl, gnull, gkey, sessions, ${NONE} AS subagents, ${NONE} AS tokens_sum, NULL AS last_observed, ${NONE} AS cost, 1 AS listed
-        FROM keyed WHERE lvl IN (${levels})
-        UNION ALL
-        SELECT lvl, gnull, gkey, ${NONE}, subagents, tokens_sum, last_observed, ${NONE}, 0 FROM plain WHERE lvl IN (${levels})${
-          hasCosts
+        SELECT lvl, gnull, gkey, ${MEMBER_SID} AS sid, 1 AS is_row, total_tokens, observed, ${NONE} AS cost, 1 AS listed
+        FROM (${levelRows(d, scope, lvls)}) lr${sessionParts(scope, lvls)
+          .map((part) => `\n        UNION ALL ${part(`0, NULL, NULL, ${NONE}, 1`)}`)
+          .join('')}${
+          byCost
             ? `
         UNION ALL
-        SELECT lvl, gnull, gkey, ${NONE}, ${NONE}, ${NONE}, NULL, cost, 0 FROM costs WHERE lvl IN (${levels})`
+        SELECT lvl, gnull, gkey, NULL, 0, NULL, NULL, cost, 0 FROM costs WHERE lvl IN (${lvls.join(', ')})`
             : ''
         }
       ) parts GROUP BY lvl, gnull, gkey
@@ -475,15 +491,11 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const cs = scope.captureSince === undefined ? undefined : p.instant(scope.captureSince);
   // the sessions' started_at is read where they are joined only when the lower bound probes them
   const startedBefore = catalog.sessionStartedAt && catalog.sessionCreatedIndex ? cs : undefined;
-  const ctes = [
-    scopedRows(d, scope, p, startedBefore),
-    unreadableRows(),
-    scopedSessions(d, scope, catalog, p, startedBefore),
-    earlySessions(d, catalog, cs),
-    costs(d, scope, catalog, p),
-  ].filter((c): c is string => c !== undefined);
-  const early = ctes.some((c) => c.startsWith('early AS'));
-  const hasCosts = catalog.costEvents !== undefined;
+  const sessions = scopedSessions(d, scope, catalog, p, startedBefore);
+  const costCtes = costs(d, scope, catalog, p);
+  const earlyCte = earlySessions(d, catalog, cs);
+  const early = earlyCte !== undefined;
+  const hasCosts = costCtes !== undefined;
   const others = otherLevels(scope);
   // the figures a sort reads, here and in the cut (sortOrder): one expression each
   const sessionsOf = (f: SortFigures) =>
@@ -506,7 +518,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     cost: 'c.cost',
     lastObserved: 'f.last_observed',
   };
-  const sessions = sessionsOf(own);
+  const sessionsColumn = sessionsOf(own);
   const { contexts, cost } = figureColumns(own) as Record<'contexts' | 'cost', string>;
   const [taskLevel] = levelsWhere(scope, ['task']);
   const [sessionLevel] = levelsWhere(scope, ['session']);
@@ -527,11 +539,15 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
         ]),
   ];
   const started = !catalog.sessionStartedAt || startedOf.length === 0 ? 'NULL' : `(CASE ${startedOf.join(' ')} END)`;
+  const sort = scope.sort ?? 'subagents';
   const cuts = (scope.cuts ?? []).flatMap((n, i) => (n === undefined ? [] : [[i + 1, n] as [number, number]]));
-  // a cut level's costly figures are computed for the groups it keeps only (R4-12)
+  // R4-12: a cut level's figures are computed for the groups it keeps only (cutGroups)
   const cutLevels = cuts.map(([lvl]) => lvl).join(', ');
   const kept = (alias: string) =>
-    `${alias}.lvl NOT IN (${cutLevels}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (SELECT lvl, gnull, gkey FROM cut)`;
+    cuts.length === 0
+      ? ''
+      : `(${alias}.lvl NOT IN (${cutLevels}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (SELECT lvl, gnull, gkey FROM cut))`;
+  const keptRows = (rows: string) => (cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`);
   // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and, where
   // the dialect has the aggregate, the percentiles ride each level's grouping: counted apart
   // (groups of groups, a ranked derived table), each was one more pass over every level's rows.
@@ -543,41 +559,34 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
     ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
   ];
-  // R4-12: a cut level's costly figures (a sort per group each) are computed after the cut for the
-  // groups it keeps only (`dear`); plain leaves them NULL there
-  const cutOnly = cuts.map(([lvl]) => lvl);
-  const costlyColumns = (lvl?: number) =>
-    costly.map(([e, name]) => `${lvl !== undefined && cutOnly.includes(lvl) ? NONE : e} AS ${name}`).join(', ');
-  const dear = (x: string) => (cuts.length === 0 ? `f.${x}` : `COALESCE(f.${x}, x.${x})`);
   const ranks =
     ranking.kind === 'derived'
       ? `\nLEFT JOIN (${perLevel(d, scope, (rows) =>
-          ranking.table(
-            cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`,
-            ['lvl', 'gnull', 'gkey'],
-            'duration_ms',
-            RANKS,
-          ),
+          ranking.table(keptRows(rows), ['lvl', 'gnull', 'gkey'], 'duration_ms', RANKS),
         )}) pct ON ${JOIN_KEYS('pct', 'k')}`
       : '';
-  const rank = (p: number) => (ranking.kind === 'derived' ? `pct.p${p}` : dear(`p${p}`));
-  // stored where the cut reads them as well as the figures (SQLite would compute them twice)
-  const store = cuts.length === 0 ? '' : ' MATERIALIZED';
+  const rank = (p: number) => (ranking.kind === 'derived' ? `pct.p${p}` : `f.p${p}`);
   // plain also lists the groups of the levels not made of sessions for keyed, with their lower
   // bound (a row of a session with activity before capture_since): their own pass cost one more
   // grouping of every such level's rows (R4-12)
-  const plainStore = cuts.length === 0 && others.length === 0 ? '' : ' MATERIALIZED';
+  const plainStore = others.length === 0 ? '' : ' MATERIALIZED';
   const earlyRows =
     early && others.length > 0
       ? `,\n    MAX(CASE WHEN lvl IN (${others.join(', ')}) AND known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END) AS early_rows`
       : '';
   const withs = [
-    ...ctes,
+    scopedRows(d, scope, p, startedBefore),
+    unreadableRows(),
+    sessions.sess,
+    ...(costCtes === undefined ? [] : [costCtes]),
+    ...(cuts.length === 0 ? [] : [cutGroups(d, scope, cuts, sortOrder(sort, figureColumns), sort, hasCosts)]),
+    sessions.members(kept('m')),
+    ...(earlyCte === undefined ? [] : [earlyCte]),
     `plain AS${plainStore} (
   ${perLevel(
     d,
     scope,
-    (rows, lvl) => `SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
+    (rows) => `SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
     SUM(CASE WHEN is_async <> 0 THEN 1 ELSE 0 END) AS async,
@@ -588,14 +597,14 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
     ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
     COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
-    ${costlyColumns(lvl)},
+    ${costly.map(([e, name]) => `${e} AS ${name}`).join(', ')},
     SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
     MIN(observed) AS first_observed, MAX(observed) AS last_observed,
     SUM(1 - known) AS orphan_rows${earlyRows}
-  FROM ${rows} GROUP BY lvl, gnull, gkey`,
+  FROM ${keptRows(rows)} GROUP BY lvl, gnull, gkey`,
   )}
 )`,
-    `keyed AS${store} (
+    `keyed AS (
   SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,
     ${early ? `MAX(${EARLY_MEMBER})` : '0'} AS lower_bound,
     ${early ? `SUM(${EARLY_MEMBER})` : '0'} AS lower_bound_sessions
@@ -608,20 +617,6 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   SELECT lvl, gnull, gkey, 0, ${early ? 'early_rows' : '0'}, 0 FROM plain WHERE lvl IN (${others.join(', ')})`
   }
 )`,
-    ...(cuts.length === 0
-      ? []
-      : [
-          cutGroups(d, cuts, sortOrder(scope.sort ?? 'subagents', figureColumns), hasCosts),
-          `dear AS (
-  ${perLevel(
-    d,
-    scope,
-    (rows) => `SELECT lvl, gnull, gkey, ${costlyColumns()}
-  FROM ${rows} WHERE ${kept('lr')} GROUP BY lvl, gnull, gkey`,
-    cutOnly,
-  )}
-)`,
-        ]),
   ];
   const sql = `WITH ${withs.join(',\n')}
 SELECT k.lvl, k.gnull, k.gkey,
@@ -631,9 +626,9 @@ SELECT k.lvl, k.gnull, k.gkey,
   f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported,
   f.tool_uses_sum, COALESCE(f.tool_uses_reported, 0) AS tool_uses_reported,
   COALESCE(f.duration_reported, 0) AS duration_reported, ${rank(50)} AS duration_p50, ${rank(95)} AS duration_p95, f.duration_max,
-  COALESCE(${dear('executions')}, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
-  COALESCE(${dear('turns')}, 0) AS turns,
-  ${sessions} AS sessions, ${contexts} AS contexts,
+  COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
+  COALESCE(f.turns, 0) AS turns,
+  ${sessionsColumn} AS sessions, ${contexts} AS contexts,
   ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
   CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
     ELSE ${floorDiv(`(2 * ${cost} + ${contexts})`, `(2 * ${contexts})`)} END AS cost_per_context_subcents,
@@ -644,9 +639,9 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'},
   ${cuts.length === 0 ? 'NULL' : 'cut.level_groups'} AS level_groups
 FROM keyed k
-LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}${cuts.length === 0 ? '' : `\nLEFT JOIN dear x ON ${JOIN_KEYS('x', 'k')}`}${ranks}
+LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}${ranks}
 LEFT JOIN unreadable u ON k.lvl = 0${hasCosts ? `\nLEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}${
-    cuts.length === 0 ? '' : `\nLEFT JOIN cut ON ${JOIN_KEYS('cut', 'k')}\nWHERE ${kept('k')}`
+    cuts.length === 0 ? '' : `\nLEFT JOIN cut ON ${JOIN_KEYS('cut', 'k')}`
   }`;
   return { sql, params: p.values };
 }

@@ -107,6 +107,23 @@ export async function insertRows(db: Queryable, rows: readonly StoredRow[]): Pro
 }
 
 /** Sets one stored row's timestamp column (`text` RFC 3339) in the dialect's own encoding. */
+/**
+ * Lets the store hold rows whose session is gone, as a host store does where the foreign key is
+ * not enforced (SQLite without PRAGMA foreign_keys, which the host's driver does not set), then
+ * deletes the session as the host does.
+ */
+export async function deleteSessionKeepingRows(db: Queryable, session: string): Promise<void> {
+  if (db.dialect.name === 'sqlite') await db.query('PRAGMA foreign_keys = OFF');
+  else {
+    const fks = await db.query<{ conname: string }>(
+      "SELECT conname FROM pg_constraint WHERE conrelid = 'task_session_subagents'::regclass AND contype = 'f'",
+    );
+    for (const { conname } of fks) await db.query(`ALTER TABLE task_session_subagents DROP CONSTRAINT ${conname}`);
+  }
+  await db.query('DELETE FROM task_session_turns WHERE task_session_id = $1', [session]);
+  await db.query('DELETE FROM task_sessions WHERE id = $1', [session]);
+}
+
 export async function setStoredTime(db: Queryable, toolCallId: string, column: string, text: string): Promise<void> {
   const us = parseRfc3339(text);
   if (us === undefined) throw new Error(`test row: bad instant ${text}`);

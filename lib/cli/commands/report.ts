@@ -4,7 +4,6 @@ import { PAGE_DEFAULTS } from '../../defaults.js';
 import { buildReport, type ReportOptions } from '../../report/build.js';
 import { GROUP_BY, type GroupBy, type ReportDocument, SORT_BY, type SortBy } from '../../report/document.js';
 import { renderReportCsv } from '../../report/render/csv.js';
-import { renderReportJson } from '../../report/render/json.js';
 import { renderReportTable } from '../../report/render/table.js';
 import { formatRfc3339 } from '../../time.js';
 import { EXIT } from '../exit-codes.js';
@@ -34,16 +33,16 @@ export interface RenderContext {
 }
 
 /**
- * The output formats, one renderer each; every one only consumes the document (docs/report.md).
- * A new format is one more entry here and one flag in `outputFormat`.
+ * The text formats, one renderer each; every one only consumes the document (docs/report.md).
+ * A new format is one more entry here and one flag in `outputFormat`. `--json` is the document
+ * itself: main.ts writes it through the CLI's one serialiser (lib/cli/json.ts), in pieces (R4-12).
  */
 export const REPORT_FORMATS = {
   table: (doc: ReportDocument, ctx: RenderContext) => renderReportTable(doc, { color: ctx.color }),
-  json: (doc: ReportDocument) => renderReportJson(doc),
   csv: (doc: ReportDocument) => renderReportCsv(doc),
 } as const satisfies Record<string, (doc: ReportDocument, ctx: RenderContext) => string>;
 
-export type ReportFormat = keyof typeof REPORT_FORMATS;
+export type ReportFormat = keyof typeof REPORT_FORMATS | 'json';
 
 export interface ReportRequest {
   options: ReportOptions;
@@ -113,10 +112,10 @@ export async function reportCommand(
   ctx: RenderContext & { graceSeconds?: number },
 ): Promise<CommandResult<ReportDocument>> {
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
-  const render: (doc: ReportDocument, ctx: RenderContext) => string = REPORT_FORMATS[request.format];
   // --json: main.ts writes the document itself, in pieces (R4-12: one string cannot hold 500,000
   // groups), so its text is not made here
-  const text = () => (request.format === 'json' ? '' : render(doc, ctx));
+  const format = request.format;
+  const text = () => (format === 'json' ? '' : REPORT_FORMATS[format](doc, ctx));
   if (request.html === undefined) return { exitCode: EXIT.ok, result: doc, text: text(), data: true };
   // R4-11: the page's renderer loads ECharts; only --html needs it
   const { renderHtml } = await import('../../report/render/html.js');

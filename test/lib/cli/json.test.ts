@@ -1,7 +1,9 @@
 import fc from 'fast-check';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jsonDocument } from '../../../lib/cli/json.js';
 import { formatRfc3339, parseRfc3339 } from '../../../lib/time.js';
+import { hostileText, MIB_OF_HOSTILE_TEXT } from '../../support/hostile-text.js';
+import { group, reportDoc } from '../../support/report-document.js';
 
 // Issue 25: a --json document gives an instant (bigint microseconds in memory) as RFC 3339 UTC
 // with microseconds, at any depth, for every instant the store can hold; nothing else changes.
@@ -25,4 +27,34 @@ it('issue 25: the document is indented JSON on one trailing newline, as the CLI 
   expect(jsonDocument({ checkedAt: 1_796_130_000_123_456n, n: 1 })).toBe(
     `{\n  "checkedAt": "${formatRfc3339(1_796_130_000_123_456n)}",\n  "n": 1\n}\n`,
   );
+});
+
+const withText = (text: string) =>
+  reportDoc([group({ key: text, title: text, models: { counts: [{ model: text, subagents: 1 }], unreported: 0 } })], {
+    missing: [{ task_session_id: text, tool_call_id: text }],
+  });
+
+describe('report --json (R4-1: data is never rewritten)', () => {
+  it('R4-1: any string (markup, quotes, controls, U+2028/2029, lone surrogates) reads back exactly', () => {
+    fc.assert(
+      fc.property(hostileText('sqlite'), (text) => {
+        const doc = withText(text);
+        expect(JSON.parse(jsonDocument(doc))).toEqual(doc);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('R4-1: a 1 MiB string reads back exactly', () => {
+    const doc = withText(MIB_OF_HOSTILE_TEXT);
+    expect(JSON.parse(jsonDocument(doc)).groups[0].title).toBe(MIB_OF_HOSTILE_TEXT);
+  });
+
+  it('R4-4: the text is JSON.stringify(doc, null, 2) and a newline for a document of ordinary depth (docs/report.md)', () => {
+    const doc = withText('a "quoted" key');
+    const text = jsonDocument(doc);
+    expect(text).toBe(`${JSON.stringify(doc, null, 2)}\n`);
+    // two spaces a level, written out: the first member of the document sits one level in
+    expect(text.split('\n')[1]).toMatch(/^ {2}"/);
+  });
 });

@@ -3,7 +3,8 @@ import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
 import { GROUP_BY, type GroupBy, SORT_BY } from '../../../lib/report/document.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { addCostEvent } from '../../support/cost-events.js';
-import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
+import { seedSession } from '../../support/frames.js';
+import { deleteSessionKeepingRows, insertRows, type StoredRow } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
 
 /*
@@ -97,6 +98,42 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
       expect((await report({ pageData: true, pageTasks: limit })).series?.task, `pageTasks ${limit}`).toEqual(
         whole.groups.slice(0, limit),
       );
+    }
+  });
+
+  it('R4-12: --sort contexts ranks a cut by the sessions the uncut grouping counts: a shared session once, a session without rows, never a deleted one', async () => {
+    const at = T(1);
+    await insertRows(t.db, [
+      // k2: 5 rows of one session: contexts 1 + 5 = 6
+      ...Array.from({ length: 5 }, (_, j) => ({
+        tool_call_id: `k2-${j}`,
+        task_id: 'k2',
+        task_session_id: 'k2-s0',
+        observed_at: at,
+      })),
+      // k3: 1 row, and 5 more sessions without rows: contexts 6 + 1 = 7
+      { tool_call_id: 'k3-0', task_id: 'k3', task_session_id: 'k3-s0', observed_at: at },
+      // k1: 2 rows of a session the host deleted (no session) and 2 of one it keeps: contexts 1 + 4 = 5
+      ...Array.from({ length: 4 }, (_, j) => ({
+        tool_call_id: `k1-${j}`,
+        task_id: 'k1',
+        task_session_id: j < 2 ? 'k1-gone' : 'k1-s0',
+        observed_at: at,
+      })),
+    ]);
+    for (let j = 1; j <= 5; j++) await seedSession(t.db, `k3-s${j}`, 'k3');
+    await deleteSessionKeepingRows(t.db, 'k1-gone');
+    const whole = await report({ by: 'task', sort: 'contexts' });
+    expect(whole.groups.map((g) => [g.key, g.contexts])).toEqual([
+      ['k3', 7],
+      ['k2', 6],
+      ['k1', 5],
+    ]);
+    for (const limit of [1, 2]) {
+      const cut = await report({ by: 'task', sort: 'contexts', limit });
+      expect(cut.groups, `--limit ${limit}`).toEqual(whole.groups.slice(0, limit));
+      const page = await report({ pageData: true, pageTasks: limit, sort: 'contexts' });
+      expect(page.series?.task, `pageTasks ${limit}`).toEqual(whole.groups.slice(0, limit));
     }
   });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { jsonDocument } from '../../../lib/cli/json.js';
 import type { Queryable } from '../../../lib/db/database.js';
 import { buildReport } from '../../../lib/report/build.js';
 import { GROUP_BY } from '../../../lib/report/document.js';
-import { renderReportJson } from '../../../lib/report/render/json.js';
 import { readAll } from '../../../lib/store/read.js';
 import { KEY_OF, onlyRowFigures, rowFigures } from '../../support/report-oracle.js';
 import { buildReportStore } from '../../support/report-store.js';
@@ -13,7 +13,7 @@ async function everyReport(db: Queryable): Promise<string[]> {
   const texts: string[] = [];
   for (const by of [undefined, ...GROUP_BY]) {
     const doc = await buildReport(db, { by, trees: 3, pageData: by === undefined });
-    texts.push(renderReportJson({ ...doc, generated_at: '' }));
+    texts.push(jsonDocument({ ...doc, generated_at: '' }));
   }
   return texts;
 }

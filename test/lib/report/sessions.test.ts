@@ -5,27 +5,10 @@ import type { ReportDocument } from '../../../lib/report/document.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { runCliJson } from '../../support/cli-run.js';
 import { seedSession } from '../../support/frames.js';
-import { insertRows } from '../../support/subagent-rows.js';
+import { deleteSessionKeepingRows, insertRows } from '../../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
 const T = (s: number) => `2026-08-12T13:00:${String(s).padStart(2, '0')}.000001Z`;
-
-/**
- * Lets the store hold rows whose session is gone, as a host store does where the foreign key is
- * not enforced (SQLite without PRAGMA foreign_keys, which the host's driver does not set), then
- * deletes the session as the host does.
- */
-async function deleteSessionKeepingRows(db: Queryable, session: string): Promise<void> {
-  if (db.dialect.name === 'sqlite') await db.query('PRAGMA foreign_keys = OFF');
-  else {
-    const fks = await db.query<{ conname: string }>(
-      "SELECT conname FROM pg_constraint WHERE conrelid = 'task_session_subagents'::regclass AND contype = 'f'",
-    );
-    for (const { conname } of fks) await db.query(`ALTER TABLE task_session_subagents DROP CONSTRAINT ${conname}`);
-  }
-  await db.query('DELETE FROM task_session_turns WHERE task_session_id = $1', [session]);
-  await db.query('DELETE FROM task_sessions WHERE id = $1', [session]);
-}
 
 async function addCost(db: Queryable, id: string, session: string, task: string, subcents: number): Promise<void> {
   const at = db.dialect.encodeTimestamp(parseRfc3339(T(1))!);
