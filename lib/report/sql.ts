@@ -574,6 +574,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     early && others.length > 0
       ? `,\n    MAX(CASE WHEN lvl IN (${others.join(', ')}) AND known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END) AS early_rows`
       : '';
+  // in order: a CTE reads only the ones before it (the cut before the members and figures it limits)
   const withs = [
     scopedRows(d, scope, p, startedBefore),
     unreadableRows(),
