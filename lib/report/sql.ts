@@ -170,13 +170,10 @@ const allLevels = (scope: ReportScope) => [0, ...levelsOf(scope).map((_, i) => i
  * appended. One grouping over every level's rows at once sorted them all by (lvl, gnull, gkey) in
  * one external sort that carried every column of every row (docs/report.md#the-statements).
  */
-function perLevel(
-  d: Dialect,
-  scope: ReportScope,
-  select: (rows: string, lvl: number) => string,
-  lvls: readonly number[] = allLevels(scope),
-): string {
-  return lvls.map((lvl) => select(`(${levelRows(d, scope, [lvl])}) lr`, lvl)).join('\n  UNION ALL\n  ');
+function perLevel(d: Dialect, scope: ReportScope, select: (rows: string) => string): string {
+  return allLevels(scope)
+    .map((lvl) => select(`(${levelRows(d, scope, [lvl])}) lr`))
+    .join('\n  UNION ALL\n  ');
 }
 
 /**

@@ -106,7 +106,6 @@ export async function insertRows(db: Queryable, rows: readonly StoredRow[]): Pro
   }
 }
 
-/** Sets one stored row's timestamp column (`text` RFC 3339) in the dialect's own encoding. */
 /**
  * Lets the store hold rows whose session is gone, as a host store does where the foreign key is
  * not enforced (SQLite without PRAGMA foreign_keys, which the host's driver does not set), then
@@ -124,6 +123,7 @@ export async function deleteSessionKeepingRows(db: Queryable, session: string): 
   await db.query('DELETE FROM task_sessions WHERE id = $1', [session]);
 }
 
+/** Sets one stored row's timestamp column (`text` RFC 3339) in the dialect's own encoding. */
 export async function setStoredTime(db: Queryable, toolCallId: string, column: string, text: string): Promise<void> {
   const us = parseRfc3339(text);
   if (us === undefined) throw new Error(`test row: bad instant ${text}`);
