@@ -6,7 +6,7 @@ import { msUntil } from '../deadline.js';
 import { SubagentContextError } from '../errors.js';
 import { type DeadlineOwner, type HintClass, hint, SQLITE_MISSING_HINT, SQLITE_UNBUILT_HINT } from '../hints.js';
 import type { Database, Queryable, Row } from './database.js';
-import { SQLITE_FUNCTIONS, sqliteDialect } from './dialect/sqlite.js';
+import { SQLITE_AGGREGATES, SQLITE_FUNCTIONS, sqliteDialect } from './dialect/sqlite.js';
 import { classifySqlstate, DatabaseError, hintClassOf, outOfTime } from './errors.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
@@ -210,6 +210,9 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
   }
   if (!exists) db.pragma('journal_mode = WAL');
   for (const [name, fn] of Object.entries(SQLITE_FUNCTIONS)) db.function(name, { deterministic: true }, fn);
+  // the typings give step one argument; the driver counts the step function's own (value, percent)
+  for (const [name, fns] of Object.entries(SQLITE_AGGREGATES))
+    db.aggregate(name, { ...fns, deterministic: true } as unknown as BetterSqlite3.AggregateOptions);
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   const stats = { roundTrips: 0 };

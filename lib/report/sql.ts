@@ -28,8 +28,8 @@ export interface ReportScope {
   captureSince?: Micros;
   /**
    * R4-12: level i + 1 keeps only its first cuts[i] groups in `sort` order (sort.ts), where a number
-   * is given: only those are returned (SQLite's percentiles, a pass of their own, are computed for
-   * those only), and `level_groups` says how many the level has. Statement 1 only.
+   * is given: only those are computed and returned, and `level_groups` says how many the level
+   * has. Statement 1 only.
    */
   cuts?: readonly (number | undefined)[];
   /** the order the cuts keep (default subagents) */
@@ -545,24 +545,14 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
       ? ''
       : `(${alias}.lvl NOT IN (${cutLevels}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (SELECT lvl, gnull, gkey FROM cut))`;
   const keptRows = (rows: string) => (cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`);
-  // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and, where
-  // the dialect has the aggregate, the percentiles ride each level's grouping: counted apart
-  // (groups of groups, a ranked derived table), each was one more pass over every level's rows.
-  const ranking = d.nearestRank;
+  // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and the
+  // percentiles ride each level's grouping: counted apart (groups of groups, a ranked derived
+  // table), each was one more pass over every level's rows.
   const costly: [expression: string, name: string][] = [
-    ...(ranking.kind === 'aggregate'
-      ? RANKS.map((p): [string, string] => [ranking.expression('duration_ms', p), `p${p}`])
-      : []),
+    ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p), `p${p}`]),
     ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
     ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
   ];
-  const ranks =
-    ranking.kind === 'derived'
-      ? `\nLEFT JOIN (${perLevel(d, scope, (rows) =>
-          ranking.table(keptRows(rows), ['lvl', 'gnull', 'gkey'], 'duration_ms', RANKS),
-        )}) pct ON ${JOIN_KEYS('pct', 'k')}`
-      : '';
-  const rank = (p: number) => (ranking.kind === 'derived' ? `pct.p${p}` : `f.p${p}`);
   // plain also lists the groups of the levels not made of sessions for keyed, with their lower
   // bound (a row of a session with activity before capture_since): their own pass cost one more
   // grouping of every such level's rows (R4-12)
@@ -623,7 +613,7 @@ SELECT k.lvl, k.gnull, k.gkey,
   COALESCE(f.settled, 0) AS settled, COALESCE(f.failed, 0) AS failed,
   f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported,
   f.tool_uses_sum, COALESCE(f.tool_uses_reported, 0) AS tool_uses_reported,
-  COALESCE(f.duration_reported, 0) AS duration_reported, ${rank(50)} AS duration_p50, ${rank(95)} AS duration_p95, f.duration_max,
+  COALESCE(f.duration_reported, 0) AS duration_reported, f.p50 AS duration_p50, f.p95 AS duration_p95, f.duration_max,
   COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
   COALESCE(f.turns, 0) AS turns,
   ${sessionsColumn} AS sessions, ${contexts} AS contexts,
@@ -637,7 +627,7 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'},
   ${cuts.length === 0 ? 'NULL' : 'cut.level_groups'} AS level_groups
 FROM keyed k
-LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}${ranks}
+LEFT JOIN plain f ON ${JOIN_KEYS('f', 'k')}
 LEFT JOIN unreadable u ON k.lvl = 0${hasCosts ? `\nLEFT JOIN costs c ON ${JOIN_KEYS('c', 'k')}` : ''}${
     cuts.length === 0 ? '' : `\nLEFT JOIN cut ON ${JOIN_KEYS('cut', 'k')}`
   }`;

@@ -108,18 +108,11 @@ export interface Dialect {
   /** The UTC day `YYYY-MM-DD` (TEXT) of a stored timestamp column. */
   utcDay(expr: string): string;
   /**
-   * The nearest-rank percentiles of a value over its non-NULL values: the value at rank
-   * ⌈p/100 · n⌉ of the sorted values (docs/report.md#percentiles, R3-6). `aggregate`: an aggregate
-   * expression of the figures' own GROUP BY (R4-12: that one pass computes it). `derived`: where
-   * the dialect has no aggregate that ranks so, a derived table's SELECT over `from` (a FROM clause
-   * body) giving, per `keys`, columns `p<p>` (e.g. `p50`, `p95`), joined to the groups.
+   * The nearest-rank percentile of a value over its non-NULL values, as an aggregate expression of
+   * the figures' own GROUP BY: the value at rank ⌈p/100 · n⌉ of the sorted values
+   * (docs/report.md#percentiles, R3-6; R4-12: that one pass computes it).
    */
-  nearestRank:
-    | { kind: 'aggregate'; expression(value: string, percent: number): string }
-    | {
-        kind: 'derived';
-        table(from: string, keys: readonly string[], value: string, percents: readonly number[]): string;
-      };
+  nearestRank(value: string, percent: number): string;
   /** A bound `$n` JSON document (JSON text), as the `jsonMember`/`jsonElement` below read it. */
   jsonParam(index: number): string;
   /** The member of a JSON object `json` named by the TEXT expression `label`, as JSON (NULL when absent). */

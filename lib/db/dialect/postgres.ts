@@ -92,10 +92,7 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   byteOrder: (expr) => `(${expr}) COLLATE "C"`,
   // percentile_disc returns the first value whose cumulative share reaches p/100: rank ⌈p/100 · n⌉.
   // An ordered-set aggregate ignores NULL inputs; two of one ORDER BY share one sort per group.
-  nearestRank: {
-    kind: 'aggregate',
-    expression: (value, percent) => `percentile_disc(${percent / 100}) WITHIN GROUP (ORDER BY ${value})`,
-  },
+  nearestRank: (value, percent) => `percentile_disc(${percent / 100}) WITHIN GROUP (ORDER BY ${value})`,
 };
 
 /**
