@@ -187,11 +187,28 @@ async function readFigures(
 ): Promise<FigureResult> {
   const kinds = levelsOf(scope);
   const figures = figuresStatement(db.dialect, scope, catalog);
-  const breakdown = breakdownStatement(db.dialect, scope, histogram ? DURATION_BUCKET_UPPER_MS : undefined);
-  const [figureRows, breakdownRows] = await Promise.all([
-    db.query(figures.sql, figures.params),
-    db.query(breakdown.sql, breakdown.params),
-  ]);
+  const upper = histogram ? DURATION_BUCKET_UPPER_MS : undefined;
+  let figureRows: Row[];
+  let breakdownRows: Row[];
+  if ((db.connections ?? 1) > 1) {
+    // side by side on the pool's connections; the breakdown lists every group of a cut level
+    const breakdown = breakdownStatement(db.dialect, scope, upper);
+    [figureRows, breakdownRows] = await Promise.all([
+      db.query(figures.sql, figures.params),
+      db.query(breakdown.sql, breakdown.params),
+    ]);
+  } else {
+    // R4-12: on one connection they run one after the other anyway, so the breakdown lists only
+    // the groups statement 1 kept
+    figureRows = await db.query(figures.sql, figures.params);
+    const kept = figureRows.flatMap((row) =>
+      row.level_groups === null || row.level_groups === undefined
+        ? []
+        : [{ lvl: int(row.lvl), gnull: int(row.gnull), gkey: String(row.gkey) }],
+    );
+    const breakdown = breakdownStatement(db.dialect, scope, upper, kept);
+    breakdownRows = await db.query(breakdown.sql, breakdown.params);
+  }
 
   const lists = new Map<string, { models: Figures['models']; fan_out: Figures['fan_out'] }>();
   const durations = new Map<number, number>();

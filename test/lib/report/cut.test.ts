@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Queryable, Row } from '../../../lib/db/database.js';
 import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
 import { GROUP_BY, type GroupBy, SORT_BY } from '../../../lib/report/document.js';
 import { parseRfc3339 } from '../../../lib/time.js';
@@ -163,6 +164,38 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
     const whole = await report({ by: 'task', pageData: true, pageTasks: 2 });
     expect(whole.groups).toEqual(all);
     expect(whole.series?.task).toEqual(all.slice(0, 2));
+  });
+
+  it('R4-12: on one connection the breakdown lists only the groups a cut keeps, and the document is the one a pool builds', async () => {
+    await seed();
+    // the same store seen as one connection (statements in turn) and as a pool of four (side by side)
+    const seen = (connections: number, results: Row[][]): Queryable => ({
+      dialect: t.db.dialect,
+      connections,
+      query: async <T>(sql: string, params?: readonly unknown[]) => {
+        const rows = await t.db.query<Row>(sql, params);
+        results.push(rows);
+        return rows as T[];
+      },
+    });
+    for (const options of [
+      { by: 'task', limit: 3, sort: 'tokens' },
+      { pageData: true, pageTasks: 2 },
+    ] as const) {
+      const inTurn: Row[][] = [];
+      const one = await buildReport(seen(1, inTurn), { now: NOW, graceSeconds: 0, ...options });
+      const pool = await buildReport(seen(4, []), { now: NOW, graceSeconds: 0, ...options });
+      expect(one).toEqual(pool);
+      const kept = new Set((one.series?.task ?? one.groups).map((g) => g.key ?? '\u0000null'));
+      // statement 2's rows of the task level (its only level, or the page's fourth)
+      const taskLevel = 'by' in options ? 1 : 4;
+      const listed = inTurn
+        .flat()
+        .filter((r) => (r.kind === 'model' || r.kind === 'fan_out') && Number(r.lvl) === taskLevel)
+        .map((r) => (Number(r.gnull) === 1 ? '\u0000null' : String(r.gkey)));
+      expect(listed.length).toBeGreaterThan(0);
+      expect(new Set(listed), JSON.stringify(options)).toEqual(kept);
+    }
   });
 
   it('R4-12: every tree carries its task title (where the host has titles), its task among the page task rows or not', async () => {
