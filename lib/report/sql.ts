@@ -665,7 +665,13 @@ export function breakdownStatement(
   const cutLevels = (scope.cuts ?? []).flatMap((n, i) => (n === undefined ? [] : [i + 1]));
   const keep = kept !== undefined && cutLevels.length > 0;
   // the kept keys are read from $1 on (Dialect.selectRows), before the scope's own parameters
-  if (keep) p.values.push(...d.bindRows(LEVEL_KEY_COLUMNS, kept.map((k) => [k.lvl, k.gnull, k.gkey])));
+  if (keep)
+    p.values.push(
+      ...d.bindRows(
+        LEVEL_KEY_COLUMNS,
+        kept.map((k) => [k.lvl, k.gnull, k.gkey]),
+      ),
+    );
   const bucket =
     durationUpper === undefined
       ? undefined
