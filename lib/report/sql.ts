@@ -162,6 +162,17 @@ rows_in AS NOT MATERIALIZED (
 )`;
 }
 
+/** The cut levels of a scope (ReportScope.cuts), each as [level, groups it keeps]. */
+const cutsOf = (scope: ReportScope): [number, number][] =>
+  (scope.cuts ?? []).flatMap((n, i) => (n === undefined ? [] : [[i + 1, n] as [number, number]]));
+
+/**
+ * A condition on a row `alias` with lvl, gnull, gkey: its level is not cut (`cutLevels`, not
+ * empty), or its group is among `keys` (a SELECT of (lvl, gnull, gkey) rows).
+ */
+const inKept = (alias: string, cutLevels: readonly number[], keys: string) =>
+  `(${alias}.lvl NOT IN (${cutLevels.join(', ')}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (${keys}))`;
+
 /** Level 0 (the totals) and every grouping's level. */
 const allLevels = (scope: ReportScope) => [0, ...levelsOf(scope).map((_, i) => i + 1)];
 
@@ -537,13 +548,16 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   ];
   const started = !catalog.sessionStartedAt || startedOf.length === 0 ? 'NULL' : `(CASE ${startedOf.join(' ')} END)`;
   const sort = scope.sort ?? 'subagents';
-  const cuts = (scope.cuts ?? []).flatMap((n, i) => (n === undefined ? [] : [[i + 1, n] as [number, number]]));
+  const cuts = cutsOf(scope);
   // R4-12: a cut level's figures are computed for the groups it keeps only (cutGroups)
-  const cutLevels = cuts.map(([lvl]) => lvl).join(', ');
   const kept = (alias: string) =>
     cuts.length === 0
       ? ''
-      : `(${alias}.lvl NOT IN (${cutLevels}) OR (${alias}.lvl, ${alias}.gnull, ${alias}.gkey) IN (SELECT lvl, gnull, gkey FROM cut))`;
+      : inKept(
+          alias,
+          cuts.map(([lvl]) => lvl),
+          'SELECT lvl, gnull, gkey FROM cut',
+        );
   const keptRows = (rows: string) => (cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`);
   // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and the
   // percentiles ride each level's grouping: counted apart (groups of groups, a ranked derived
@@ -662,7 +676,7 @@ export function breakdownStatement(
   kept?: readonly LevelKey[],
 ): Statement {
   const p = new Params(d);
-  const cutLevels = (scope.cuts ?? []).flatMap((n, i) => (n === undefined ? [] : [i + 1]));
+  const cutLevels = cutsOf(scope).map(([lvl]) => lvl);
   const keep = kept !== undefined && cutLevels.length > 0;
   // the kept keys are read from $1 on (Dialect.selectRows), before the scope's own parameters
   if (keep)
@@ -680,7 +694,7 @@ export function breakdownStatement(
   const leveled = keep
     ? `SELECT * FROM (
     ${levels}
-  ) lr WHERE lr.lvl NOT IN (${cutLevels.join(', ')}) OR (lr.lvl, lr.gnull, lr.gkey) IN (${d.selectRows(LEVEL_KEY_COLUMNS)})`
+  ) lr WHERE ${inKept('lr', cutLevels, d.selectRows(LEVEL_KEY_COLUMNS))}`
     : levels;
   // one grouping over every level's rows (PostgreSQL hashes it; per level it misestimated each
   // level's rows and sorted them, docs/report.md#the-statements)

@@ -12,13 +12,11 @@ import { useTestDatabase } from '../../../support/targets.js';
  * stop at a NUL, substr does not), which no reader of the report could parse back.
  */
 
-const fixedWidth = (x: string) =>
-  `(substr(replace(${x}, 'T', ' '), 1, 19) || '.' || substr(CASE WHEN substr(${x}, 20, 1) = '.' THEN replace(replace(substr(${x}, 21), '+00:00', ''), 'Z', '') ELSE '' END || '000000', 1, 6))`;
 const ORACLE = (x: string) =>
   `(CASE WHEN typeof(${x}) = 'text' AND substr(${x}, 1, 4) >= '0001' AND substr(${x}, 12, 2) <= '23'` +
   ` AND strftime('%Y-%m-%d %H:%M:%S', ${x}) = replace(substr(${x}, 1, 19), 'T', ' ')` +
   ` AND NOT substr(${x}, 20) GLOB '*[^0-9.Z+:]*' AND length(rtrim(replace(substr(${x}, 20), '+00:00', ''), 'Z')) <= 10` +
-  ` THEN ${fixedWidth(x)} END)`;
+  ` THEN ${sqliteDialect.comparable(x)} END)`;
 
 const digits = (n: number, min: number, max: number) => fc.integer({ min, max }).map((v) => String(v).padStart(n, '0'));
 /** Mostly a readable field, sometimes one at or past its edges (a readable value needs every field). */
