@@ -14,6 +14,7 @@ import {
   type ReportDocument,
   type Series,
   type SortBy,
+  seriesGroupOf,
   type TurnTree,
 } from './document.js';
 import { sortGroups } from './sort.js';
@@ -38,7 +39,7 @@ export interface ReportOptions {
   /** the report's clock (generated_at, the shortfall's cutoff); default the process clock */
   now?: Micros;
   /**
-   * also fill `series` (groups by day, type, model and task, each in `sort` order, unlimited) and
+   * also fill `series` (groups by day, type and task, each in `sort` order, unlimited) and
    * `distributions` (the duration histogram): the page's data (`report --html`, R3-9)
    */
   pageData?: boolean;
@@ -82,8 +83,10 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
     if (options.pageData) needs.push(by === 'task' ? pageTasks : undefined);
     return needs.includes(undefined) ? undefined : Math.max(...(needs as number[]));
   });
+  // R4-12: a level that only feeds the page's series computes only what a series group holds
+  const lean = levels.map((by) => options.pageData === true && by !== scope.by);
   const [main, shortfall, trees] = await Promise.all([
-    readFigures(db, { ...scope, levels, cuts, sort }, catalog, scope.by, options.pageData === true),
+    readFigures(db, { ...scope, levels, cuts, sort, lean }, catalog, scope.by, options.pageData === true),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
     options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
   ]);
@@ -91,12 +94,12 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   const titled = catalog.taskTitle ? await withTaskTitles(db, trees) : trees;
   const groupsOf = (by: GroupBy) => main.levels[levels.indexOf(by)]!;
   const groups = scope.by === null ? [] : groupsOf(scope.by);
+  const seriesOf = (by: GroupBy) => sortGroups(groupsOf(by), sort).map(seriesGroupOf);
   const series: Series | undefined = options.pageData
     ? {
-        day: sortGroups(groupsOf('day'), sort),
-        type: sortGroups(groupsOf('type'), sort),
-        model: sortGroups(groupsOf('model'), sort),
-        task: sortGroups(groupsOf('task'), sort).slice(0, pageTasks),
+        day: seriesOf('day'),
+        type: seriesOf('type'),
+        task: seriesOf('task').slice(0, pageTasks),
         task_groups: main.levelGroups[levels.indexOf('task')]!,
       }
     : undefined;
@@ -156,8 +159,11 @@ async function withTaskTitles(db: Queryable, trees: readonly TurnTree[]): Promis
 }
 const TITLES_PER_READ = 500;
 
-/** The page's groupings (`series`), each in `sort` order: every group, the task series its first rows. */
-const SERIES = ['day', 'type', 'model', 'task'] as const satisfies readonly GroupBy[];
+/**
+ * The page's groupings (`series`), each in `sort` order: every group, the task series its first
+ * rows. R4-12: no model series: the page's by-model chart reads the totals' model counts.
+ */
+const SERIES = ['day', 'type', 'task'] as const satisfies readonly GroupBy[];
 
 interface FigureResult {
   totals: Figures;

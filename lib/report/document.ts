@@ -249,16 +249,36 @@ export const distributions = z.object({
 });
 
 /**
+ * R4-12: the figures a series group leaves out. The page draws no group's durations, executions,
+ * turns, models or fan-out (its charts of those read `totals`), and these are the figures that cost
+ * a sort of every row per group (percentiles, distinct counts) or a pass of their own (the lists):
+ * a series level does not compute them, so its group does not hold them (NULL is never 0).
+ */
+const SERIES_LEAVES_OUT = {
+  duration_ms: true,
+  executions: true,
+  unknown_execution: true,
+  turns: true,
+  models: true,
+  fan_out: true,
+} as const;
+
+/** A group of the page's series: a `group` without the figures in SERIES_LEAVES_OUT. */
+export const seriesGroup = z.omit(group, SERIES_LEAVES_OUT);
+
+/**
  * The page's breakdowns (R3-9), over the same scope as `totals` and whatever `--by` asked for:
- * one group per UTC day, subagent type, model and task, each in `sort` order. Present when the
- * caller asked for the page's data (`report --html`); `groups` stays the `--by` answer.
+ * one group per UTC day, subagent type and task, each in `sort` order, with the figures the page
+ * draws (seriesGroup). Present when the caller asked for the page's data (`report --html`);
+ * `groups` stays the `--by` answer, with every figure.
  */
 export const series = z.object({
-  day: z.optional(z.array(group)),
-  type: z.optional(z.array(group)),
-  model: z.optional(z.array(group)),
+  day: z.optional(z.array(seriesGroup)),
+  type: z.optional(z.array(seriesGroup)),
+  /** not filled since R4-12: the page's by-model chart reads `totals.models` (kept: older documents have it) */
+  model: z.optional(z.array(seriesGroup)),
   /** R4-12: the first `task_groups` of them at most: the page's task rows (report --html: PAGE_DEFAULTS.tasks) */
-  task: z.optional(z.array(group)),
+  task: z.optional(z.array(seriesGroup)),
   /** additive (version 1 still): how many task groups the scope has (`task` holds the first of them) */
   task_groups: z.optional(count),
 });
@@ -303,4 +323,10 @@ export const NOTHING_UNREADABLE: Readonly<Completeness['unreadable']> = Object.f
 export type TurnTree = z.infer<typeof turnTree>;
 export type ReportDocument = z.infer<typeof reportDocument>;
 export type Series = z.infer<typeof series>;
+export type SeriesGroup = z.infer<typeof seriesGroup>;
+
+/** A group as a series holds it: without the figures a series level does not compute (SERIES_LEAVES_OUT). */
+export function seriesGroupOf(g: Group): SeriesGroup {
+  return Object.fromEntries(Object.entries(g).filter(([name]) => !(name in SERIES_LEAVES_OUT))) as SeriesGroup;
+}
 export type Distributions = z.infer<typeof distributions>;

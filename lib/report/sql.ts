@@ -34,6 +34,11 @@ export interface ReportScope {
   cuts?: readonly (number | undefined)[];
   /** the order the cuts keep (default subagents) */
   sort?: SortBy;
+  /**
+   * R4-12: level i + 1 is lean where lean[i] is true (the page's series, document.ts seriesGroup):
+   * statement 1 gives it no percentiles nor distinct counts (NULL), statement 2 no lists.
+   */
+  lean?: readonly boolean[];
 }
 
 /** The groupings of a scope, level i + 1 being the i-th (lvl 0 is always the totals). */
@@ -176,14 +181,17 @@ const inKept = (alias: string, cutLevels: readonly number[], keys: string) =>
 /** Level 0 (the totals) and every grouping's level. */
 const allLevels = (scope: ReportScope) => [0, ...levelsOf(scope).map((_, i) => i + 1)];
 
+/** A lean level (ReportScope.lean); level 0 never is. */
+const isLean = (scope: ReportScope, lvl: number) => lvl > 0 && scope.lean?.[lvl - 1] === true;
+
 /**
  * R4-12: `select` over each level's rows alone (`rows`, a FROM item aliased `lr`), the results
  * appended. One grouping over every level's rows at once sorted them all by (lvl, gnull, gkey) in
  * one external sort that carried every column of every row (docs/report.md#the-statements).
  */
-function perLevel(d: Dialect, scope: ReportScope, select: (rows: string) => string): string {
+function perLevel(d: Dialect, scope: ReportScope, select: (rows: string, lvl: number) => string): string {
   return allLevels(scope)
-    .map((lvl) => select(`(${levelRows(d, scope, [lvl])}) lr`))
+    .map((lvl) => select(`(${levelRows(d, scope, [lvl])}) lr`, lvl))
     .join('\n  UNION ALL\n  ');
 }
 
@@ -561,7 +569,9 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const keptRows = (rows: string) => (cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`);
   // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and the
   // percentiles ride each level's grouping: counted apart (groups of groups, a ranked derived
-  // table), each was one more pass over every level's rows.
+  // table), each was one more pass over every level's rows. A lean level has none of them: they
+  // were most of its grouping's cost (a sort of its rows per figure and group; on PostgreSQL they
+  // also kept it from hashing).
   const costly: [expression: string, name: string][] = [
     ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p), `p${p}`]),
     ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
@@ -588,7 +598,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   ${perLevel(
     d,
     scope,
-    (rows) => `SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
+    (rows, lvl) => `SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
     SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
     SUM(CASE WHEN is_async <> 0 THEN 1 ELSE 0 END) AS async,
@@ -599,7 +609,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
     ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
     COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
-    ${costly.map(([e, name]) => `${e} AS ${name}`).join(', ')},
+    ${costly.map(([e, name]) => `${isLean(scope, lvl) ? NONE : e} AS ${name}`).join(', ')},
     SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
     MIN(observed) AS first_observed, MAX(observed) AS last_observed,
     SUM(1 - known) AS orphan_rows${earlyRows}
@@ -667,7 +677,8 @@ const LEVEL_KEY_COLUMNS = [{ type: 'integer' }, { type: 'integer' }, { type: 'te
  *
  * With `kept` (statement 1's groups of the cut levels, where it ran first), a cut level lists its
  * kept groups only: R4-12, the page's task level listed models and fan-out for all 50,000 task
- * groups at a million messages to show 200 (0.65 s of SQLite's 2.4 s statement).
+ * groups at a million messages to show 200 (0.65 s of SQLite's 2.4 s statement). A lean level
+ * (the page's series) lists nothing: its groups hold no lists.
  */
 export function breakdownStatement(
   d: Dialect,
@@ -676,21 +687,23 @@ export function breakdownStatement(
   kept?: readonly LevelKey[],
 ): Statement {
   const p = new Params(d);
-  const cutLevels = cutsOf(scope).map(([lvl]) => lvl);
+  // a lean level lists nothing (ReportScope.lean), cut or not
+  const listed = allLevels(scope).filter((lvl) => !isLean(scope, lvl));
+  const cutLevels = cutsOf(scope).flatMap(([lvl]) => (listed.includes(lvl) ? [lvl] : []));
   const keep = kept !== undefined && cutLevels.length > 0;
   // the kept keys are read from $1 on (Dialect.selectRows), before the scope's own parameters
   if (keep)
     p.values.push(
       ...d.bindRows(
         LEVEL_KEY_COLUMNS,
-        kept.map((k) => [k.lvl, k.gnull, k.gkey]),
+        kept.flatMap((k) => (cutLevels.includes(k.lvl) ? [[k.lvl, k.gnull, k.gkey]] : [])),
       ),
     );
   const bucket =
     durationUpper === undefined
       ? undefined
       : `CASE ${durationUpper.map((u, i) => `WHEN duration_ms < ${u} THEN ${i}`).join(' ')} ELSE ${durationUpper.length} END`;
-  const levels = levelRows(d, scope, allLevels(scope));
+  const levels = levelRows(d, scope, listed);
   const leveled = keep
     ? `SELECT * FROM (
     ${levels}

@@ -2,7 +2,7 @@ import { BarChart, LineChart } from 'echarts/charts';
 import { GridComponent, LegendComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
-import type { Distributions, Figures, Group } from '../document.js';
+import type { Distributions, Figures, SeriesGroup } from '../document.js';
 import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
 import { codePoints, humanDay, humanDuration, shortLabel } from './units.js';
 
@@ -138,12 +138,12 @@ const legend = (data: string[]) => ({ top: 4, data, textStyle: { fontSize: CHART
 
 /** A document's groups of one grouping and the path they are at (`series.day`, or `groups`). */
 export interface GroupsAt {
-  groups: readonly Group[];
+  groups: readonly SeriesGroup[];
   path: string;
 }
 
 /** Days as time: the groups oldest first, those with a day key, the last CHART_DAYS days. */
-function dayPoints(days: GroupsAt | undefined): { shown: { g: Group; i: number; t: number }[]; of: number } {
+function dayPoints(days: GroupsAt | undefined): { shown: { g: SeriesGroup; i: number; t: number }[]; of: number } {
   if (days === undefined) return { shown: [], of: 0 };
   const all = days.groups
     .map((g, i) => ({ g, i, t: g.key === null ? Number.NaN : Date.parse(`${g.key}T00:00:00Z`) }))

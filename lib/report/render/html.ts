@@ -1,5 +1,5 @@
 import { PAGE_DEFAULTS } from '../../defaults.js';
-import type { Figures, Group, GroupBy, ReportDocument, TreeNode, TurnTree } from '../document.js';
+import type { Figures, GroupBy, ReportDocument, SeriesGroup, TreeNode, TurnTree } from '../document.js';
 import {
   byModelChart,
   byTypeChart,
@@ -87,7 +87,7 @@ function sumWithN(sum: number | null, reported: number, path: string): Html {
 export function groupsFor(
   doc: ReportDocument,
   by: GroupBy,
-): { groups: readonly Group[]; path: string; all: { n: number; path: string } } | undefined {
+): { groups: readonly SeriesGroup[]; path: string; all: { n: number; path: string } } | undefined {
   const own = by === 'session' || by === 'turn' ? undefined : doc.series?.[by];
   if (own !== undefined) {
     // R4-12: the task series holds the first of the scope's task groups; task_groups counts them all
@@ -261,7 +261,7 @@ function charts(doc: ReportDocument): Html {
 </section>`;
 }
 
-function taskRow(g: Group, path: string, firstTree: number | undefined): Html {
+function taskRow(g: SeriesGroup, path: string, firstTree: number | undefined): Html {
   const title = g.title ?? null;
   return html`<tr data-key="${g.key ?? ''}">
 <th scope="row">${title !== null ? host(title, PAGE_DEFAULTS.textChars, 'task-title') : ''}${key(g.key)}${g.lower_bound ? html` <span class="lower-bound" title="a session had activity before capture began: the fan-out is a lower bound">≥</span>` : ''}${firstTree === undefined ? '' : html` <a class="to-tree" href="#turn-${firstTree}">trees</a>`}</th>

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Queryable, Row } from '../../../lib/db/database.js';
 import { buildReport } from '../../../lib/report/build.js';
+import { seriesGroupOf } from '../../../lib/report/document.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { insertRows } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
@@ -95,7 +97,7 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     const plain = await report();
     expect(['series' in plain, 'distributions' in plain]).toEqual([false, false]);
     const page = await report({ pageData: true });
-    expect(Object.keys(page.series!)).toEqual(['day', 'type', 'model', 'task', 'task_groups']);
+    expect(Object.keys(page.series!)).toEqual(['day', 'type', 'task', 'task_groups']);
     const buckets = page.distributions!.duration_ms.buckets;
     expect(buckets[0]!.from_ms).toBe(0);
     for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.from_ms).toBe(buckets[i - 1]!.to_ms);
@@ -103,6 +105,42 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     expect(page.distributions!.duration_ms.reported).toBe(2);
     // a task level not cut (--by task without --limit) counts its groups too
     expect((await report({ pageData: true, by: 'task' })).series!.task_groups).toBe(1);
+  });
+
+  it("R4-12: the page's series hold what the page draws, no statement lists or ranks their groups, and --by keeps every figure", async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', task_id: 't1', turn_id: 'u1', model: 'm1', duration_ms: 500, observed_at: T(1) },
+      { tool_call_id: 'b', task_id: 't1', turn_id: 'u1', model: 'm2', duration_ms: 900, observed_at: T(2) },
+      { tool_call_id: 'c', task_id: 't2', turn_id: 'u2', model: 'm1', duration_ms: 100, observed_at: T(3) },
+    ]);
+    const statements: { sql: string; rows: Row[] }[] = [];
+    const seen: Queryable = {
+      dialect: t.db.dialect,
+      connections: t.db.connections,
+      query: async <T>(sql: string, params?: readonly unknown[]) => {
+        const rows = await t.db.query<Row>(sql, params);
+        statements.push({ sql, rows });
+        return rows as T[];
+      },
+    };
+    const page = await buildReport(seen, { now: NOW, pageData: true });
+    for (const by of ['day', 'type', 'task'] as const) {
+      const groups = (await report({ by })).groups;
+      expect(page.series![by], by).toEqual(groups.map(seriesGroupOf));
+      for (const g of page.series![by]!) expect(Object.keys(g), by).not.toContain('duration_ms');
+    }
+    // statement 1 (its rows carry duration_p50) ranks the totals only; statement 2 lists the totals only
+    const figures = statements.find((s) => s.rows.some((r) => 'duration_p50' in r))!.rows;
+    expect(figures.filter((r) => r.duration_p50 !== null).map((r) => Number(r.lvl))).toEqual([0]);
+    const lists = statements.flatMap((s) => s.rows.filter((r) => r.kind === 'model' || r.kind === 'fan_out'));
+    expect(new Set(lists.map((r) => Number(r.lvl)))).toEqual(new Set([0]));
+    // with --by, its own level keeps every figure beside the page's
+    const byTask = await report({ pageData: true, by: 'task' });
+    expect(byTask.groups).toEqual((await report({ by: 'task' })).groups);
+    expect(byTask.groups[0]!.models.counts).toEqual([
+      { model: 'm1', subagents: 1 },
+      { model: 'm2', subagents: 1 },
+    ]);
   });
 
   it('R3-5: an empty scope has no models and no fan-out: empty lists, never missing', async () => {

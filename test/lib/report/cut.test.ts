@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Queryable, Row } from '../../../lib/db/database.js';
 import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
-import { GROUP_BY, type GroupBy, SORT_BY } from '../../../lib/report/document.js';
+import { GROUP_BY, type GroupBy, SORT_BY, seriesGroupOf } from '../../../lib/report/document.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { addCostEvent } from '../../support/cost-events.js';
 import { seedSession } from '../../support/frames.js';
@@ -96,8 +96,9 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
     expect(whole.groups.map((g) => [g.executions, g.turns, g.duration_ms.reported])).toEqual(KEYS.map(() => [2, 2, 3]));
     for (const limit of [1, 3]) {
       expect((await report({ by: 'task', limit })).groups, `--limit ${limit}`).toEqual(whole.groups.slice(0, limit));
+      // the page's task rows: the same groups, without the figures a series leaves out
       expect((await report({ pageData: true, pageTasks: limit })).series?.task, `pageTasks ${limit}`).toEqual(
-        whole.groups.slice(0, limit),
+        whole.groups.slice(0, limit).map(seriesGroupOf),
       );
     }
   });
@@ -134,7 +135,7 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
       const cut = await report({ by: 'task', sort: 'contexts', limit });
       expect(cut.groups, `--limit ${limit}`).toEqual(whole.groups.slice(0, limit));
       const page = await report({ pageData: true, pageTasks: limit, sort: 'contexts' });
-      expect(page.series?.task, `pageTasks ${limit}`).toEqual(whole.groups.slice(0, limit));
+      expect(page.series?.task, `pageTasks ${limit}`).toEqual(whole.groups.slice(0, limit).map(seriesGroupOf));
     }
   });
 
@@ -143,10 +144,10 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
     for (const sort of SORT_BY) {
       const all = (await report({ by: 'task', sort })).groups;
       const page = await report({ pageData: true, pageTasks: 3, sort });
-      expect(page.series?.task, `--sort ${sort}`).toEqual(all.slice(0, 3));
+      expect(page.series?.task, `--sort ${sort}`).toEqual(all.slice(0, 3).map(seriesGroupOf));
       expect(page.series?.task_groups).toBe(KEYS.length);
       // the other series are whole
-      expect(page.series?.type).toEqual((await report({ by: 'type', sort })).groups);
+      expect(page.series?.type).toEqual((await report({ by: 'type', sort })).groups.map(seriesGroupOf));
     }
   });
 
@@ -155,15 +156,15 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
     const all = (await report({ by: 'task' })).groups;
     const few = await report({ by: 'task', limit: 2, pageData: true, pageTasks: 5 });
     expect(few.groups).toEqual(all.slice(0, 2));
-    expect(few.series?.task).toEqual(all.slice(0, 5));
+    expect(few.series?.task).toEqual(all.slice(0, 5).map(seriesGroupOf));
     const many = await report({ by: 'task', limit: 6, pageData: true, pageTasks: 1 });
     expect(many.groups).toEqual(all.slice(0, 6));
-    expect(many.series?.task).toEqual(all.slice(0, 1));
+    expect(many.series?.task).toEqual(all.slice(0, 1).map(seriesGroupOf));
     expect(many.series?.task_groups).toBe(KEYS.length);
     // without --limit, --by task holds every group, the page's series its first rows
     const whole = await report({ by: 'task', pageData: true, pageTasks: 2 });
     expect(whole.groups).toEqual(all);
-    expect(whole.series?.task).toEqual(all.slice(0, 2));
+    expect(whole.series?.task).toEqual(all.slice(0, 2).map(seriesGroupOf));
   });
 
   it('R4-12: on one connection the breakdown lists only the groups a cut keeps, and the document is the one a pool builds', async () => {
@@ -180,18 +181,18 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
     });
     for (const options of [
       { by: 'task', limit: 3, sort: 'tokens' },
-      { pageData: true, pageTasks: 2 },
+      // the task level serves --by and the page's task rows: it keeps the larger of the two
+      { by: 'task', limit: 2, pageData: true, pageTasks: 3 },
     ] as const) {
       const inTurn: Row[][] = [];
       const one = await buildReport(seen(1, inTurn), { now: NOW, graceSeconds: 0, ...options });
       const pool = await buildReport(seen(4, []), { now: NOW, graceSeconds: 0, ...options });
       expect(one).toEqual(pool);
       const kept = new Set((one.series?.task ?? one.groups).map((g) => g.key ?? '\u0000null'));
-      // statement 2's rows of the task level (its only level, or the page's fourth)
-      const taskLevel = 'by' in options ? 1 : 4;
+      // statement 2's rows of the task level (--by task: level 1)
       const listed = inTurn
         .flat()
-        .filter((r) => (r.kind === 'model' || r.kind === 'fan_out') && Number(r.lvl) === taskLevel)
+        .filter((r) => (r.kind === 'model' || r.kind === 'fan_out') && Number(r.lvl) === 1)
         .map((r) => (Number(r.gnull) === 1 ? '\u0000null' : String(r.gkey)));
       expect(listed.length).toBeGreaterThan(0);
       expect(new Set(listed), JSON.stringify(options)).toEqual(kept);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
-import type { GroupBy } from '../../../lib/report/document.js';
+import { type GroupBy, seriesGroupOf } from '../../../lib/report/document.js';
 import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { addCostEvent } from '../../support/cost-events.js';
@@ -214,7 +214,7 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
     const tasks = (await report({ by: 'task' })).groups;
     const doc = await report({ by: 'session', limit: 2, pageData: true, pageTasks: 3 });
     expect(doc.groups).toEqual(sessions.slice(0, 2));
-    expect(doc.series?.task).toEqual(tasks.slice(0, 3));
+    expect(doc.series?.task).toEqual(tasks.slice(0, 3).map(seriesGroupOf));
     expect(doc.series?.task_groups).toBe(4);
   });
 });
