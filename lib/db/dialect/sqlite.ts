@@ -24,24 +24,41 @@ const fixedWidth = (expr: string, digits: number) =>
  * that SQL as the oracle this must equal for any text.
  */
 function readInstant(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const m = INSTANT_TEXT.exec(value);
-  if (m === null) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  // R4-12: the regex tests, then the fields are read as digits in place: capturing them (exec,
+  // Number per field) cost 0.75 µs a value, this ~0.2
+  if (typeof value !== 'string' || !INSTANT_TEXT.test(value)) return null;
+  const year = digits(value, 0, 4);
+  const month = digits(value, 5, 2);
+  const day = digits(value, 8, 2);
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
-  if (year < 1 || days === undefined || day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return null;
-  return `${value.slice(0, 10)} ${value.slice(11, 19)}.${(m[7] ?? '').padEnd(6, '0').slice(0, 6)}`;
+  if (year < 1 || days === undefined || day < 1 || day > days) return null;
+  if (digits(value, 11, 2) > 23 || digits(value, 14, 2) > 59 || digits(value, 17, 2) > 59) return null;
+  // the fraction's digits run from 20 to the offset (or the end), when a '.' is at 19
+  let end = 19;
+  if (value.charCodeAt(19) === DOT) {
+    end = 20;
+    while (end < value.length && isDigit(value.charCodeAt(end))) end++;
+  }
+  // ' ' between date and time (the host's own form keeps its text), six fraction digits
+  const text = value.charCodeAt(10) === SPACE ? value : `${value.slice(0, 10)} ${value.slice(11)}`;
+  if (end === 19) return `${text.slice(0, 19)}.000000`;
+  return end >= 26 ? text.slice(0, 26) : text.slice(0, end) + '000000'.slice(end - 20);
 }
 
-const INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|\+00:00)?$/;
+const DOT = 46;
+const SPACE = 32;
+const ZERO = 48;
+const isDigit = (code: number) => code >= ZERO && code <= ZERO + 9;
+
+/** The number `count` ASCII digits at `at` spell (the regex has checked they are digits). */
+function digits(text: string, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) n = n * 10 + (text.charCodeAt(i) - ZERO);
+  return n;
+}
+
+const INSTANT_TEXT = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|\+00:00)?$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
