@@ -116,7 +116,7 @@ export const unreadableFlag = (raw: string, readable: string) =>
  * unreadable (R4-3: `in_window` 0, counted but in no window); its metrics and `observed` are the
  * readable values only (NULL otherwise), `u_*` flag the unreadable ones, `known` says the row's
  * session is in task_sessions (R4-7); with `lists` (the breakdown) only the keys, model, duration_ms
- * and observed.
+ * and, where a window or a day level reads it (`lists.observed`), observed.
  *
  * R4-12: `scanned` is the one CTE stored: each row's readable values are computed once there.
  * `rows_in` is a view over it, read by each consumer: the rows once per level, stored, were
@@ -125,7 +125,13 @@ export const unreadableFlag = (raw: string, readable: string) =>
  * repeats an expression wherever a flattened subquery's column is read, and its readable-instant
  * test costs ~10 µs; PostgreSQL's to_char, ~1 µs a row of every level that carried it.
  */
-function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: string, lists = false): string {
+function scopedRows(
+  d: Dialect,
+  scope: ReportScope,
+  p: Params,
+  startedBefore?: string,
+  lists?: { observed: boolean },
+): string {
   const where: string[] = [];
   if (scope.task !== undefined) where.push(`r.task_id = ${p.text(scope.task)}`);
   if (scope.session !== undefined) where.push(`r.task_session_id = ${p.text(scope.session)}`);
@@ -138,9 +144,9 @@ function scopedRows(d: Dialect, scope: ReportScope, p: Params, startedBefore?: s
   const settled = d.readableInstant('r.settled_at');
   const filtered = where.length ? ` WHERE ${where.join(' AND ')}` : '';
   // the breakdown's (lists) rows: only the columns its groupings read (R4-12: SQLite computes every
-  // column of a stored CTE, read or not, and a settled_at's readable test costs ~2 µs a row)
+  // column of a stored CTE, read or not, and an instant's readable test is a call per row)
   const listRows = `SELECT r.task_session_id, r.task_id, r.turn_id, r.parent_tool_call_id, r.subagent_type, r.model,
-    ${readable('duration_ms')} AS duration_ms, ${observed} AS observed
+    ${readable('duration_ms')} AS duration_ms${lists?.observed || window.length > 0 ? `, ${observed} AS observed` : ''}
   FROM ${TABLE} r${filtered}`;
   const rows = lists
     ? listRows
@@ -711,7 +717,9 @@ export function breakdownStatement(
     : levels;
   // one grouping over every level's rows (PostgreSQL hashes it; per level it misestimated each
   // level's rows and sorted them, docs/report.md#the-statements)
-  const sql = `WITH ${scopedRows(d, scope, p, undefined, true)},
+  // observed only where a listed level is by day (a window is scopedRows' own to see)
+  const observed = listed.some((lvl) => lvl > 0 && levelsOf(scope)[lvl - 1] === 'day');
+  const sql = `WITH ${scopedRows(d, scope, p, undefined, { observed })},
 leveled AS NOT MATERIALIZED (
   ${leveled}
 )
