@@ -191,14 +191,106 @@ const allLevels = (scope: ReportScope) => [0, ...levelsOf(scope).map((_, i) => i
 const isLean = (scope: ReportScope, lvl: number) => lvl > 0 && scope.lean?.[lvl - 1] === true;
 
 /**
- * R4-12: `select` over each level's rows alone (`rows`, a FROM item aliased `lr`), the results
- * appended. One grouping over every level's rows at once sorted them all by (lvl, gnull, gkey) in
- * one external sort that carried every column of every row (docs/report.md#the-statements).
+ * The figures of statement 1 that do not add up: [expression, column] each. R4-12: the distinct
+ * executions and turns (NULL ids in neither, as 'unknown' and '') and the percentiles ride each
+ * level's grouping: counted apart (groups of groups, a ranked derived table), each was one more
+ * pass over every level's rows. A lean level has none of them (NULL): they were most of its
+ * grouping's cost (a sort of its rows per figure and group; on PostgreSQL they also kept it from
+ * hashing).
  */
-function perLevel(d: Dialect, scope: ReportScope, select: (rows: string, lvl: number) => string): string {
-  return allLevels(scope)
-    .map((lvl) => select(`(${levelRows(d, scope, [lvl])}) lr`, lvl))
-    .join('\n  UNION ALL\n  ');
+const costlyFigures = (d: Dialect): [expression: string, name: string][] => [
+  ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p), `p${p}`]),
+  ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
+  ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
+];
+
+/**
+ * A figure of statement 1 that adds up over a level's rows (the `plain` CTE): `fn(arg)` over a
+ * group's rows, or `bounded`, boundedSum(arg). Partial groups (rolledUp) combine: a COUNT or SUM
+ * by SUM, a MIN by MIN, a MAX by MAX, a bounded sum by the bounded sum of its partial sums.
+ */
+interface RowFigure {
+  name: string;
+  fn: 'COUNT' | 'SUM' | 'MIN' | 'MAX' | 'bounded';
+  arg: string;
+}
+
+const ROW_FIGURES: readonly RowFigure[] = [
+  { name: 'subagents', fn: 'COUNT', arg: '*' },
+  { name: 'top_level', fn: 'SUM', arg: `CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END` },
+  { name: 'nested', fn: 'SUM', arg: `CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END` },
+  { name: 'async', fn: 'SUM', arg: 'CASE WHEN is_async <> 0 THEN 1 ELSE 0 END' },
+  { name: 'live', fn: 'SUM', arg: "CASE WHEN source = 'live' THEN 1 ELSE 0 END" },
+  { name: 'backfill', fn: 'SUM', arg: "CASE WHEN source = 'backfill' THEN 1 ELSE 0 END" },
+  { name: 'settled', fn: 'SUM', arg: 'CASE WHEN settled_at IS NOT NULL THEN 1 ELSE 0 END' },
+  { name: 'failed', fn: 'SUM', arg: `CASE WHEN ${FAILED} THEN 1 ELSE 0 END` },
+  { name: 'tokens_sum', fn: 'bounded', arg: 'total_tokens' },
+  { name: 'tokens_reported', fn: 'COUNT', arg: 'total_tokens' },
+  { name: 'tool_uses_sum', fn: 'bounded', arg: 'tool_use_count' },
+  { name: 'tool_uses_reported', fn: 'COUNT', arg: 'tool_use_count' },
+  { name: 'duration_reported', fn: 'COUNT', arg: 'duration_ms' },
+  { name: 'duration_max', fn: 'MAX', arg: 'duration_ms' },
+  { name: 'unknown_execution', fn: 'SUM', arg: "CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END" },
+  { name: 'first_observed', fn: 'MIN', arg: 'observed' },
+  { name: 'last_observed', fn: 'MAX', arg: 'observed' },
+  { name: 'orphan_rows', fn: 'SUM', arg: '1 - known' },
+];
+
+/** A figure over a group's rows. */
+const whole = (f: RowFigure) => (f.fn === 'bounded' ? boundedSum(f.arg) : `${f.fn}(${f.arg})`);
+/** A figure over a part of a group's rows, to be combined. */
+const partial = (f: RowFigure) => (f.fn === 'bounded' ? `SUM(${f.arg})` : `${f.fn}(${f.arg})`);
+/** A figure of a group from its parts' `partial` column of the same name (a sum as BIGINT on both dialects). */
+const combined = (f: RowFigure) =>
+  f.fn === 'bounded'
+    ? boundedSum(f.name)
+    : f.fn === 'MIN' || f.fn === 'MAX'
+      ? `${f.fn}(${f.name})`
+      : `CAST(SUM(${f.name}) AS BIGINT)`;
+
+/**
+ * R4-12: the lean levels `lvls` (by day, type or model: none is cut nor made of sessions) from one
+ * grouping of the rows in scope by all their keys (`fine`, tens or hundreds of groups), each
+ * level a grouping of those: one sort (SQLite) or hash (PostgreSQL) of every row for them all,
+ * not one each. A lean level's figures all add up (ROW_FIGURES); `level` gives its rows in the
+ * `plain` CTE's columns (the percentiles and distinct counts NULL, as a lean level has none).
+ */
+function rolledUp(
+  d: Dialect,
+  scope: ReportScope,
+  lvls: readonly number[],
+  figures: readonly RowFigure[],
+): { fine: string; level: (lvl: number) => string } | undefined {
+  if (lvls.length === 0) return undefined;
+  const kinds = levelsOf(scope);
+  // per level: its key columns in `fine` (the day's is NULL for a row with no readable observed_at)
+  const keys = lvls.map((lvl) => {
+    const by = kinds[lvl - 1]!;
+    if (by === 'day') return { lvl, gnull: '0', gkey: `${d.utcDay('observed')} AS k${lvl}`, day: true };
+    const key = GROUP_KEY[by as Exclude<GroupBy, 'day'>];
+    return {
+      lvl,
+      gnull: `CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END AS n${lvl}`,
+      gkey: `COALESCE(${key}, '') AS k${lvl}`,
+      day: false,
+    };
+  });
+  const columns = keys.flatMap((k) => (k.day ? [`k${k.lvl}`] : [`n${k.lvl}`, `k${k.lvl}`]));
+  const fine = `fine AS MATERIALIZED (
+  SELECT ${keys.flatMap((k) => (k.day ? [k.gkey] : [k.gnull, k.gkey])).join(', ')},
+    ${figures.map((f) => `${partial(f)} AS ${f.name}`).join(', ')}
+  FROM rows_in WHERE in_window = 1 GROUP BY ${columns.join(', ')}
+)`;
+  const level = (lvl: number) => {
+    const k = keys.find((key) => key.lvl === lvl)!;
+    const gnull = k.day ? '0' : `n${lvl}`;
+    return `SELECT ${lvl} AS lvl, ${gnull} AS gnull, k${lvl} AS gkey, ${figures.map((f) => `${combined(f)} AS ${f.name}`).join(', ')},
+    ${costlyFigures(d)
+      .map(([, name]) => `${NONE} AS ${name}`)
+      .join(', ')}
+  FROM fine${k.day ? ` WHERE k${lvl} IS NOT NULL` : ''} GROUP BY ${k.day ? '' : `n${lvl}, `}k${lvl}`;
+  };
+  return { fine, level };
 }
 
 /**
@@ -573,24 +665,29 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
           'SELECT lvl, gnull, gkey FROM cut',
         );
   const keptRows = (rows: string) => (cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`);
-  // R4-12: the distinct executions and turns (NULL ids in neither, as 'unknown' and '') and the
-  // percentiles ride each level's grouping: counted apart (groups of groups, a ranked derived
-  // table), each was one more pass over every level's rows. A lean level has none of them: they
-  // were most of its grouping's cost (a sort of its rows per figure and group; on PostgreSQL they
-  // also kept it from hashing).
-  const costly: [expression: string, name: string][] = [
-    ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p), `p${p}`]),
-    ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
-    ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
-  ];
+  const costly = costlyFigures(d);
   // plain also lists the groups of the levels not made of sessions for keyed, with their lower
   // bound (a row of a session with activity before capture_since): their own pass cost one more
   // grouping of every such level's rows (R4-12)
   const plainStore = others.length === 0 ? '' : ' MATERIALIZED';
-  const earlyRows =
-    early && others.length > 0
-      ? `,\n    MAX(CASE WHEN lvl IN (${others.join(', ')}) AND known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END) AS early_rows`
-      : '';
+  const figures: RowFigure[] = [
+    ...ROW_FIGURES,
+    ...(early && others.length > 0
+      ? [
+          {
+            name: 'early_rows',
+            fn: 'MAX',
+            arg: 'CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END',
+          } as const,
+        ]
+      : []),
+  ];
+  // R4-12: the page's lean day, type and model levels are rolled up from one grouping of the rows
+  // by all their keys at once (rolledUp): their figures all add up, and each level sorted every row
+  const rolled = levelsOf(scope).flatMap((by, i) =>
+    isLean(scope, i + 1) && !SESSION_GROUPS.includes(by) ? [i + 1] : [],
+  );
+  const rollup = rolledUp(d, scope, rolled, figures);
   // in order: a CTE reads only the ones before it (the cut before the members and figures it limits)
   const withs = [
     scopedRows(d, scope, p, startedBefore),
@@ -600,27 +697,17 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     ...(cuts.length === 0 ? [] : [cutGroups(d, scope, cuts, sortOrder(sort, figureColumns), sort, hasCosts)]),
     sessions.members(kept('m')),
     ...(earlyCte === undefined ? [] : [earlyCte]),
+    ...(rollup === undefined ? [] : [rollup.fine]),
     `plain AS${plainStore} (
-  ${perLevel(
-    d,
-    scope,
-    (rows, lvl) => `SELECT lvl, gnull, gkey, COUNT(*) AS subagents,
-    SUM(CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END) AS top_level,
-    SUM(CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END) AS nested,
-    SUM(CASE WHEN is_async <> 0 THEN 1 ELSE 0 END) AS async,
-    SUM(CASE WHEN source = 'live' THEN 1 ELSE 0 END) AS live,
-    SUM(CASE WHEN source = 'backfill' THEN 1 ELSE 0 END) AS backfill,
-    SUM(CASE WHEN settled_at IS NOT NULL THEN 1 ELSE 0 END) AS settled,
-    SUM(CASE WHEN ${FAILED} THEN 1 ELSE 0 END) AS failed,
-    ${boundedSum('total_tokens')} AS tokens_sum, COUNT(total_tokens) AS tokens_reported,
-    ${boundedSum('tool_use_count')} AS tool_uses_sum, COUNT(tool_use_count) AS tool_uses_reported,
-    COUNT(duration_ms) AS duration_reported, MAX(duration_ms) AS duration_max,
-    ${costly.map(([e, name]) => `${isLean(scope, lvl) ? NONE : e} AS ${name}`).join(', ')},
-    SUM(CASE WHEN agent_execution_id = 'unknown' THEN 1 ELSE 0 END) AS unknown_execution,
-    MIN(observed) AS first_observed, MAX(observed) AS last_observed,
-    SUM(1 - known) AS orphan_rows${earlyRows}
-  FROM ${keptRows(rows)} GROUP BY lvl, gnull, gkey`,
-  )}
+  ${allLevels(scope)
+    .map((lvl) =>
+      rolled.includes(lvl)
+        ? rollup!.level(lvl)
+        : `SELECT lvl, gnull, gkey, ${figures.map((f) => `${whole(f)} AS ${f.name}`).join(', ')},
+    ${costly.map(([e, name]) => `${isLean(scope, lvl) ? NONE : e} AS ${name}`).join(', ')}
+  FROM ${keptRows(`(${levelRows(d, scope, [lvl])}) lr`)} GROUP BY lvl, gnull, gkey`,
+    )
+    .join('\n  UNION ALL\n  ')}
 )`,
     `keyed AS (
   SELECT m.lvl, m.gnull, m.gkey, COUNT(m.sid) AS sessions,

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { buildReport } from '../../../lib/report/build.js';
-import { NOTHING_UNREADABLE } from '../../../lib/report/document.js';
+import { NOTHING_UNREADABLE, seriesGroupOf } from '../../../lib/report/document.js';
 import type { SubagentRow } from '../../../lib/row.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { onlyRowFigures, readableRowFigures } from '../../support/report-oracle.js';
@@ -16,7 +16,7 @@ import { TARGETS, useTestDatabase } from '../../support/targets.js';
  * completeness.unreadable counts exactly the odd values (test/support/report-oracle.ts).
  */
 
-const T = (s: number) => `2026-08-12T13:00:${String(s).padStart(2, '0')}.000001Z`;
+const T = (s: number, day = 2) => `2026-08-1${day}T13:00:${String(s).padStart(2, '0')}.000001Z`;
 const NOW = parseRfc3339('2026-08-13T00:00:00Z')!;
 
 const ODD_METRIC = {
@@ -45,6 +45,9 @@ interface RowCase {
   duration_ms: Cell;
   observed: { odd: false; second: number } | { odd: true; index: number };
   model: string | null;
+  type: string | null;
+  /** 2026-08-10 + day, for the readable observed_at */
+  day: number;
 }
 
 describe.each(TARGETS)('R4-3 on %s: any mix of odd values', (target) => {
@@ -61,6 +64,8 @@ describe.each(TARGETS)('R4-3 on %s: any mix of odd values', (target) => {
       fc.nat({ max: oddInstants.length - 1 }).map((index) => ({ odd: true as const, index })),
     ),
     model: fc.constantFrom('m1', 'm2', null),
+    type: fc.constantFrom('Explore', 'Plan', null),
+    day: fc.nat({ max: 2 }),
   });
 
   async function store(db: Queryable, rows: RowCase[]): Promise<void> {
@@ -70,7 +75,8 @@ describe.each(TARGETS)('R4-3 on %s: any mix of odd values', (target) => {
       rows.map((r, i) => ({
         tool_call_id: `c${i}`,
         model: r.model,
-        observed_at: r.observed.odd ? T(0) : T(r.observed.second),
+        subagent_type: r.type,
+        observed_at: r.observed.odd ? T(0) : T(r.observed.second, r.day),
         ...Object.fromEntries(METRICS.map((m) => [m, r[m].kind === 'value' ? r[m].value : null])),
       })),
     );
@@ -104,7 +110,7 @@ describe.each(TARGETS)('R4-3 on %s: any mix of odd values', (target) => {
               is_async: 0,
               source: 'live',
               settled_at: null,
-              observed_at: r.observed.odd ? null : T(r.observed.second),
+              observed_at: r.observed.odd ? null : T(r.observed.second, r.day),
               ...Object.fromEntries(METRICS.map((m) => [m, r[m].kind === 'value' ? r[m].value : null])),
             }) as unknown as Omit<SubagentRow, 'observed_at'> & { observed_at: string | null },
         );
@@ -122,6 +128,26 @@ describe.each(TARGETS)('R4-3 on %s: any mix of odd values', (target) => {
         expect(doc.groups.reduce((sum, g) => sum + g.subagents, 0)).toBe(rows.length - oddObserved);
       }),
       { numRuns: target === 'sqlite' ? 40 : 15 },
+    );
+  }, 240_000);
+
+  it("R4-12: the page's day and type series, rolled up from one grouping, are the --by day and --by type groups without what a series leaves out, in any window", async () => {
+    const window = fc.option(
+      fc.record({ since: fc.nat({ max: 2 }), until: fc.integer({ min: 1, max: 3 }) }).filter((w) => w.since < w.until),
+      { nil: undefined },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(rowArb, { minLength: 1, maxLength: 8 }), window, async (rows, w) => {
+        await store(t.db, rows);
+        const scope =
+          w === undefined ? {} : { since: parseRfc3339(T(0, w.since))!, until: parseRfc3339(T(0, w.until))! };
+        const page = await buildReport(t.db, { now: NOW, pageData: true, ...scope });
+        for (const by of ['day', 'type'] as const) {
+          const groups = (await buildReport(t.db, { now: NOW, by, ...scope })).groups;
+          expect(page.series?.[by], by).toEqual(groups.map(seriesGroupOf));
+        }
+      }),
+      { numRuns: target === 'sqlite' ? 30 : 10 },
     );
   }, 240_000);
 });
