@@ -199,7 +199,7 @@ const isLean = (scope: ReportScope, lvl: number) => lvl > 0 && scope.lean?.[lvl 
  * hashing).
  */
 const costlyFigures = (d: Dialect): [expression: string, name: string][] => [
-  ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p), `p${p}`]),
+  ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p, RANKS), `p${p}`]),
   ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
   ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
 ];

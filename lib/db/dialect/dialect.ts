@@ -110,9 +110,11 @@ export interface Dialect {
   /**
    * The nearest-rank percentile of a value over its non-NULL values, as an aggregate expression of
    * the figures' own GROUP BY: the value at rank ⌈p/100 · n⌉ of the sorted values
-   * (docs/report.md#percentiles, R3-6; R4-12: that one pass computes it).
+   * (docs/report.md#percentiles, R3-6; R4-12: that one pass computes it). `percents` are all the
+   * percentiles of `value` the statement reads, `percent` among them: a dialect may rank them in
+   * one aggregate.
    */
-  nearestRank(value: string, percent: number): string;
+  nearestRank(value: string, percent: number, percents: readonly number[]): string;
   /** A bound `$n` JSON document (JSON text), as the `jsonMember`/`jsonElement` below read it. */
   jsonParam(index: number): string;
   /** The member of a JSON object `json` named by the TEXT expression `label`, as JSON (NULL when absent). */
