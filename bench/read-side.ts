@@ -242,7 +242,7 @@ async function explainPage(pool: Database): Promise<Record<string, string>> {
   if (statement === undefined) throw new Error('the page sent no figures statement');
   const explain = pool.dialect.name === 'postgres' ? 'EXPLAIN (ANALYZE, BUFFERS)' : 'EXPLAIN QUERY PLAN';
   return {
-    "the page's figures statement (totals, the series by day, type and model, the first task groups)": formatPlan(
+    "the page's figures statement (totals, the series by day and type, the first task groups)": formatPlan(
       await pool.query(`${explain} ${statement.sql}`, statement.params),
     ),
   };

@@ -300,7 +300,7 @@ export const reportDocument = z.object({
   groups: z.array(group),
   /** the most recent turns' fan-out trees (`--trees N`), newest first; [] unless asked for */
   trees: z.array(turnTree),
-  /** additive (version 1 still): the page's per-day, type, model and task groups; absent unless asked for */
+  /** additive (version 1 still): the page's per-day, type and task groups; absent unless asked for */
   series: z.optional(series),
   /** additive (version 1 still): the page's duration histogram; absent unless asked for */
   distributions: z.optional(distributions),
