@@ -324,9 +324,9 @@ export type TurnTree = z.infer<typeof turnTree>;
 export type ReportDocument = z.infer<typeof reportDocument>;
 export type Series = z.infer<typeof series>;
 export type SeriesGroup = z.infer<typeof seriesGroup>;
+export type Distributions = z.infer<typeof distributions>;
 
 /** A group as a series holds it: without the figures a series level does not compute (SERIES_LEAVES_OUT). */
 export function seriesGroupOf(g: Group): SeriesGroup {
   return Object.fromEntries(Object.entries(g).filter(([name]) => !(name in SERIES_LEAVES_OUT))) as SeriesGroup;
 }
-export type Distributions = z.infer<typeof distributions>;

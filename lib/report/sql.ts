@@ -210,6 +210,12 @@ const costlyFigures = (d: Dialect): [expression: string, name: string][] => [
   ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
 ];
 
+/** A level's columns of costlyFigures: NULL each for a lean level. */
+const costlyColumns = (d: Dialect, lean: boolean) =>
+  costlyFigures(d)
+    .map(([expression, name]) => `${lean ? NONE : expression} AS ${name}`)
+    .join(', ');
+
 /**
  * A figure of statement 1 that adds up over a level's rows (the `plain` CTE): `fn(arg)` over a
  * group's rows, or `bounded`, boundedSum(arg). Partial groups (rolledUp) combine: a COUNT or SUM
@@ -269,33 +275,24 @@ function rolledUp(
 ): { fine: string; level: (lvl: number) => string } | undefined {
   if (lvls.length === 0) return undefined;
   const kinds = levelsOf(scope);
-  // per level: its key columns in `fine` (the day's is NULL for a row with no readable observed_at)
-  const keys = lvls.map((lvl) => {
-    const by = kinds[lvl - 1]!;
-    if (by === 'day') return { lvl, gnull: '0', gkey: `${d.utcDay('observed')} AS k${lvl}`, day: true };
-    const key = GROUP_KEY[by as Exclude<GroupBy, 'day'>];
-    return {
-      lvl,
-      gnull: `CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END AS n${lvl}`,
-      gkey: `COALESCE(${key}, '') AS k${lvl}`,
-      day: false,
-    };
-  });
-  const columns = keys.flatMap((k) => (k.day ? [`k${k.lvl}`] : [`n${k.lvl}`, `k${k.lvl}`]));
-  const fine = `fine AS MATERIALIZED (
-  SELECT ${keys.flatMap((k) => (k.day ? [k.gkey] : [k.gnull, k.gkey])).join(', ')},
-    ${figures.map((f) => `${partial(f)} AS ${f.name}`).join(', ')}
-  FROM rows_in WHERE in_window = 1 GROUP BY ${columns.join(', ')}
-)`;
-  const level = (lvl: number) => {
-    const k = keys.find((key) => key.lvl === lvl)!;
-    const gnull = k.day ? '0' : `n${lvl}`;
-    return `SELECT ${lvl} AS lvl, ${gnull} AS gnull, k${lvl} AS gkey, ${figures.map((f) => `${combined(f)} AS ${f.name}`).join(', ')},
-    ${costlyFigures(d)
-      .map(([, name]) => `${NONE} AS ${name}`)
-      .join(', ')}
-  FROM fine${k.day ? ` WHERE k${lvl} IS NOT NULL` : ''} GROUP BY ${k.day ? '' : `n${lvl}, `}k${lvl}`;
+  const isDay = (lvl: number) => kinds[lvl - 1] === 'day';
+  // per level its key columns in `fine`: k<lvl> (a day is NULL for a row with no readable
+  // observed_at), and n<lvl> (the NULL key) for a type or model
+  const keyColumns = (lvl: number) => {
+    if (isDay(lvl)) return [`${d.utcDay('observed')} AS k${lvl}`];
+    const key = GROUP_KEY[kinds[lvl - 1] as Exclude<GroupBy, 'day'>];
+    return [`CASE WHEN ${key} IS NULL THEN 1 ELSE 0 END AS n${lvl}`, `COALESCE(${key}, '') AS k${lvl}`];
   };
+  const keysOf = (lvl: number) => (isDay(lvl) ? [`k${lvl}`] : [`n${lvl}`, `k${lvl}`]);
+  const fine = `fine AS MATERIALIZED (
+  SELECT ${lvls.flatMap(keyColumns).join(', ')},
+    ${figures.map((f) => `${partial(f)} AS ${f.name}`).join(', ')}
+  FROM rows_in WHERE in_window = 1 GROUP BY ${lvls.flatMap(keysOf).join(', ')}
+)`;
+  const level = (lvl: number) =>
+    `SELECT ${lvl} AS lvl, ${isDay(lvl) ? '0' : `n${lvl}`} AS gnull, k${lvl} AS gkey, ${figures.map((f) => `${combined(f)} AS ${f.name}`).join(', ')},
+    ${costlyColumns(d, true)}
+  FROM fine${isDay(lvl) ? ` WHERE k${lvl} IS NOT NULL` : ''} GROUP BY ${keysOf(lvl).join(', ')}`;
   return { fine, level };
 }
 
@@ -672,23 +669,22 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
           'SELECT lvl, gnull, gkey FROM cut',
         );
   const keptRows = (rows: string) => (cuts.length === 0 ? rows : `(SELECT * FROM ${rows} WHERE ${kept('lr')}) kept`);
-  const costly = costlyFigures(d);
   // plain also lists the groups of the levels not made of sessions for keyed, with their lower
   // bound (a row of a session with activity before capture_since): their own pass cost one more
   // grouping of every such level's rows (R4-12)
   const plainStore = others.length === 0 ? '' : ' MATERIALIZED';
-  const figures: RowFigure[] = [
-    ...ROW_FIGURES,
-    ...(early && others.length > 0
-      ? [
-          {
-            name: 'early_rows',
-            fn: 'MAX',
-            arg: 'CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END',
-          } as const,
-        ]
-      : []),
-  ];
+  const earlyRows: RowFigure | undefined =
+    early && others.length > 0
+      ? {
+          name: 'early_rows',
+          fn: 'MAX',
+          arg: 'CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END',
+        }
+      : undefined;
+  const figures = earlyRows === undefined ? ROW_FIGURES : [...ROW_FIGURES, earlyRows];
+  // keyed reads early_rows of the other levels only: the rest skip its probe of `early` per row
+  const wholeColumn = (f: RowFigure, lvl: number) =>
+    f === earlyRows && !others.includes(lvl) ? `0 AS ${f.name}` : `${whole(f)} AS ${f.name}`;
   // R4-12: the page's lean day, type and model levels are rolled up from one grouping of the rows
   // by all their keys at once (rolledUp): their figures all add up, and each level sorted every row
   const rolled = levelsOf(scope).flatMap((by, i) =>
@@ -707,11 +703,11 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
     ...(rollup === undefined ? [] : [rollup.fine]),
     `plain AS${plainStore} (
   ${allLevels(scope)
-    .map((lvl) =>
-      rolled.includes(lvl)
-        ? rollup!.level(lvl)
-        : `SELECT lvl, gnull, gkey, ${figures.map((f) => `${whole(f)} AS ${f.name}`).join(', ')},
-    ${costly.map(([e, name]) => `${isLean(scope, lvl) ? NONE : e} AS ${name}`).join(', ')}
+    .map(
+      (lvl) =>
+        (rolled.includes(lvl) ? rollup?.level(lvl) : undefined) ??
+        `SELECT lvl, gnull, gkey, ${figures.map((f) => wholeColumn(f, lvl)).join(', ')},
+    ${costlyColumns(d, isLean(scope, lvl))}
   FROM ${keptRows(`(${levelRows(d, scope, [lvl])}) lr`)} GROUP BY lvl, gnull, gkey`,
     )
     .join('\n  UNION ALL\n  ')}

@@ -20,8 +20,9 @@ const fixedWidth = (expr: string, digits: number) =>
  *
  * R4-12: a function of the connection, not SQL: the same test written in SQL (strftime, GLOB,
  * substr) cost ~1.8 µs a value, this ~0.33 (0.14 of it the call), and the report reads every
- * row's observed_at and settled_at and every cost event's occurred_at. test/lib/db/dialect/sqlite-instant.test.ts holds
- * that SQL as the oracle this must equal for any text.
+ * row's observed_at and settled_at and every cost event's occurred_at.
+ * test/lib/db/dialect/sqlite-instant.test.ts holds that SQL as the oracle this must equal for any
+ * text.
  */
 function readInstant(value: unknown): string | null {
   // R4-12: the regex tests, then the fields are read as digits in place: capturing them (exec,
