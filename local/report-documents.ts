@@ -1,5 +1,7 @@
 import {
   DURATION_BUCKET_UPPER_MS,
+  FAN_OUT_COST_BUCKETS,
+  type FanOutCost,
   type Figures,
   type Group,
   type GroupBy,
@@ -101,6 +103,36 @@ function iso(ms: number): string {
 const DAY_MS = 86_400_000;
 const START = Date.parse('2026-10-01T00:00:00Z');
 
+/** R5-3: a plausible fan_out_cost section: turns fall off with the fan-out, cost rises with it. */
+function fanOutCost(subagents: number, r: () => number): FanOutCost {
+  const turns = Math.max(7, Math.floor(subagents / 2));
+  return {
+    buckets: FAN_OUT_COST_BUCKETS.map((label, i) => {
+      const n = Math.floor(turns / 2 ** (i + 1));
+      const unpriced = Math.floor(n / 10);
+      const none = Math.floor(n / 20);
+      const costed = n - unpriced - none;
+      const median = Math.floor(2_000 * (i + 1) * (0.8 + r() * 0.4));
+      return {
+        fan_out: label,
+        turns: n,
+        costed_turns: costed,
+        unpriced_turns: unpriced,
+        turns_without_cost: none,
+        unreadable_cost_turns: 0,
+        cost_subcents: costed === 0 ? null : costed * median,
+        mean_subcents: costed === 0 ? null : median,
+        median_subcents: costed === 0 ? null : median,
+        p95_subcents: costed === 0 ? null : median * 3,
+      };
+    }),
+    unattributed_events: Math.floor(turns / 25),
+    unattributed_cost_subcents: Math.floor(turns / 25) * 1_700,
+    unattributed_unpriced_events: Math.floor(turns / 250),
+    unreadable_started_at: 0,
+  };
+}
+
 export function figures(subagents: number, r: () => number, scoped: boolean): Figures {
   const reportedTokens = Math.floor(subagents * 0.23);
   const nested = Math.floor(subagents * 0.01);
@@ -119,7 +151,13 @@ export function figures(subagents: number, r: () => number, scoped: boolean): Fi
     settled: Math.floor(subagents * 0.9),
     failed: Math.floor(subagents * 0.02),
     orphan_rows: 0,
-    tokens: { sum: reportedTokens === 0 ? null : reportedTokens * 41_237, reported: reportedTokens },
+    tokens: {
+      sum: reportedTokens === 0 ? null : reportedTokens * 41_237,
+      reported: reportedTokens,
+      p50: null,
+      p95: null,
+      max: null,
+    },
     tool_uses: { sum: reportedTokens === 0 ? null : reportedTokens * 17, reported: reportedTokens },
     duration_ms: {
       reported: durationN,
@@ -148,6 +186,10 @@ export function figures(subagents: number, r: () => number, scoped: boolean): Fi
     estimated_cost_subcents: cost === null ? null : Math.floor(cost / 10),
     cost_per_context_subcents:
       cost === null || contexts === null || contexts === 0 ? null : Math.round(cost / contexts),
+    unpriced_events: cost === null ? null : Math.floor(subagents / 40),
+    cost_lower_bound: cost !== null && Math.floor(subagents / 40) > 0,
+    measured_cost_subcents: cost === null ? null : Math.floor(cost * 0.6),
+    list_priced_cost_subcents: cost === null ? null : Math.floor(cost * 0.3),
     first_observed_at: subagents === 0 ? null : iso(START),
     last_observed_at: subagents === 0 ? null : iso(START + 29 * DAY_MS),
   };
@@ -247,7 +289,7 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
   };
   const dayGroups = groups('day', days, subagents, r, hostile);
   // A day nobody reported tokens on: the chart's gap (R3-6), not a 0.
-  if (dayGroups.length > 2) dayGroups[2]!.tokens = { sum: null, reported: 0 };
+  if (dayGroups.length > 2) dayGroups[2]!.tokens = { sum: null, reported: 0, p50: null, p95: null, max: null };
   const durationBuckets = [0, ...DURATION_BUCKET_UPPER_MS].map((from, i) => ({
     from_ms: from,
     to_ms: DURATION_BUCKET_UPPER_MS[i] ?? null,
@@ -272,6 +314,7 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
         : [],
       unreadable: { ...NOTHING_UNREADABLE },
       lower_bound_sessions: 2,
+      unpriced_events: totals.unpriced_events,
       notes: [hostile ? HOSTILE : 'Sessions with activity before capture_since have a fan-out that is a lower bound.'],
     },
     totals,
@@ -288,6 +331,7 @@ export function makeReportDocument(options: DocumentOptions = {}): ReportDocumen
         buckets: durationBuckets,
       },
     },
+    fan_out_cost: fanOutCost(subagents, r),
   };
   if (!options.huge) return reportDocument.parse(doc);
   // The schema's recursive node type cannot check a 100,000-deep chain (zod recurses): the huge

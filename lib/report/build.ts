@@ -8,6 +8,8 @@ import {
   type Completeness,
   type Distributions,
   DURATION_BUCKET_UPPER_MS,
+  FAN_OUT_COST_BUCKETS,
+  type FanOutCost,
   type Figures,
   type Group,
   type GroupBy,
@@ -17,6 +19,7 @@ import {
   seriesGroupOf,
   type TurnTree,
 } from './document.js';
+import { bucketLabel, fanOutCostGap, fanOutCostStatement } from './fan-out-cost-sql.js';
 import { sortGroups } from './sort.js';
 import { breakdownStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
 import { readTurnTrees } from './trees.js';
@@ -85,10 +88,11 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   });
   // R4-12: a level that only feeds the page's series computes only what a series group holds
   const lean = levels.map((by) => options.pageData === true && by !== scope.by);
-  const [main, shortfall, trees] = await Promise.all([
+  const [main, shortfall, trees, fanOutCost] = await Promise.all([
     readFigures(db, { ...scope, levels, cuts, sort, lean }, catalog, scope.by, options.pageData === true),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
     options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
+    readFanOutCost(db, scope, catalog),
   ]);
   const { totals, lowerBoundSessions, unreadable, overflow, distributions } = main;
   const titled = catalog.taskTitle ? await withTaskTitles(db, trees) : trees;
@@ -125,6 +129,7 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
       missing: shortfall.missing,
       unreadable,
       lower_bound_sessions: lowerBoundSessions,
+      unpriced_events: totals.unpriced_events,
       notes: [
         ...keys.notes,
         ...shortfall.notes,
@@ -137,6 +142,42 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
     trees: titled,
     ...(series === undefined ? {} : { series }),
     ...(distributions === undefined ? {} : { distributions }),
+    fan_out_cost: fanOutCost,
+  };
+}
+
+/** R5-3: the fan_out_cost section (fan-out-cost-sql.ts), all seven buckets; null where it cannot be given. */
+async function readFanOutCost(db: Queryable, scope: ReportScope, catalog: StoreCatalog): Promise<FanOutCost | null> {
+  const statement = fanOutCostStatement(db.dialect, scope, catalog);
+  if (statement === undefined) return null;
+  const rows = await db.query(statement.sql, statement.params);
+  const priced = catalog.costEvents?.costSource === true;
+  const byBucket = new Map(rows.filter((r) => r.kind === 'bucket').map((r) => [bucketLabel(int(r.b)), r]));
+  const unattributed = rows.find((r) => r.kind === 'unattributed');
+  const unreadable = rows.find((r) => r.kind === 'unreadable');
+  return {
+    buckets: FAN_OUT_COST_BUCKETS.map((label) => {
+      const r = byBucket.get(label);
+      const costed = r === undefined ? 0 : int(r.costed);
+      // over the costed turns only: null when there is none (NULL is never 0)
+      const costFigure = (value: unknown) => (costed === 0 ? null : nullableInt(value));
+      return {
+        fan_out: label,
+        turns: r === undefined ? 0 : int(r.turns),
+        costed_turns: costed,
+        unpriced_turns: priced ? (r === undefined ? 0 : int(r.unpriced)) : null,
+        turns_without_cost: r === undefined ? 0 : int(r.none),
+        unreadable_cost_turns: r === undefined ? 0 : int(r.unreadable),
+        cost_subcents: costFigure(r?.cost),
+        mean_subcents: costFigure(r?.mean),
+        median_subcents: costFigure(r?.p50),
+        p95_subcents: costFigure(r?.p95),
+      };
+    }),
+    unattributed_events: int(unattributed?.turns),
+    unattributed_cost_subcents: nullableInt(unattributed?.cost),
+    unattributed_unpriced_events: priced ? int(unattributed?.unpriced) : null,
+    unreadable_started_at: int(unreadable?.turns),
   };
 }
 
@@ -321,6 +362,11 @@ function valueNotes(
         `the ${figure} sum of ${n} scope(s) is null: it exceeds 2^53 − 1, beyond what a JSON reader keeps exactly.`,
       );
   }
+  if (totals.unpriced_events !== null && totals.unpriced_events > 0) {
+    notes.push(
+      `${totals.unpriced_events} cost event(s) in scope are unpriced (the host found no price and stored 0): they add nothing to any cost, so every cost figure that omits one is a lower bound (cost_lower_bound; R5-1).`,
+    );
+  }
   if (totals.orphan_rows > 0) {
     notes.push(
       `${totals.orphan_rows} row(s) in scope belong to a session that is no longer in task_sessions: they count as subagents (orphan_rows), never as a session.`,
@@ -337,6 +383,8 @@ function scopeNotes(scope: ReportScope, catalog: StoreCatalog, lowerBoundSession
       `${lowerBoundSessions} session(s) in scope have activity before capture_since: their fan-out is a lower bound (groups marked lower_bound; AC-25).`,
     );
   }
+  const fanOutGap = fanOutCostGap(scope, catalog);
+  if (fanOutGap !== undefined && catalog.costEvents !== undefined) notes.push(fanOutGap);
   if (catalog.costEvents === undefined) {
     notes.push(
       'cost figures are null: the store has no office_cost_events table (the host office cost ledger) with session_id, task_id, cost_subcents, estimated and occurred_at.',
@@ -367,7 +415,13 @@ function toFigures(row: Row, lists: { models: Figures['models']; fan_out: Figure
     backfill: int(row.backfill),
     settled: int(row.settled),
     failed: int(row.failed),
-    tokens: { sum: nullableInt(row.tokens_sum), reported: int(row.tokens_reported) },
+    tokens: {
+      sum: nullableInt(row.tokens_sum),
+      reported: int(row.tokens_reported),
+      p50: nullableInt(row.tokens_p50),
+      p95: nullableInt(row.tokens_p95),
+      max: nullableInt(row.tokens_max),
+    },
     tool_uses: { sum: nullableInt(row.tool_uses_sum), reported: int(row.tool_uses_reported) },
     duration_ms: {
       reported: int(row.duration_reported),
@@ -386,6 +440,11 @@ function toFigures(row: Row, lists: { models: Figures['models']; fan_out: Figure
     cost_subcents: nullableInt(row.cost_subcents),
     estimated_cost_subcents: nullableInt(row.estimated_cost_subcents),
     cost_per_context_subcents: nullableInt(row.cost_per_context_subcents),
+    unpriced_events: nullableInt(row.unpriced_events),
+    // R5-1: a cost figure that leaves out an unpriced event is a lower bound
+    cost_lower_bound: nullableInt(row.unpriced_events) !== null && int(row.unpriced_events) > 0,
+    measured_cost_subcents: nullableInt(row.measured_cost_subcents),
+    list_priced_cost_subcents: nullableInt(row.list_priced_cost_subcents),
     first_observed_at: instant(row.first_observed),
     last_observed_at: instant(row.last_observed),
   };

@@ -12,8 +12,13 @@ export interface StoreCatalog {
   taskTitle: boolean;
   /** `task_sessions.started_at` exists: session groups carry their start; time filters apply to sessions */
   sessionStartedAt: boolean;
-  /** the host's office cost ledger, when it has the columns R3-7 reads; `turnId`: it attributes cost to turns */
-  costEvents: { turnId: boolean } | undefined;
+  /**
+   * the host's office cost ledger, when it has the columns R3-7 reads; `turnId`: it attributes cost
+   * to turns; `costSource`: it says where each cost came from (cost contract v3: R5-1, R5-2)
+   */
+  costEvents: { turnId: boolean; costSource: boolean } | undefined;
+  /** the host's task_session_turns (R5-3's turns), `startedAt`: it has started_at (the window's column); undefined: no such table */
+  turns: { startedAt: boolean } | undefined;
   /**
    * the host's index on task_session_messages(task_session_id, created_at) (idx_messages_session_created,
    * Appendix B) exists: whether a session has a message before capture_since is one probe per
@@ -51,8 +56,10 @@ const SESSION_CREATED_INDEX: Record<Queryable['dialect']['name'], string> = {
 export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
   const columnsOf = async (table: string) =>
     new Set((await db.query<{ column_name: string }>(db.dialect.columnDefaults, [table])).map((c) => c.column_name));
-  const [[subagents, sessions, meta, tasks, costs], indexRows] = await Promise.all([
-    Promise.all([TABLE, 'task_sessions', 'kandev_meta', 'tasks', 'office_cost_events'].map(columnsOf)),
+  const [[subagents, sessions, meta, tasks, costs, turns], indexRows] = await Promise.all([
+    Promise.all(
+      [TABLE, 'task_sessions', 'kandev_meta', 'tasks', 'office_cost_events', 'task_session_turns'].map(columnsOf),
+    ),
     db.query<{ found: unknown }>(SESSION_CREATED_INDEX[db.dialect.name]),
   ]);
   if (sessions!.size === 0) {
@@ -72,7 +79,8 @@ export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
   return {
     taskTitle: tasks!.has('title'),
     sessionStartedAt: sessions!.has('started_at'),
-    costEvents: hasCosts ? { turnId: costs!.has('turn_id') } : undefined,
+    costEvents: hasCosts ? { turnId: costs!.has('turn_id'), costSource: costs!.has('cost_source') } : undefined,
+    turns: turns!.has('id') && turns!.has('task_session_id') ? { startedAt: turns!.has('started_at') } : undefined,
     sessionCreatedIndex: indexRows[0]?.found === true || Number(indexRows[0]?.found) === 1,
   };
 }

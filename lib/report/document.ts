@@ -22,6 +22,17 @@ export const metricSum = z.object({
   reported: count,
 });
 
+/**
+ * R5-4: total_tokens, what each subagent reported of its context at finish (its final request's
+ * input + cache + output for Claude Code, docs/report.md#what-total_tokens-means), never its spend:
+ * the sum and, over the reported values, nearest-rank p50 and p95 and the max (null when none).
+ */
+export const tokenFigures = z.extend(metricSum, {
+  p50: z.nullable(count),
+  p95: z.nullable(count),
+  max: z.nullable(count),
+});
+
 /** duration_ms over reported rows: nearest-rank percentiles (rank ⌈p/100 · n⌉), null when n = 0. */
 export const durationFigures = z.object({
   reported: count,
@@ -50,7 +61,7 @@ export const figures = z.object({
   settled: count,
   /** tool_status error, failed or cancelled */
   failed: count,
-  tokens: metricSum,
+  tokens: tokenFigures,
   tool_uses: metricSum,
   duration_ms: durationFigures,
   models: modelCounts,
@@ -75,6 +86,21 @@ export const figures = z.object({
   estimated_cost_subcents: z.nullable(z.int()),
   /** cost_subcents ÷ contexts, rounded half up to an integer; null when either is null or contexts is 0 */
   cost_per_context_subcents: z.nullable(z.int()),
+  /**
+   * Added in version 1 (additive), R5-1: the scope's cost events whose cost_source is 'unpriced'
+   * (the host found no price and stored 0): they add nothing to any cost figure. null where the
+   * ledger has no cost_source column (not known) or the scope has no cost of its own.
+   */
+  unpriced_events: z.nullable(count),
+  /**
+   * R5-1: cost_subcents, estimated_cost_subcents and cost_per_context_subcents leave out unpriced
+   * events (unpriced_events > 0): each is a lower bound. false otherwise.
+   */
+  cost_lower_bound: z.boolean(),
+  /** R5-2: the part of cost_subcents the agent reported itself (cost_source 'provider_reported'); null without the column */
+  measured_cost_subcents: z.nullable(z.int()),
+  /** R5-2: the part the host priced at a list price (cost_source 'models_dev_list'); null without the column */
+  list_priced_cost_subcents: z.nullable(z.int()),
   first_observed_at: nullableInstant,
   last_observed_at: nullableInstant,
 });
@@ -141,6 +167,12 @@ export const completeness = z.object({
   }),
   /** sessions in scope with activity before capture_since: their fan-out is a lower bound */
   lower_bound_sessions: count,
+  /**
+   * Added in version 1 (additive), R5-1: the totals' cost events whose cost_source is 'unpriced'
+   * (every cost figure that omits one is a lower bound); null where the ledger has no cost_source
+   * column, or the store no ledger.
+   */
+  unpriced_events: z.nullable(count),
   /** why a figure is null or partial, one sentence each (no cost table, not activated, …) */
   notes: z.array(z.string()),
 });
@@ -263,8 +295,11 @@ const SERIES_LEAVES_OUT = {
   fan_out: true,
 } as const;
 
-/** A group of the page's series: a `group` without the figures in SERIES_LEAVES_OUT. */
-export const seriesGroup = z.omit(group, SERIES_LEAVES_OUT);
+/**
+ * A group of the page's series: a `group` without the figures in SERIES_LEAVES_OUT, its tokens
+ * the sum and count only (R5-4's percentiles are a sort per group, like the durations').
+ */
+export const seriesGroup = z.extend(z.omit(group, SERIES_LEAVES_OUT), { tokens: metricSum });
 
 /**
  * The page's breakdowns (R3-9), over the same scope as `totals` and whatever `--by` asked for:
@@ -281,6 +316,46 @@ export const series = z.object({
   task: z.optional(z.array(seriesGroup)),
   /** additive (version 1 still): how many task groups the scope has (`task` holds the first of them) */
   task_groups: z.optional(count),
+});
+
+/** R5-3: the fan-out buckets, in this order: a turn's top-level subagents (0, 1, 2, 3, 4–5, 6–8, 9 or more). */
+export const FAN_OUT_COST_BUCKETS = ['0', '1', '2', '3', '4-5', '6-8', '9+'] as const;
+
+/**
+ * R5-3: what a turn costs, by how many subagents it fanned out to. A turn's cost is the sum of its
+ * ledger events (turn_id), at any occurred_at; the cost figures are over the costed turns only.
+ */
+export const fanOutCostBucket = z.object({
+  /** the bucket's label (FAN_OUT_COST_BUCKETS) */
+  fan_out: z.enum(FAN_OUT_COST_BUCKETS),
+  /** turns in scope whose top-level subagents (rows with the turn's id, observed whenever) fall in the bucket */
+  turns: count,
+  /** turns with at least one ledger event, none unpriced and every cost readable */
+  costed_turns: count,
+  /** turns with at least one unpriced event: their cost is not known (null without cost_source) */
+  unpriced_turns: z.nullable(count),
+  /** turns with no ledger event */
+  turns_without_cost: count,
+  /** turns with an event whose cost_subcents is not readable and none unpriced (R4-3: counted, not costed) */
+  unreadable_cost_turns: count,
+  /** the costed turns' costs: their sum, mean (rounded half away from zero), nearest-rank median and p95; null when costed_turns is 0 */
+  cost_subcents: z.nullable(z.int()),
+  mean_subcents: z.nullable(z.int()),
+  median_subcents: z.nullable(z.int()),
+  p95_subcents: z.nullable(z.int()),
+});
+
+export const fanOutCost = z.object({
+  /** all seven buckets, in FAN_OUT_COST_BUCKETS order, empty ones included */
+  buckets: z.array(fanOutCostBucket),
+  /** events in scope (their session in the filter, occurred_at in the window) whose turn_id is NULL, '' or no turn of task_session_turns */
+  unattributed_events: count,
+  /** their cost (unpriced ones add nothing); null when there is none */
+  unattributed_cost_subcents: z.nullable(z.int()),
+  /** of them, those unpriced; null without cost_source */
+  unattributed_unpriced_events: z.nullable(count),
+  /** turns of the filter whose started_at is not an instant: in no window with --since/--until, counted without (R4-3) */
+  unreadable_started_at: count,
 });
 
 export const reportDocument = z.object({
@@ -304,6 +379,12 @@ export const reportDocument = z.object({
   series: z.optional(series),
   /** additive (version 1 still): the page's duration histogram; absent unless asked for */
   distributions: z.optional(distributions),
+  /**
+   * additive (version 1 still), R5-3: what a turn costs by its fan-out, over the totals' scope;
+   * null where the ledger has no turn_id, or a window is asked of turns without started_at
+   * (completeness.notes says why)
+   */
+  fan_out_cost: z.nullable(fanOutCost),
 });
 
 export type Figures = z.infer<typeof figures>;
@@ -325,8 +406,11 @@ export type ReportDocument = z.infer<typeof reportDocument>;
 export type Series = z.infer<typeof series>;
 export type SeriesGroup = z.infer<typeof seriesGroup>;
 export type Distributions = z.infer<typeof distributions>;
+export type FanOutCost = z.infer<typeof fanOutCost>;
+export type FanOutCostBucket = z.infer<typeof fanOutCostBucket>;
 
 /** A group as a series holds it: without the figures a series level does not compute (SERIES_LEAVES_OUT). */
 export function seriesGroupOf(g: Group): SeriesGroup {
-  return Object.fromEntries(Object.entries(g).filter(([name]) => !(name in SERIES_LEAVES_OUT))) as SeriesGroup;
+  const kept = Object.fromEntries(Object.entries(g).filter(([name]) => !(name in SERIES_LEAVES_OUT)));
+  return { ...kept, tokens: { sum: g.tokens.sum, reported: g.tokens.reported } } as SeriesGroup;
 }

@@ -51,7 +51,7 @@ const levelsWhere = (scope: ReportScope, kinds: readonly GroupBy[]) =>
   levelsOf(scope).flatMap((by, i) => (kinds.includes(by) ? [i + 1] : []));
 
 /** Bind parameters in order, as `$n` text. */
-class Params {
+export class Params {
   readonly values: unknown[] = [];
   constructor(private readonly dialect: Dialect) {}
   text(value: string): string {
@@ -89,7 +89,7 @@ const otherLevels = (scope: ReportScope) =>
     levelsOf(scope).filter((by) => !SESSION_GROUPS.includes(by)),
   );
 
-const TOP_LEVEL = "COALESCE(parent_tool_call_id, '') = ''";
+export const TOP_LEVEL = "COALESCE(parent_tool_call_id, '') = ''";
 const FAILED = "tool_status IN ('error', 'failed', 'cancelled')";
 
 /**
@@ -103,7 +103,7 @@ export const METRIC_RANGE = [0, MAX_METRIC] as const;
 export const COST_RANGE = [-2_147_483_648, 2_147_483_647] as const;
 
 /** SUM(expr), NULL when it lies beyond ±(2^53 − 1): no JSON reader keeps it exactly. */
-const boundedSum = (expr: string) =>
+export const boundedSum = (expr: string) =>
   `CAST(CASE WHEN SUM(${expr}) BETWEEN -${Number.MAX_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER} THEN SUM(${expr}) END AS BIGINT)`;
 
 /** A 0/1 column: `raw` holds a value and `readable` (its readable form) is NULL. */
@@ -206,6 +206,8 @@ const isLean = (scope: ReportScope, lvl: number) => lvl > 0 && scope.lean?.[lvl 
  */
 const costlyFigures = (d: Dialect): [expression: string, name: string][] => [
   ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p, RANKS), `p${p}`]),
+  // R5-4: the reported context at finish, ranked like the durations
+  ...RANKS.map((p): [string, string] => [d.nearestRank('total_tokens', p, RANKS), `tokens_p${p}`]),
   ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
   ["COUNT(DISTINCT CASE WHEN turn_id <> '' THEN turn_id END)", 'turns'],
 ];
@@ -238,6 +240,7 @@ const ROW_FIGURES: readonly RowFigure[] = [
   { name: 'failed', fn: 'SUM', arg: `CASE WHEN ${FAILED} THEN 1 ELSE 0 END` },
   { name: 'tokens_sum', fn: 'bounded', arg: 'total_tokens' },
   { name: 'tokens_reported', fn: 'COUNT', arg: 'total_tokens' },
+  { name: 'tokens_max', fn: 'MAX', arg: 'total_tokens' },
   { name: 'tool_uses_sum', fn: 'bounded', arg: 'tool_use_count' },
   { name: 'tool_uses_reported', fn: 'COUNT', arg: 'tool_use_count' },
   { name: 'duration_reported', fn: 'COUNT', arg: 'duration_ms' },
@@ -468,10 +471,18 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
           ? 'turn_id'
           : undefined;
   const inWindow = window.length === 0 ? '1' : 'CASE WHEN occurred IS NULL THEN 0 ELSE 1 END';
+  // R5-1, R5-2: where the ledger says where a cost came from (COST_SOURCE_FIGURES)
+  const sourced = (weight: string) =>
+    ledger.costSource
+      ? `,
+    SUM(${weight}unpriced) AS unpriced_events,
+    ${boundedSum(`${weight}CASE WHEN cost_source = 'provider_reported' THEN cost ELSE 0 END`)} AS measured_cost_subcents,
+    ${boundedSum(`${weight}CASE WHEN cost_source = 'models_dev_list' THEN cost ELSE 0 END`)} AS list_priced_cost_subcents`
+      : '';
   // `weight` 0 leaves an event out of the sums (level 0 reads the events outside the window too).
   const sums = (weight: string) =>
     `${boundedSum(`${weight}cost`)} AS cost, ${boundedSum(`${weight}CASE WHEN estimated = 1 THEN cost ELSE 0 END`)} AS estimated_cost,
-    SUM(${weight}CASE WHEN cost IS NOT NULL THEN 1 ELSE 0 END) AS cost_events`;
+    SUM(${weight}CASE WHEN cost IS NOT NULL THEN 1 ELSE 0 END) AS cost_events${sourced(weight)}`;
   const grouped = levelsOf(scope)
     .map((by, i) => {
       const column = columnOf(by);
@@ -482,14 +493,16 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
   SELECT ${i + 1}, 0, ${column}, ${sums('')}, 0, 0 FROM cost_in WHERE in_window = 1 AND ${column} IS NOT NULL AND ${column} <> '' GROUP BY ${column}`;
     })
     .join('');
-  const cost = d.readableInteger('e.cost_subcents', ...COST_RANGE);
+  const { cost, unpriced, unreadableCost } = ledgerValues(d, ledger);
   // an event's task is read (and its session joined) only where a task filter or grouping reads it
   const byTask = scope.task !== undefined || levelsOf(scope).includes('task');
   // stored only where more than the totals read it (R4-12: 0.4 s of report --json at 10M on SQLite)
   return `cost_in AS ${grouped === '' ? 'NOT MATERIALIZED' : 'MATERIALIZED'} (
   SELECT attributed.*, ${inWindow} AS in_window FROM (
-    SELECT ${byTask ? "CASE WHEN COALESCE(e.task_id, '') = '' THEN s.task_id ELSE e.task_id END AS task_id, " : ''}e.session_id${ledger.turnId ? ', e.turn_id' : ''},
-      ${cost} AS cost, ${unreadableFlag('e.cost_subcents', cost)} AS u_cost_subcents, e.estimated,
+    SELECT ${byTask ? `${EVENT_TASK} AS task_id, ` : ''}e.session_id${ledger.turnId ? ', e.turn_id' : ''},
+      ${cost} AS cost, ${unreadableCost} AS u_cost_subcents, e.estimated,${
+        ledger.costSource ? ` e.cost_source, ${unpriced} AS unpriced,` : ''
+      }
       ${d.readableInstant('e.occurred_at')} AS occurred
     FROM office_cost_events e${byTask ? ' LEFT JOIN task_sessions s ON s.id = e.session_id' : ''}
   ) attributed${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
@@ -501,6 +514,33 @@ costs AS (
     COALESCE(SUM(CASE WHEN occurred IS NULL THEN 1 ELSE 0 END), 0) AS u_occurred_at
   FROM cost_in${grouped}
 )`;
+}
+
+/**
+ * One attribution rule (docs/report.md#cost-attribution): an event `e`'s task is its `task_id`,
+ * or, where the host wrote '' (or NULL), its session's task (`s`, task_sessions joined on session_id).
+ */
+export const EVENT_TASK = "CASE WHEN COALESCE(e.task_id, '') = '' THEN s.task_id ELSE e.task_id END";
+
+/**
+ * A ledger event `e`'s values as every cost figure reads them: `cost` (NULL when cost_subcents is
+ * not readable, R4-3), `unreadableCost` (1 then) and `unpriced` (1 for cost_source 'unpriced').
+ * R5-1: an unpriced event's stored 0 is no price: it adds nothing (0) to any sum, and its
+ * cost_subcents is not read (so never unreadable). Without cost_source every event is priced.
+ */
+export function ledgerValues(
+  d: Dialect,
+  ledger: NonNullable<StoreCatalog['costEvents']>,
+): { cost: string; unpriced: string; unreadableCost: string } {
+  const readable = d.readableInteger('e.cost_subcents', ...COST_RANGE);
+  const unreadable = unreadableFlag('e.cost_subcents', readable);
+  if (!ledger.costSource) return { cost: readable, unpriced: '0', unreadableCost: unreadable };
+  const unpriced = "CASE WHEN e.cost_source = 'unpriced' THEN 1 ELSE 0 END";
+  return {
+    cost: `CASE WHEN ${unpriced} = 1 THEN 0 ELSE ${readable} END`,
+    unpriced,
+    unreadableCost: `CASE WHEN ${unpriced} = 1 THEN 0 ELSE ${unreadable} END`,
+  };
 }
 
 /**
@@ -569,11 +609,14 @@ function cutGroups(
 )`;
 }
 
+/** R5-1, R5-2: statement 1's figures from the ledger's cost_source (NULL without the column). */
+const COST_SOURCE_FIGURES = ['unpriced_events', 'measured_cost_subcents', 'list_priced_cost_subcents'] as const;
+
 /** A typed NULL: PostgreSQL types an untyped one in a UNION as text. */
 const NONE = 'CAST(NULL AS BIGINT)';
 
 /** The duration percentiles every scope reports (docs/report.md#percentiles). */
-const RANKS = [50, 95] as const;
+export const RANKS = [50, 95] as const;
 
 /** The expressions of the figures a sort reads (the statement's own columns, or the cut's). */
 interface SortFigures {
@@ -614,6 +657,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const earlyCte = earlySessions(d, catalog, cs);
   const early = earlyCte !== undefined;
   const hasCosts = costCtes !== undefined;
+  const costSource = catalog.costEvents?.costSource === true;
   const others = otherLevels(scope);
   // the figures a sort reads, here and in the cut (sortOrder): one expression each
   const sessionsOf = (f: SortFigures) =>
@@ -731,13 +775,14 @@ SELECT k.lvl, k.gnull, k.gkey,
   COALESCE(f.subagents, 0) AS subagents, COALESCE(f.top_level, 0) AS top_level, COALESCE(f.nested, 0) AS nested,
   COALESCE(f.async, 0) AS async, COALESCE(f.live, 0) AS live, COALESCE(f.backfill, 0) AS backfill,
   COALESCE(f.settled, 0) AS settled, COALESCE(f.failed, 0) AS failed,
-  f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported,
+  f.tokens_sum, COALESCE(f.tokens_reported, 0) AS tokens_reported, f.tokens_p50, f.tokens_p95, f.tokens_max,
   f.tool_uses_sum, COALESCE(f.tool_uses_reported, 0) AS tool_uses_reported,
   COALESCE(f.duration_reported, 0) AS duration_reported, f.p50 AS duration_p50, f.p95 AS duration_p95, f.duration_max,
   COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
   COALESCE(f.turns, 0) AS turns,
   ${sessionsColumn} AS sessions, ${contexts} AS contexts,
   ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
+  ${COST_SOURCE_FIGURES.map((name) => `${costSource ? `c.${name}` : 'NULL'} AS ${name}`).join(', ')},
   CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
     ELSE ${floorDiv(`(2 * ${cost} + ${contexts})`, `(2 * ${contexts})`)} END AS cost_per_context_subcents,
   f.first_observed, f.last_observed,

@@ -8,7 +8,16 @@ import type { SubagentRow } from '../../lib/row.js';
  */
 export type RowFigures = Omit<
   Figures,
-  'sessions' | 'orphan_rows' | 'contexts' | 'cost_subcents' | 'estimated_cost_subcents' | 'cost_per_context_subcents'
+  | 'sessions'
+  | 'orphan_rows'
+  | 'contexts'
+  | 'cost_subcents'
+  | 'estimated_cost_subcents'
+  | 'cost_per_context_subcents'
+  | 'unpriced_events'
+  | 'cost_lower_bound'
+  | 'measured_cost_subcents'
+  | 'list_priced_cost_subcents'
 >;
 
 const rank = (values: number[], p: number) => {
@@ -20,6 +29,17 @@ const rank = (values: number[], p: number) => {
 const sum = (values: (number | null)[]) => {
   const reported = values.filter((v): v is number => v !== null);
   return { sum: reported.length === 0 ? null : reported.reduce((a, b) => a + b, 0), reported: reported.length };
+};
+
+/** R5-4: a metric's sum with its nearest-rank p50, p95 and max over the reported values. */
+const ranked = (values: (number | null)[]) => {
+  const reported = values.filter((v): v is number => v !== null);
+  return {
+    ...sum(values),
+    p50: rank(reported, 50),
+    p95: rank(reported, 95),
+    max: reported.length === 0 ? null : Math.max(...reported),
+  };
 };
 
 export function rowFigures(rows: readonly SubagentRow[]): RowFigures {
@@ -41,7 +61,7 @@ export function rowFigures(rows: readonly SubagentRow[]): RowFigures {
     backfill: rows.filter((r) => r.source === 'backfill').length,
     settled: rows.filter((r) => r.settled_at !== null).length,
     failed: rows.filter((r) => ['error', 'failed', 'cancelled'].includes(r.tool_status ?? '')).length,
-    tokens: sum(rows.map((r) => r.total_tokens)),
+    tokens: ranked(rows.map((r) => r.total_tokens)),
     tool_uses: sum(rows.map((r) => r.tool_use_count)),
     duration_ms: {
       reported: durations.length,

@@ -19,7 +19,7 @@ function doc(overrides: Partial<Figures> = {}): ReportDocument {
     backfill: 1234566,
     settled: 0,
     failed: 0,
-    tokens: { sum: null, reported: 0 },
+    tokens: { sum: null, reported: 0, p50: null, p95: null, max: null },
     tool_uses: { sum: 0, reported: 1 },
     duration_ms: { reported: 0, p50: null, p95: null, max: null },
     models: { counts: [], unreported: 1234567 },
@@ -33,6 +33,10 @@ function doc(overrides: Partial<Figures> = {}): ReportDocument {
     cost_subcents: null,
     estimated_cost_subcents: null,
     cost_per_context_subcents: null,
+    unpriced_events: null,
+    cost_lower_bound: false,
+    measured_cost_subcents: null,
+    list_priced_cost_subcents: null,
     first_observed_at: null,
     last_observed_at: null,
     ...overrides,
@@ -49,11 +53,13 @@ function doc(overrides: Partial<Figures> = {}): ReportDocument {
       missing: [],
       unreadable: { ...NOTHING_UNREADABLE },
       lower_bound_sessions: 0,
+      unpriced_events: null,
       notes: ['a note\nthat tries a second line'],
     },
     totals: figures,
     groups: [{ ...figures, by: 'task', key: 't,1', title: '=SUM(A1)', lower_bound: true, started_at: null }],
     trees: [],
+    fan_out_cost: null,
   };
 }
 

@@ -36,7 +36,10 @@ describe('R3-5 --sort', () => {
   it.each([
     ['subagents', (n: number | null) => ({ subagents: n ?? 0 })],
     ['contexts', (n: number | null) => ({ contexts: n })],
-    ['tokens', (n: number | null) => ({ tokens: { sum: n, reported: n === null ? 0 : 1 } })],
+    [
+      'tokens',
+      (n: number | null) => ({ tokens: { sum: n, reported: n === null ? 0 : 1, p50: null, p95: null, max: null } }),
+    ],
     ['cost', (n: number | null) => ({ cost_subcents: n })],
   ] as const)(
     'R3-5: --sort %s is descending, a null figure last, ties by key with the NULL key last',

@@ -36,7 +36,7 @@ function days(rows: readonly [offset: number, subagents: number, tokens: number 
   return {
     groups: rows.map(([offset, n, tokens]) =>
       group('day', new Date(start + offset * DAY_MS).toISOString().slice(0, 10), n, {
-        tokens: { sum: tokens, reported: tokens === null ? 0 : 1 },
+        tokens: { sum: tokens, reported: tokens === null ? 0 : 1, p50: null, p95: null, max: null },
         live: n - 1,
         backfill: 1,
       }),

@@ -297,7 +297,7 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
       subagents: 1001,
       nested: 2,
       async: 3,
-      tokens: { sum: 4000, reported: 5 },
+      tokens: { sum: 4000, reported: 5, p50: null, p95: null, max: null },
       duration_ms: { reported: 5, p50: 1, p95: 6000, max: 7000 },
       sessions: 7,
       contexts: 8,
