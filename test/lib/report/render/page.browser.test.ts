@@ -411,8 +411,8 @@ describe.skipIf(missing !== undefined)(
       for (const width of [1400, 360]) {
         for (const scheme of ['light', 'dark'] as const) {
           const v = await visit(browser, demoFile, { width, scheme });
-          // the top of the page: the banner, the totals and the first charts
-          await v.page.setViewportSize({ width, height: width === 360 ? 1800 : 1500 });
+          // the top of the page: the banner, the totals and the first charts (at 1400 px down to the fan-out cost chart)
+          await v.page.setViewportSize({ width, height: width === 360 ? 1800 : 2000 });
           await v.page.screenshot({ path: join(PAGE_OUTPUT, `report-page-${width}-${scheme}.png`) });
           if (width === 1400 && scheme === 'light') {
             await v.page.emulateMedia({ media: 'print' });
