@@ -154,9 +154,9 @@ export function figures(subagents: number, r: () => number, scoped: boolean): Fi
     tokens: {
       sum: reportedTokens === 0 ? null : reportedTokens * 41_237,
       reported: reportedTokens,
-      p50: null,
-      p95: null,
-      max: null,
+      p50: reportedTokens === 0 ? null : 38_411,
+      p95: reportedTokens === 0 ? null : 171_902,
+      max: reportedTokens === 0 ? null : 203_377,
     },
     tool_uses: { sum: reportedTokens === 0 ? null : reportedTokens * 17, reported: reportedTokens },
     duration_ms: {

@@ -24,7 +24,8 @@ function show(cell: Cell): string {
   return terminalSafe(String(cell));
 }
 
-const isNumeric = (text: string) => /^-?\d[\d,.]*(%| ms| s)?$/.test(text);
+// a lower bound ("≥ 9,000", R5-1) and dollars ("$0.0133") are numbers too
+const isNumeric = (text: string) => /^(≥ )?-?\$?\d[\d,.]*(%| ms| s)?$/.test(text);
 
 export interface TableOptions {
   /** every column left-aligned (numbers are right-aligned otherwise) */

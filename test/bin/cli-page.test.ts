@@ -190,6 +190,13 @@ describe.each(TARGETS)('report --html on %s: the page equals the --json report (
     const html = readFileSync(file, 'utf8');
     for (const f of pageFigures(html)) expect(f.value, f.path).toEqual(resolve(doc, f.path));
     expect(html.match(/<details class="turn"/g)).toHaveLength(doc.trees.length);
+    // R5-3: the fan-out cost chart's table has every bucket's figures, each the document's (above)
+    expect(doc.fan_out_cost).not.toBeNull();
+    const chart = html.slice(html.indexOf('<figure class="chart" id="chart-fan-out-cost">'));
+    const paths = pageFigures(chart.slice(0, chart.indexOf('</figure>'))).map((f) => f.path);
+    for (const i of [0, 1, 2, 3, 4, 5, 6])
+      for (const field of ['turns', 'costed_turns', 'median_subcents', 'p95_subcents'])
+        expect(paths, `${i} ${field}`).toContain(`fan_out_cost.buckets.${i}.${field}`);
   });
 
   it('R3-9: --html to a folder that does not exist fails naming the path and what to do (exit 1)', async () => {

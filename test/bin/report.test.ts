@@ -71,8 +71,12 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
     expect(text.indexOf('== completeness')).toBeLessThan(text.indexOf('== totals =='));
     expect(text).toMatch(/^capture_since\s+2026-07-20T00:00:00\.000000Z$/m);
     expect(text).toMatch(/^verified_through\s+2026-07-25T00:00:00\.000000Z$/m);
-    expect(text).toMatch(/^tokens\s+\d{1,3}(,\d{3})+ \(\d+ reported\)$/m);
-    expect(text).toMatch(/^cost\s+\d{1,3}(,\d{3})+ subcents \(\$\d+\.\d\d; estimated [\d,]+ subcents\)$/m);
+    expect(text).toMatch(
+      /^context at finish\s+\d{1,3}(,\d{3})+ tokens, as reported \(\d+ reported; p50 [\d,]+, p95 [\d,]+, max [\d,]+\)$/m,
+    );
+    expect(text).toMatch(
+      /^cost\s+(≥ )?\d{1,3}(,\d{3})+ subcents \((≥ )?\$\d+\.\d\d(, [\d,]+ events? unpriced)?; estimated (≥ )?[\d,]+ subcents\)$/m,
+    );
     expect(text).toMatch(/== by task, sorted by subagents, first 3 ==/);
     expect(text.split('\n').filter((l) => /^g1-task-/.test(l))).toHaveLength(3);
     expect(text).not.toContain(ESC);

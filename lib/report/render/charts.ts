@@ -2,9 +2,9 @@ import { BarChart, LineChart } from 'echarts/charts';
 import { GridComponent, LegendComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
-import type { Distributions, Figures, SeriesGroup } from '../document.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
-import { codePoints, humanDay, humanDuration, shortLabel } from './units.js';
+import type { Distributions, FanOutCost, Figures, SeriesGroup } from '../document.js';
+import { EMPTY_KEY_LABEL, fanOutCostGap, NOT_REPORTED_LABEL, TURN_COST_WORDS } from './labels.js';
+import { codePoints, dollars, humanDay, humanDuration, SUBCENTS_PER_DOLLAR, shortLabel } from './units.js';
 
 /*
  * The page's charts (docs/page.md#charts), drawn on the server by Apache ECharts' SSR SVG renderer:
@@ -45,6 +45,10 @@ const DAY_MS = 86_400_000;
 export interface ChartCell {
   value: number | null;
   path: string;
+  /** the figure's unit on the page: a count (the default), or subcents shown as dollars */
+  unit?: 'dollars';
+  /** the words for a null (default "not reported") */
+  none?: string;
 }
 
 export interface ChartTable {
@@ -174,7 +178,8 @@ function daysCaption(shown: number, of: number): string {
 export function perDayChart(days: GroupsAt | undefined): Chart {
   const id = 'chart-per-day';
   const base = days?.path;
-  const title = 'Subagents and reported tokens per day';
+  // R5-4: the tokens are what each subagent reported of its context at finish, never its usage
+  const title = 'Subagents per day, and their context at finish';
   const { shown, of } = dayPoints(days);
   if (shown.length === 0) {
     return { id, title, caption: 'This document has no per-day groups.', svg: null, table: null };
@@ -187,7 +192,7 @@ export function perDayChart(days: GroupsAt | undefined): Chart {
     tokens.push([d.t, d.g.tokens.sum]);
   }
   const svg = render((v) => ({
-    legend: legend(['subagents', 'reported tokens']),
+    legend: legend(['subagents', CONTEXT_SERIES]),
     grid: grid(),
     xAxis: dayAxis(shown, v),
     yAxis: [
@@ -209,7 +214,7 @@ export function perDayChart(days: GroupsAt | undefined): Chart {
         label: valueLabels(v === CHART_VARIANTS.narrow ? shown.length * 2 : shown.length),
       },
       {
-        name: 'reported tokens',
+        name: CONTEXT_SERIES,
         type: 'line',
         yAxisIndex: 1,
         // null (nobody reported) is a gap, never 0 (R3-6)
@@ -224,10 +229,10 @@ export function perDayChart(days: GroupsAt | undefined): Chart {
   return {
     id,
     title,
-    caption: `${capitalize(daysCaption(shown.length, of))}, on a time axis: a day without subagents is an empty place. Tokens are what the subagents reported (never priced); a day where none reported is a gap in the line, not 0.`,
+    caption: `${capitalize(daysCaption(shown.length, of))}, on a time axis: a day without subagents is an empty place. The line is the tokens of context each subagent reported having when it finished, as reported, summed per day: not what it consumed over its run, and not what any cost paid for. A day where none reported is a gap in the line, not 0.`,
     svg,
     table: {
-      columns: ['Day (UTC)', 'Subagents', 'Reported tokens'],
+      columns: ['Day (UTC)', 'Subagents', 'Context at finish, tokens, as reported'],
       rows: shown.map((d) => ({
         label: humanDay(d.g.key!),
         cells: [
@@ -238,6 +243,9 @@ export function perDayChart(days: GroupsAt | undefined): Chart {
     },
   };
 }
+
+/** R5-4: the per-day line's name: the subagents' reported context at finish, in tokens. */
+export const CONTEXT_SERIES = 'context at finish (tokens)';
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -478,6 +486,129 @@ export function durationChart(distributions: Distributions | undefined, totals: 
       rows: hist.buckets.map((b, i) => ({
         label: bucketLabel(b.from_ms, b.to_ms),
         cells: [{ value: b.subagents, path: `distributions.duration_ms.buckets.${i}.subagents` }],
+      })),
+    },
+  };
+}
+
+/** An axis in dollars for subcents: "$0.25", "$1.5", "$12k" (the table has the exact figures). */
+function dollarAxis(subcents: number): string {
+  const usd = subcents / SUBCENTS_PER_DOLLAR;
+  return Math.abs(usd) >= 1e4 ? `$${compact(Math.round(usd))}` : `$${+usd.toPrecision(3)}`;
+}
+
+/**
+ * R5-3: what a turn costs, by how many subagents it fanned out to (`fan_out_cost`): the median and
+ * p95 of a costed turn's cost per bucket as bars, the turns in the bucket as a second figure on
+ * its own axis. A bucket with no costed turn has no bar (null is never drawn as 0).
+ */
+export function fanOutCostChart(fanOutCost: FanOutCost | null, notes: readonly string[]): Chart {
+  const id = 'chart-fan-out-cost';
+  const title = 'What a turn costs, by how many subagents it fanned out to';
+  if (fanOutCost === null) {
+    return { id, title, caption: `Not available: ${fanOutCostGap(notes)}`, svg: null, table: null };
+  }
+  const b = fanOutCost.buckets;
+  const sum = (f: (x: (typeof b)[number]) => number | null) => b.reduce((a, x) => a + (f(x) ?? 0), 0);
+  const n = (v: number) => v.toLocaleString('en-US');
+  const turns = sum((x) => x.turns);
+  const costed = sum((x) => x.costed_turns);
+  const unpriced = b.some((x) => x.unpriced_turns === null) ? null : sum((x) => x.unpriced_turns);
+  const without = sum((x) => x.turns_without_cost);
+  const unreadable = sum((x) => x.unreadable_cost_turns);
+  const u = fanOutCost;
+  const unattributed =
+    u.unattributed_events === 0
+      ? 'Every cost event in scope is on a turn.'
+      : `${n(u.unattributed_events)} cost events are on no turn${u.unattributed_cost_subcents === null ? '' : ` (${dollars(u.unattributed_cost_subcents)})`}${u.unattributed_unpriced_events === null ? '' : `, ${n(u.unattributed_unpriced_events)} of them unpriced`}: they are in no bucket.`;
+  const caption = `${n(turns)} turns in scope by their top-level subagents, ${n(costed)} of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). ${unpriced === null ? '' : `${n(unpriced)} ${unpriced === 1 ? 'turn' : 'turns'} with an unpriced event, `}${n(without)} without a cost event${unreadable > 0 ? ` and ${n(unreadable)} with an unreadable cost` : ''} are counted, never costed. ${unattributed} ${TURN_COST_WORDS}`;
+  if (turns === 0) return { id, title, caption, svg: null, table: null };
+  const x = b.map((bucket) => bucket.fan_out);
+  // '-' is ECharts' empty value: no bar, never a bar at 0
+  const empty = (v: number | null) => v ?? '-';
+  const svg = render((v) => ({
+    legend: legend(['median', 'p95', 'turns']),
+    grid: grid(28),
+    xAxis: {
+      type: 'category',
+      data: x,
+      name: 'top-level subagents in the turn',
+      nameLocation: 'middle',
+      nameGap: 28,
+      axisLabel: axisLabel({ interval: 0, hideOverlap: false }),
+    },
+    yAxis: [
+      { type: 'value', name: 'cost of a turn', axisLabel: axisLabel({ formatter: dollarAxis }) },
+      {
+        type: 'value',
+        name: 'turns',
+        minInterval: 1,
+        splitLine: { show: false },
+        axisLabel: axisLabel({ formatter: compact }),
+      },
+    ],
+    series: [
+      {
+        name: 'median',
+        type: 'bar',
+        barMaxWidth: v === CHART_VARIANTS.narrow ? 14 : 24,
+        data: b.map((bucket) => empty(bucket.median_subcents)),
+        itemStyle: { color: COLORS.primary },
+      },
+      {
+        name: 'p95',
+        type: 'bar',
+        barMaxWidth: v === CHART_VARIANTS.narrow ? 14 : 24,
+        data: b.map((bucket) => empty(bucket.p95_subcents)),
+        itemStyle: { color: COLORS.secondary },
+      },
+      {
+        name: 'turns',
+        type: 'line',
+        yAxisIndex: 1,
+        data: b.map((bucket) => bucket.turns),
+        itemStyle: { color: COLORS.tertiary },
+        lineStyle: { color: COLORS.tertiary, width: 2, type: 'dashed' },
+        symbolSize: 7,
+      },
+    ],
+  }));
+  const path = (i: number, field: string) => `fan_out_cost.buckets.${i}.${field}`;
+  const money = (i: number, field: string, value: number | null): ChartCell => ({
+    value,
+    path: path(i, field),
+    unit: 'dollars',
+    none: 'none costed',
+  });
+  return {
+    id,
+    title,
+    caption,
+    svg,
+    table: {
+      columns: [
+        'Top-level subagents in the turn',
+        'Turns',
+        'Costed turns',
+        'Median cost',
+        'p95 cost',
+        'Mean cost',
+        'Sum',
+        'Turns with an unpriced event',
+        'Turns without cost',
+      ],
+      rows: b.map((bucket, i) => ({
+        label: bucket.fan_out,
+        cells: [
+          { value: bucket.turns, path: path(i, 'turns') },
+          { value: bucket.costed_turns, path: path(i, 'costed_turns') },
+          money(i, 'median_subcents', bucket.median_subcents),
+          money(i, 'p95_subcents', bucket.p95_subcents),
+          money(i, 'mean_subcents', bucket.mean_subcents),
+          money(i, 'cost_subcents', bucket.cost_subcents),
+          { value: bucket.unpriced_turns, path: path(i, 'unpriced_turns'), none: 'not known' },
+          { value: bucket.turns_without_cost, path: path(i, 'turns_without_cost') },
+        ],
       })),
     },
   };

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Figures, Group, ReportDocument } from '../document.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
+import { EMPTY_KEY_LABEL, fanOutCostGap, NOT_REPORTED_LABEL } from './labels.js';
 
 /**
  * `report --csv` (docs/report.md#csv, R4-6): one table a spreadsheet and a CSV reader read the same
@@ -51,6 +51,14 @@ export const CSV_COLUMNS = [
   'last_observed_at',
   // added after the first columns (R4-7): a reader by position keeps reading the ones before
   'orphan_rows',
+  // R5-1, R5-2, R5-4 (added at the end, for the same reason)
+  'unpriced_events',
+  'cost_lower_bound',
+  'measured_cost_subcents',
+  'list_priced_cost_subcents',
+  'tokens_p50',
+  'tokens_p95',
+  'tokens_max',
 ] as const;
 
 type Cell = string | number | boolean | null;
@@ -87,6 +95,13 @@ function figureCells(f: Figures): Cell[] {
     f.first_observed_at,
     f.last_observed_at,
     f.orphan_rows,
+    f.unpriced_events,
+    f.cost_lower_bound,
+    f.measured_cost_subcents,
+    f.list_priced_cost_subcents,
+    f.tokens.p50,
+    f.tokens.p95,
+    f.tokens.max,
   ];
 }
 
@@ -109,9 +124,27 @@ export function completenessComments(doc: ReportDocument): string[] {
     ...c.missing.map((m) => `missing: ${JSON.stringify([m.task_session_id, m.tool_call_id])}`),
     `unreadable: ${JSON.stringify(c.unreadable)}`,
     `lower_bound_sessions: ${c.lower_bound_sessions}`,
+    `unpriced_events: ${c.unpriced_events ?? 'null (not known: the ledger does not record which events were priced)'}`,
+    ...fanOutCostComments(doc),
     ...c.notes.map((n) => `note: ${n}`),
   ];
   return lines.map((l) => `# ${l}`);
+}
+
+/**
+ * R5-3: the fan_out_cost section as comment records, like the completeness (docs/report.md#csv):
+ * one per bucket, its object as JSON (`fan_out_cost: {"fan_out":"0","turns":12,…}`), then the
+ * events with no turn (`fan_out_cost unattributed: {…}`), so the one table stays one table and
+ * every value reads back exactly; `fan_out_cost: null (why)` when the document has none.
+ */
+function fanOutCostComments(doc: ReportDocument): string[] {
+  const fc = doc.fan_out_cost;
+  if (fc === null) return [`fan_out_cost: null (${fanOutCostGap(doc.completeness.notes)})`];
+  const { buckets, ...unattributed } = fc;
+  return [
+    ...buckets.map((b) => `fan_out_cost: ${JSON.stringify(b)}`),
+    `fan_out_cost unattributed: ${JSON.stringify(unattributed)}`,
+  ];
 }
 
 const STRINGIFY = {

@@ -6,11 +6,12 @@ import {
   type Chart,
   durationChart,
   fanOutChart,
+  fanOutCostChart,
   liveBackfillChart,
   perDayChart,
 } from './charts.js';
 import { chartMarkup, type Html, html, trusted } from './escape.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
+import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL, UNPRICED_NOT_KNOWN } from './labels.js';
 import { CONTENT_SECURITY_POLICY, STYLE } from './style.js';
 import { cutText, dollars, humanDuration, humanInstant } from './units.js';
 
@@ -78,6 +79,22 @@ const key = (value: string | null) =>
       ? html`<span class="none">${EMPTY_KEY_LABEL}</span>`
       : id(value);
 
+/** The figures that say whether a scope's cost is a lower bound (R5-1). */
+type Priced = Pick<Figures, 'cost_lower_bound' | 'unpriced_events'>;
+
+/**
+ * R5-1: a scope's cost: "≥ $4.10, 3 events unpriced" when it leaves out unpriced events (a lower
+ * bound), else the dollars alone. `base` is the scope's path (`totals`, `groups.3`).
+ */
+function scopeCost(f: Priced, value: number | null, path: string, base: string, none: string, cell = false): Html {
+  const shown = cost(value, path, none);
+  if (!f.cost_lower_bound || value === null || f.unpriced_events === null) return shown;
+  const events = f.unpriced_events;
+  const count = html`${fig(events, `${base}.unpriced_events`)} event${events === 1 ? '' : 's'} unpriced`;
+  // in a table cell the count goes on a line of its own, so the column stays narrow
+  return html`<span class="lower-bound">≥</span> ${shown}${cell ? html`<span class="unpriced cell">${count}</span>` : html`<span class="unpriced">, ${count}</span>`}`;
+}
+
 /** A metric sum with its n: `12,345 (n = 57)`; not reported when n is 0. */
 function sumWithN(sum: number | null, reported: number, path: string): Html {
   return html`${fig(sum, `${path}.sum`)} <span class="muted">(n = ${fig(reported, `${path}.reported`)})</span>`;
@@ -121,6 +138,7 @@ function scope(doc: ReportDocument): Html {
  */
 function note(text: string): Html | undefined {
   if (text.includes('capture_since') && text.includes('lower bound')) return undefined;
+  if (text.includes(' are unpriced (the host found no price')) return undefined;
   const plain = text
     .replace(/;\s*(?:AC|R\d+)-\d+\)/g, ')')
     .replace(/\s*\((?:AC|R\d+)-\d+(?:,\s*(?:AC|R\d+)-\d+)*\)/g, '')
@@ -152,6 +170,13 @@ function banner(doc: ReportDocument): Html {
       ? html`<p class="lower-bound">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture began: their fan-out is a lower bound (marked ≥ below).</p>`
       : html`<p class="muted">${fig(c.lower_bound_sessions, 'completeness.lower_bound_sessions')} sessions in scope had activity before capture began: no fan-out here is a lower bound.</p>`;
   const notes = c.notes.map(note).filter((n) => n !== undefined);
+  // R5-1: the unpriced events, said once (the note that repeats them is left out, note())
+  const unpriced =
+    c.unpriced_events === null
+      ? html`<p class="muted">Unpriced cost events: ${fig(null, 'completeness.unpriced_events', UNPRICED_NOT_KNOWN)}.</p>`
+      : c.unpriced_events === 0
+        ? html`<p class="muted">${fig(0, 'completeness.unpriced_events')} cost events in scope are unpriced: every cost is as the ledger priced it.</p>`
+        : html`<p class="lower-bound">${fig(c.unpriced_events, 'completeness.unpriced_events')} cost events in scope are unpriced (the host found no price for them): every cost that leaves one out is a lower bound, marked ≥.</p>`;
   // R4-3: values the report could not read, per column (each one not reported for its figure)
   const columns = Object.entries(c.unreadable) as [keyof typeof c.unreadable, number][];
   const odd = columns.filter(([, n]) => n > 0);
@@ -171,6 +196,7 @@ function banner(doc: ReportDocument): Html {
 </dl>
 ${shortfall}
 ${lowerBound}
+${unpriced}
 ${unreadable}
 ${notes.length > 0 ? html`<ul class="notes">${notes}</ul>` : ''}
 </section>`;
@@ -188,7 +214,11 @@ function totals(t: Figures): Html {
   ${item('Async / settled / failed', html`${fig(t.async, `${p}.async`)} / ${fig(t.settled, `${p}.settled`)} / ${fig(t.failed, `${p}.failed`)}`)}
   ${item('Turns with a fan-out', fig(t.turns, `${p}.turns`))}
   ${item('Executions (unknown rows)', html`${fig(t.executions, `${p}.executions`)} (${fig(t.unknown_execution, `${p}.unknown_execution`)})`)}
-  ${item('Reported tokens', sumWithN(t.tokens.sum, t.tokens.reported, `${p}.tokens`))}
+  ${item('Context at finish, tokens, as reported', sumWithN(t.tokens.sum, t.tokens.reported, `${p}.tokens`))}
+  ${item(
+    'Context at finish: median / p95 / largest',
+    html`${fig(t.tokens.p50, `${p}.tokens.p50`)} / ${fig(t.tokens.p95, `${p}.tokens.p95`)} / ${fig(t.tokens.max, `${p}.tokens.max`)}`,
+  )}
   ${item('Tool uses', sumWithN(t.tool_uses.sum, t.tool_uses.reported, `${p}.tool_uses`))}
   ${item(
     'Duration: median / p95 / longest',
@@ -196,13 +226,30 @@ function totals(t: Figures): Html {
   )}
   ${item('Sessions / contexts', html`${fig(t.sessions, `${p}.sessions`, 'n/a')} / ${fig(t.contexts, `${p}.contexts`, 'n/a')}`)}
   ${item('Rows whose session is gone', fig(t.orphan_rows, `${p}.orphan_rows`))}
-  ${item('Cost (estimated part)', html`${cost(t.cost_subcents, `${p}.cost_subcents`, 'no cost data')} (${cost(t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, 'n/a')})`)}
-  ${item('Cost per context', cost(t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, 'n/a'))}
+  ${item('Cost (estimated part)', html`${scopeCost(t, t.cost_subcents, `${p}.cost_subcents`, p, 'no cost data')} (${scopeCost(t, t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, p, 'n/a')})`)}
+  ${item('Cost by source', costSources(t))}
+  ${item('Cost per context', scopeCost(t, t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, p, 'n/a'))}
   ${item('First observed', instant(t.first_observed_at, `${p}.first_observed_at`, 'none'))}
   ${item('Last observed', instant(t.last_observed_at, `${p}.last_observed_at`, 'none'))}
 </dl>
-<p class="muted unit">Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar). Durations are what the subagents reported.</p>
+<p class="muted unit">Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar); ≥ marks a cost that leaves out unpriced events. Measured is the cost the agent reported itself, list-priced what the host priced at a list price, other the events that say neither. Durations are what the subagents reported. Context at finish is the tokens of context each subagent reported having when it finished (its last request): not what it consumed over its run, and not what the cost paid for.</p>
 </section>`;
+}
+
+/**
+ * R5-2: the cost by where it came from: measured (the agent's own figure), list-priced (the host's
+ * price), and the rest (`other`: events with no cost_source or one the host has not defined), the
+ * difference of the document's figures, shown without a path of its own.
+ */
+function costSources(t: Figures): Html {
+  const p = 'totals';
+  if (t.cost_subcents === null) return html`<span class="none">no cost data</span>`;
+  const measured = t.measured_cost_subcents;
+  const listed = t.list_priced_cost_subcents;
+  if (measured === null || listed === null)
+    return html`<span class="none">not known (the ledger has no cost_source)</span>`;
+  const other = t.cost_subcents - measured - listed;
+  return html`measured ${cost(measured, `${p}.measured_cost_subcents`, 'n/a')}, list-priced ${cost(listed, `${p}.list_priced_cost_subcents`, 'n/a')}, other <data value="${other}">${dollars(other)}</data>`;
 }
 
 function chartTable(chart: Chart): Html {
@@ -216,7 +263,7 @@ function chartTable(chart: Chart): Html {
 <tbody>
 ${shown.map(
   (r) =>
-    html`<tr><th scope="row">${host(r.label, PAGE_DEFAULTS.idChars)}</th>${r.cells.map((c) => html`<td class="num">${fig(c.value, c.path)}</td>`)}</tr>`,
+    html`<tr><th scope="row">${host(r.label, PAGE_DEFAULTS.idChars)}</th>${r.cells.map((c) => html`<td class="num">${c.unit === 'dollars' ? cost(c.value, c.path, c.none ?? 'not reported') : fig(c.value, c.path, c.none)}</td>`)}</tr>`,
 )}
 </tbody>
 </table>
@@ -251,6 +298,7 @@ function charts(doc: ReportDocument): Html {
     perDayChart(days),
     liveBackfillChart(days, doc.totals),
     fanOutChart(doc.totals),
+    fanOutCostChart(doc.fan_out_cost, doc.completeness.notes),
     byTypeChart(groupsFor(doc, 'type')),
     byModelChart(doc.totals),
     durationChart(doc.distributions, doc.totals),
@@ -265,12 +313,12 @@ function taskRow(g: SeriesGroup, path: string, firstTree: number | undefined): H
   const title = g.title ?? null;
   return html`<tr data-key="${g.key ?? ''}">
 <th scope="row">${title !== null ? host(title, PAGE_DEFAULTS.textChars, 'task-title') : ''}${key(g.key)}${g.lower_bound ? html` <span class="lower-bound" title="a session had activity before capture began: the fan-out is a lower bound">≥</span>` : ''}${firstTree === undefined ? '' : html` <a class="to-tree" href="#turn-${firstTree}">trees</a>`}</th>
-<td class="num">${fig(g.sessions, `${path}.sessions`, 'n/a')}</td>
 <td class="num">${fig(g.subagents, `${path}.subagents`)}</td>
-<td class="num">${fig(g.contexts, `${path}.contexts`, 'n/a')}</td>
 <td class="num">${sumWithN(g.tokens.sum, g.tokens.reported, `${path}.tokens`)}</td>
-<td class="num">${cost(g.cost_subcents, `${path}.cost_subcents`, 'n/a')}</td>
-<td class="num">${cost(g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, 'n/a')}</td>
+<td class="num">${fig(g.sessions, `${path}.sessions`, 'n/a')}</td>
+<td class="num">${fig(g.contexts, `${path}.contexts`, 'n/a')}</td>
+<td class="num">${scopeCost(g, g.cost_subcents, `${path}.cost_subcents`, path, 'n/a', true)}</td>
+<td class="num">${scopeCost(g, g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, path, 'n/a', true)}</td>
 </tr>`;
 }
 
@@ -293,8 +341,8 @@ function tasks(doc: ReportDocument, limit: number, shownTrees: number): Html {
   return html`<section id="tasks" aria-labelledby="tasks-h">${heading}
 <div class="scroll" tabindex="0" role="region" aria-labelledby="tasks-h">
 <table>
-<caption>${caption} Tokens are what subagents reported (n: rows that reported). Cost is from the host's cost events. A task's trees link goes to its most recent turn below.</caption>
-<thead><tr><th scope="col">Task</th><th scope="col" class="num">Sessions</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Contexts</th><th scope="col" class="num">Reported tokens</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Cost per context</th></tr></thead>
+<caption>${caption} Context at finish is the tokens of context each subagent reported having when it finished, summed (n: rows that reported it): not what it consumed, and not what the cost paid for. Cost is from the host's cost events; ≥ marks a cost that leaves out unpriced events. A task's trees link goes to its most recent turn below.</caption>
+<thead><tr><th scope="col">Task</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Context at finish, tokens, as reported</th><th scope="col" class="num">Sessions</th><th scope="col" class="num">Contexts</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Cost per context</th></tr></thead>
 <tbody>
 ${shown.map((g, i) => taskRow(g, `${found.path}.${i}`, g.key === null ? undefined : firstTree.get(g.key)))}
 </tbody>
@@ -329,7 +377,7 @@ function nodeMarkup(n: TreeNode, path: string, depth: number): string {
 ${depth > DRAWN_DEPTH ? html`<span class="muted depth">depth ${count(depth)} ·</span> ` : ''}<span class="type">${n.subagent_type === null ? html`<span class="none">type not reported</span>` : host(n.subagent_type, PAGE_DEFAULTS.idChars)}</span>
 · <span class="model">${n.model === null ? html`<span class="none">model not reported</span>` : host(n.model, PAGE_DEFAULTS.idChars)}</span>
 · <span class="status${status !== null && FAILED.has(status) ? ' failed' : ''}" title="${column}">${status === null ? 'no status' : host(status, PAGE_DEFAULTS.idChars)}</span>
-· ${metric('tokens', fig(n.total_tokens, `${path}.total_tokens`))}
+· ${metric('context at finish', fig(n.total_tokens, `${path}.total_tokens`))}
 · ${metric('tool uses', fig(n.tool_use_count, `${path}.tool_use_count`))}
 · ${metric('duration', duration(n.duration_ms, `${path}.duration_ms`))}
 · ${n.source}${n.is_async ? ' · async' : ''}

@@ -5,3 +5,33 @@
  */
 export const NOT_REPORTED_LABEL = '(not reported)';
 export const EMPTY_KEY_LABEL = '(empty)';
+
+/**
+ * R5-1: the words beside a cost that leaves out unpriced events (a lower bound, shown "≥"):
+ * "3 events unpriced", the same in the table and on the page.
+ */
+export const unpricedWords = (events: number): string =>
+  `${events.toLocaleString('en-US')} event${events === 1 ? '' : 's'} unpriced`;
+
+/** R5-1: what the renderers say when `unpriced_events` is null (the ledger has no cost_source, or no ledger). */
+export const UNPRICED_NOT_KNOWN = 'not known (the ledger does not record which events were priced)';
+
+/**
+ * R5-3: why `fan_out_cost` is null, from the document's notes (the builder states it there once):
+ * the note that says so, without its "… is null: " lead; the cost ledger's own note where the store
+ * has none.
+ */
+export function fanOutCostGap(notes: readonly string[]): string {
+  const own = notes.find((n) => n.startsWith('fan_out_cost is null: '));
+  if (own !== undefined) return own.slice('fan_out_cost is null: '.length);
+  const ledger = notes.find((n) => n.startsWith('cost figures are null: '));
+  if (ledger !== undefined) return ledger.slice('cost figures are null: '.length);
+  return 'see the notes';
+}
+
+/**
+ * R5-3: what a turn's cost includes, and what no agent reports (the table, the CSV's docs and the
+ * page say the same).
+ */
+export const TURN_COST_WORDS =
+  "A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. No agent reports what each subagent spent: this is the whole turn's cost, never a per-subagent figure.";

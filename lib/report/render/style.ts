@@ -62,6 +62,9 @@ data, .num { font-variant-numeric: tabular-nums; }
 .shortfall ul { margin: 4px 0 0; padding-left: 20px; }
 .verified { color: var(--ok-fg); font-weight: 600; }
 .lower-bound { color: var(--warn-fg); }
+.unpriced { color: var(--muted); font-size: 0.85em; }
+.unpriced.cell { display: block; }
+#tasks thead th.num { white-space: normal; }
 .notes { margin: 8px 0 0; padding-left: 20px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr)); gap: 16px; }
 figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; background: var(--panel); }

@@ -1,7 +1,15 @@
 import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js';
 import { terminalSafe } from '../../terminal-text.js';
-import type { Figures, Group, ReportDocument } from '../document.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
+import type { FanOutCost, Figures, Group, ReportDocument } from '../document.js';
+import {
+  EMPTY_KEY_LABEL,
+  fanOutCostGap,
+  NOT_REPORTED_LABEL,
+  TURN_COST_WORDS,
+  UNPRICED_NOT_KNOWN,
+  unpricedWords,
+} from './labels.js';
+import { dollars } from './units.js';
 
 /**
  * The terminal table (docs/report.md#the-table): completeness first (R3-8), then the totals, then
@@ -42,6 +50,7 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
       ['shortfall', shortfall],
       ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
       ['unreadable', unreadableText(c.unreadable)],
+      ['unpriced events', unpricedFact(c.unpriced_events)],
       [
         'lower bound',
         c.lower_bound_sessions === 0
@@ -51,15 +60,19 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
     ],
     { color: options.color },
   );
-  // The lower bound is said once, in the fact above: the document's note that repeats it is not printed again.
+  // The lower bound and the unpriced events are said once, in the facts above: the document's
+  // notes that repeat them are not printed again.
   const notes = c.notes
     .filter((note) => c.lower_bound_sessions === 0 || !note.includes('their fan-out is a lower bound'))
+    .filter((note) => !note.includes(' are unpriced (the host found no price'))
     .map((note) => paint('2', `note: ${terminalSafe(note)}`));
   const parts = [
     section(`completeness (generated ${doc.generated_at}${filterText(doc)})`),
     [completeness, ...notes].join('\n'),
     section('totals'),
     renderFacts(totalFacts(doc.totals)),
+    section('fan-out cost: what a turn costs, by how many subagents it fanned out to'),
+    fanOutCostText(doc, paint),
   ];
   if (doc.filters.by !== null) {
     parts.push(
@@ -98,12 +111,52 @@ function filterText(doc: ReportDocument): string {
 /** A sum over reported rows: `sum (n reported)`, or `- (0 reported)` when none reported (R3-6). */
 const reported = (m: { sum: number | null; reported: number }) => `${n(m.sum) ?? '-'} (${n(m.reported)} reported)`;
 
+/** R5-1: the completeness fact: unpriced events counted, or not known (null). */
+function unpricedFact(events: number | null): string {
+  if (events === null) return UNPRICED_NOT_KNOWN;
+  return events === 0
+    ? 'none'
+    : `${n(events)} cost event(s) the host found no price for (stored as 0): every cost that leaves one out is a lower bound (≥)`;
+}
+
+/** R5-1: "≥ " before a cost that leaves out unpriced events (a lower bound), else nothing. */
+const atLeast = (f: Figures) => (f.cost_lower_bound ? '≥ ' : '');
+
+/** R5-1: a cost in subcents with its dollars: "≥ 15,000 subcents (≥ $1.50, 3 events unpriced" + rest + ")". */
+function costText(f: Figures, subcents: number, rest = ''): string {
+  const bound = atLeast(f);
+  const unpriced = f.cost_lower_bound && f.unpriced_events !== null ? `, ${unpricedWords(f.unpriced_events)}` : '';
+  return `${bound}${n(subcents)} subcents (${bound}${usd(subcents)}${unpriced}${rest})`;
+}
+
+/**
+ * R5-2: the cost by where it came from: what the agent reported (measured), what the host priced
+ * at a list price, and the rest (events with no cost_source, or one the host has not defined).
+ */
+function costSourceText(f: Figures): string | null {
+  if (f.cost_subcents === null) return null;
+  if (f.measured_cost_subcents === null || f.list_priced_cost_subcents === null)
+    return 'not known (the ledger has no cost_source)';
+  const other = f.cost_subcents - f.measured_cost_subcents - f.list_priced_cost_subcents;
+  const part = (subcents: number) => `${n(subcents)} (${usd(subcents)})`;
+  return `measured ${part(f.measured_cost_subcents)}, list-priced ${part(f.list_priced_cost_subcents)}, other ${part(other)} subcents`;
+}
+
+/**
+ * R5-4: total_tokens is what each subagent reported of its context at finish (its last request),
+ * never its usage: the sum with its n, and the nearest-rank p50, p95 and max.
+ */
+function contextText(t: Figures['tokens']): string {
+  if (t.reported === 0) return '- (0 reported)';
+  return `${n(t.sum) ?? '-'} tokens, as reported (${n(t.reported)} reported; p50 ${n(t.p50) ?? '-'}, p95 ${n(t.p95) ?? '-'}, max ${n(t.max) ?? '-'})`;
+}
+
 function totalFacts(f: Figures): [string, Cell][] {
   const d = f.duration_ms;
   return [
     ['subagents', `${n(f.subagents)} (top-level ${n(f.top_level)}, nested ${n(f.nested)}, async ${n(f.async)})`],
     ['rows', `live ${n(f.live)}, backfill ${n(f.backfill)}, settled ${n(f.settled)}, failed ${n(f.failed)}`],
-    ['tokens', reported(f.tokens)],
+    ['context at finish', contextText(f.tokens)],
     ['tool uses', reported(f.tool_uses)],
     [
       'duration ms',
@@ -127,14 +180,14 @@ function totalFacts(f: Figures): [string, Cell][] {
       'cost',
       f.cost_subcents === null
         ? null
-        : `${n(f.cost_subcents)} subcents (${usd(f.cost_subcents)}; estimated ${n(f.estimated_cost_subcents) ?? '-'} subcents)`,
+        : costText(
+            f,
+            f.cost_subcents,
+            `; estimated ${f.estimated_cost_subcents === null ? '-' : `${atLeast(f)}${n(f.estimated_cost_subcents)}`} subcents`,
+          ),
     ],
-    [
-      'cost per context',
-      f.cost_per_context_subcents === null
-        ? null
-        : `${n(f.cost_per_context_subcents)} subcents (${usd(f.cost_per_context_subcents)})`,
-    ],
+    ['cost by source', costSourceText(f)],
+    ['cost per context', f.cost_per_context_subcents === null ? null : costText(f, f.cost_per_context_subcents)],
     [
       'models',
       [
@@ -153,13 +206,15 @@ function totalFacts(f: Figures): [string, Cell][] {
 function groupTable(groups: readonly Group[]): string {
   const titled = groups.some((g) => g.title !== null);
   const orphans = groups.some((g) => g.orphan_rows > 0);
+  // R5-1: the unpriced events, once the ledger says which events were priced
+  const unpriced = groups.some((g) => g.unpriced_events !== null);
   const headers = [
     'key',
     ...(titled ? ['title'] : []),
     'subagents',
     'nested',
     'async',
-    'tokens',
+    'context at finish (tokens)',
     'reported',
     'p95 ms',
     'sessions',
@@ -167,8 +222,11 @@ function groupTable(groups: readonly Group[]): string {
     'contexts',
     'cost (subcents)',
     'per context (subcents)',
+    ...(unpriced ? ['unpriced events'] : []),
     'lower bound',
   ];
+  // R5-1: a cost that leaves out unpriced events is a lower bound: "≥ 9,000"
+  const cost = (g: Group, subcents: number | null) => (subcents === null ? null : `${atLeast(g)}${n(subcents)}`);
   const rows = groups.map((g): Cell[] => [
     keyLabel(g.key),
     ...(titled ? [g.title] : []),
@@ -181,9 +239,66 @@ function groupTable(groups: readonly Group[]): string {
     n(g.sessions),
     ...(orphans ? [n(g.orphan_rows)] : []),
     n(g.contexts),
-    n(g.cost_subcents),
-    n(g.cost_per_context_subcents),
+    cost(g, g.cost_subcents),
+    cost(g, g.cost_per_context_subcents),
+    ...(unpriced ? [n(g.unpriced_events)] : []),
     g.lower_bound ? 'yes' : '',
   ]);
   return renderTable(headers, rows);
+}
+
+/**
+ * R5-3: the fan-out cost section: one line per bucket (turns, costed, unpriced, without cost, then
+ * the costed turns' sum, mean, median and p95 in dollars; `-` where no turn is costed), the events
+ * with no turn, and what a turn's cost includes. When the document has none, why (its note).
+ */
+function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string) => string): string {
+  const fc: FanOutCost | null = doc.fan_out_cost;
+  if (fc === null) return `not available: ${terminalSafe(fanOutCostGap(doc.completeness.notes))}`;
+  const money = (subcents: number | null) => (subcents === null ? null : dollars(subcents));
+  const unreadable = fc.buckets.some((b) => b.unreadable_cost_turns > 0);
+  const table = renderTable(
+    [
+      'fan-out (top-level)',
+      'turns',
+      'costed',
+      'unpriced',
+      'without cost',
+      ...(unreadable ? ['unreadable cost'] : []),
+      'sum',
+      'mean',
+      'median',
+      'p95',
+    ],
+    fc.buckets.map((b): Cell[] => [
+      // words, so the labels line up whether they read as a number or not ("4-5", "9+")
+      `${b.fan_out} ${b.fan_out === '1' ? 'subagent' : 'subagents'}`,
+      n(b.turns),
+      n(b.costed_turns),
+      n(b.unpriced_turns),
+      n(b.turns_without_cost),
+      ...(unreadable ? [n(b.unreadable_cost_turns)] : []),
+      money(b.cost_subcents),
+      money(b.mean_subcents),
+      money(b.median_subcents),
+      money(b.p95_subcents),
+    ]),
+  );
+  const unattributed =
+    fc.unattributed_events === 0
+      ? 'none'
+      : `${n(fc.unattributed_events)} cost event(s) on no turn of task_session_turns: ${
+          fc.unattributed_cost_subcents === null ? 'no cost' : dollars(fc.unattributed_cost_subcents)
+        }${fc.unattributed_unpriced_events === null ? '' : `, ${n(fc.unattributed_unpriced_events)} of them unpriced`}`;
+  const facts: [string, Cell][] = [['events without a turn', unattributed]];
+  if (fc.unreadable_started_at > 0)
+    facts.push(['unreadable started_at', `${n(fc.unreadable_started_at)} turn(s) (in no window with --since/--until)`]);
+  return [
+    table,
+    renderFacts(facts),
+    paint(
+      '2',
+      `Costs in dollars over the costed turns (no unpriced or unreadable event); a turn with an unpriced event is counted, never costed. ${TURN_COST_WORDS}`,
+    ),
+  ].join('\n');
 }

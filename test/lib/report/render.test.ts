@@ -70,7 +70,7 @@ describe('report renderers', () => {
 
   it('R3-6: the table shows a NULL figure as "-" and a reported 0 as 0, with thousands separators', () => {
     const text = renderReportTable(doc(), { color: false });
-    expect(text).toMatch(/^tokens\s+- \(0 reported\)$/m);
+    expect(text).toMatch(/^context at finish\s+- \(0 reported\)$/m);
     expect(text).toMatch(/^tool uses\s+0 \(1 reported\)$/m);
     expect(text).toMatch(/^subagents\s+1,234,567 \(/m);
     expect(text).toMatch(/^cost\s+-$/m);

@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { Distributions, Figures, Group, GroupBy } from '../../../../lib/report/document.js';
+import {
+  type Distributions,
+  FAN_OUT_COST_BUCKETS,
+  type FanOutCost,
+  type Figures,
+  type Group,
+  type GroupBy,
+} from '../../../../lib/report/document.js';
 import {
   byModelChart,
   byTypeChart,
   type Chart,
   durationChart,
   fanOutChart,
+  fanOutCostChart,
   liveBackfillChart,
   perDayChart,
 } from '../../../../lib/report/render/charts.js';
@@ -115,7 +123,34 @@ const types = {
   path: 'series.type',
 };
 
-/** The six charts of the documents above, drawn inside each test (so a mutation run sees which test draws what). */
+/**
+ * R5-3: a fan_out_cost section: turns in every bucket but 6-8 (empty) and 9+ (turns, none costed),
+ * the rest costed at rising costs.
+ */
+const fanOutCost: FanOutCost = {
+  buckets: FAN_OUT_COST_BUCKETS.map((fan_out, i) => {
+    const turns = fan_out === '6-8' ? 0 : 10 - i;
+    const costed = fan_out === '9+' ? 0 : turns;
+    return {
+      fan_out,
+      turns,
+      costed_turns: costed,
+      unpriced_turns: fan_out === '9+' ? 1 : 0,
+      turns_without_cost: fan_out === '9+' ? turns - 1 : 0,
+      unreadable_cost_turns: 0,
+      cost_subcents: costed === 0 ? null : costed * 3_000 * (i + 1),
+      mean_subcents: costed === 0 ? null : 3_000 * (i + 1),
+      median_subcents: costed === 0 ? null : 2_500 * (i + 1),
+      p95_subcents: costed === 0 ? null : 9_000 * (i + 1),
+    };
+  }),
+  unattributed_events: 3,
+  unattributed_cost_subcents: 1_700,
+  unattributed_unpriced_events: 1,
+  unreadable_started_at: 0,
+};
+
+/** The seven charts of the documents above, drawn inside each test (so a mutation run sees which test draws what). */
 const CHARTS: [string, () => Chart][] = [
   ['per day', () => perDayChart(threeDays)],
   ['live and backfill', () => liveBackfillChart(threeDays, totals)],
@@ -123,6 +158,7 @@ const CHARTS: [string, () => Chart][] = [
   ['by type', () => byTypeChart(types)],
   ['by model', () => byModelChart(totals)],
   ['duration', () => durationChart(distributions, totals)],
+  ['fan-out cost', () => fanOutCostChart(fanOutCost, [])],
 ];
 const all = () => CHARTS.map(([name, draw]) => [name, draw()] as const);
 
@@ -290,7 +326,7 @@ describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
 
   it('R4-10: the axes and legends are named in words', () => {
     const [day, live, fan, , , duration] = all().map(([, c]) => texts(c.svg!.wide));
-    expect(day).toEqual(expect.arrayContaining(['subagents', 'tokens', 'reported tokens']));
+    expect(day).toEqual(expect.arrayContaining(['subagents', 'tokens', 'context at finish (tokens)']));
     expect(live).toEqual(expect.arrayContaining(['live', 'backfill']));
     expect(fan).toEqual(expect.arrayContaining(['top-level subagents in the turn', 'turns']));
     expect(duration).toEqual(expect.arrayContaining(['duration', 'subagents', '< 1 s', '< 1 min', '≥ 1 min']));
@@ -400,12 +436,12 @@ describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
 
   it('R3-9: the per-day and live/backfill charts: captions and tables written out, days oldest first, the last 400 of more', () => {
     const day = perDayChart(threeDays);
-    expect(day.title).toBe('Subagents and reported tokens per day');
+    expect(day.title).toBe('Subagents per day, and their context at finish');
     expect(day.caption).toBe(
-      '3 days, on a time axis: a day without subagents is an empty place. Tokens are what the subagents reported (never priced); a day where none reported is a gap in the line, not 0.',
+      '3 days, on a time axis: a day without subagents is an empty place. The line is the tokens of context each subagent reported having when it finished, as reported, summed per day: not what it consumed over its run, and not what any cost paid for. A day where none reported is a gap in the line, not 0.',
     );
     expect(day.table).toEqual({
-      columns: ['Day (UTC)', 'Subagents', 'Reported tokens'],
+      columns: ['Day (UTC)', 'Subagents', 'Context at finish, tokens, as reported'],
       rows: [
         {
           label: '1 Oct 2026',
@@ -478,7 +514,7 @@ describe('the charts, read back from their SVG (docs/page.md#charts)', () => {
     const empty = perDayChart({ groups: [group('day', null, 3)], path: 'series.day' });
     expect(empty).toEqual({
       id: 'chart-per-day',
-      title: 'Subagents and reported tokens per day',
+      title: 'Subagents per day, and their context at finish',
       caption: 'This document has no per-day groups.',
       svg: null,
       table: null,
@@ -584,12 +620,13 @@ describe('the charts after their mutation run (2026-12-02)', () => {
 
   it('R3-9: each chart has its id and title', () => {
     expect(all().map(([, c]) => [c.id, c.title])).toEqual([
-      ['chart-per-day', 'Subagents and reported tokens per day'],
+      ['chart-per-day', 'Subagents per day, and their context at finish'],
       ['chart-live-backfill', 'Live and backfilled subagents'],
       ['chart-fan-out', 'Fan-out per turn'],
       ['chart-by-type', 'Subagents by type'],
       ['chart-by-model', 'Subagents by model'],
       ['chart-duration', 'Duration (reported rows only)'],
+      ['chart-fan-out-cost', 'What a turn costs, by how many subagents it fanned out to'],
     ]);
   });
 
@@ -611,11 +648,11 @@ describe('the charts after their mutation run (2026-12-02)', () => {
       'series.type.1.subagents',
     ]);
   });
-  it('R4-10: the per-day chart names its bars "subagents" on the axis and in the legend, beside "tokens" and "reported tokens"', () => {
+  it('R4-10, R5-4: the per-day chart names its bars "subagents" on the axis and in the legend, beside "tokens" and "context at finish (tokens)"', () => {
     const day = texts(perDayChart(threeDays).svg!.wide);
     // the left axis's name, the right axis's; the legend's two entries close the drawing
     expect(day.slice(0, 2)).toEqual(['subagents', 'tokens']);
-    expect(day.slice(-2)).toEqual(['subagents', 'reported tokens']);
+    expect(day.slice(-2)).toEqual(['subagents', 'context at finish (tokens)']);
   });
 
   it('R4-10: the fan-out chart labels its bars with their number of top-level subagents', () => {
@@ -628,5 +665,99 @@ describe('the charts after their mutation run (2026-12-02)', () => {
     const whole = liveBackfillChart(undefined, totals).svg!.wide;
     expect(bars(whole, PRIMARY)).toHaveLength(1);
     expect(bars(whole, TERTIARY)).toHaveLength(1);
+  });
+});
+
+describe('the fan-out cost chart (R5-3)', () => {
+  it('R5-3: median and p95 bars per bucket in dollars, turns a dashed line on its own axis; a bucket with no costed turn has no bar, never one at 0', () => {
+    const chart = fanOutCostChart(fanOutCost, []);
+    for (const svg of [chart.svg!.wide, chart.svg!.narrow]) {
+      // five buckets costed (0 … 4-5): five median bars, five p95 bars; 6-8 and 9+ none
+      expect(bars(svg, PRIMARY)).toHaveLength(5);
+      expect(bars(svg, SECONDARY)).toHaveLength(5);
+      expect(svg).toMatch(new RegExp(`<path d="M[^"]*"[^>]*stroke="${TERTIARY}"[^>]*stroke-dasharray`));
+      const words = texts(svg);
+      expect(words).toEqual(
+        expect.arrayContaining(['median', 'p95', 'turns', 'cost of a turn', 'top-level subagents in the turn']),
+      );
+      // every bucket on the axis, the empty ones too, in order
+      expect(words.join('|')).toContain(FAN_OUT_COST_BUCKETS.join('|'));
+      // the cost axis is in dollars
+      expect(words.filter((t) => t.startsWith('$')).length).toBeGreaterThan(2);
+    }
+  });
+
+  it('R5-3: the caption says what was costed, what a turn includes and that no agent reports per-subagent spend; the table has every bucket with its paths, costs in dollars', () => {
+    const chart = fanOutCostChart(fanOutCost, []);
+    expect(chart.caption).toBe(
+      "44 turns in scope by their top-level subagents, 40 of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). 1 turn with an unpriced event, 3 without a cost event are counted, never costed. 3 cost events are on no turn ($0.1700), 1 of them unpriced: they are in no bucket. A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. No agent reports what each subagent spent: this is the whole turn's cost, never a per-subagent figure.",
+    );
+    expect(chart.table!.columns).toEqual([
+      'Top-level subagents in the turn',
+      'Turns',
+      'Costed turns',
+      'Median cost',
+      'p95 cost',
+      'Mean cost',
+      'Sum',
+      'Turns with an unpriced event',
+      'Turns without cost',
+    ]);
+    expect(chart.table!.rows.map((r) => r.label)).toEqual([...FAN_OUT_COST_BUCKETS]);
+    const nine = chart.table!.rows[6]!.cells;
+    expect(nine.map((c) => [c.path, c.value, c.unit, c.none])).toEqual([
+      ['fan_out_cost.buckets.6.turns', 4, undefined, undefined],
+      ['fan_out_cost.buckets.6.costed_turns', 0, undefined, undefined],
+      ['fan_out_cost.buckets.6.median_subcents', null, 'dollars', 'none costed'],
+      ['fan_out_cost.buckets.6.p95_subcents', null, 'dollars', 'none costed'],
+      ['fan_out_cost.buckets.6.mean_subcents', null, 'dollars', 'none costed'],
+      ['fan_out_cost.buckets.6.cost_subcents', null, 'dollars', 'none costed'],
+      ['fan_out_cost.buckets.6.unpriced_turns', 1, undefined, 'not known'],
+      ['fan_out_cost.buckets.6.turns_without_cost', 3, undefined, undefined],
+    ]);
+  });
+
+  it.each<[string, FanOutCost | null, string[], string]>([
+    [
+      'no turn_id in the ledger',
+      null,
+      ['fan_out_cost is null: office_cost_events has no turn_id column (a host before its turn attribution).'],
+      'Not available: office_cost_events has no turn_id column (a host before its turn attribution).',
+    ],
+    ['no note', null, [], 'Not available: see the notes'],
+  ])('R5-3: fan_out_cost null (%s): not available, with the reason; nothing drawn', (_, section, notes, caption) => {
+    expect(fanOutCostChart(section, notes)).toEqual({
+      id: 'chart-fan-out-cost',
+      title: 'What a turn costs, by how many subagents it fanned out to',
+      caption,
+      svg: null,
+      table: null,
+    });
+  });
+
+  it('R5-3: no turn in scope: nothing to plot; without cost_source the unpriced turns are not stated', () => {
+    const none: FanOutCost = {
+      ...fanOutCost,
+      buckets: fanOutCost.buckets.map((b) => ({
+        ...b,
+        turns: 0,
+        costed_turns: 0,
+        unpriced_turns: null,
+        turns_without_cost: 0,
+        cost_subcents: null,
+        mean_subcents: null,
+        median_subcents: null,
+        p95_subcents: null,
+      })),
+      unattributed_events: 0,
+      unattributed_cost_subcents: null,
+      unattributed_unpriced_events: null,
+    };
+    const chart = fanOutCostChart(none, []);
+    expect(chart.svg).toBeNull();
+    expect(chart.table).toBeNull();
+    expect(chart.caption).toMatch(
+      /^0 turns in scope by their top-level subagents, 0 of them costed: .* \(never \$0\)\. 0 without a cost event are counted, never costed\. Every cost event in scope is on a turn\. /,
+    );
   });
 });

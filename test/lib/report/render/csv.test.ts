@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { NOTHING_UNREADABLE } from '../../../../lib/report/document.js';
+import { FAN_OUT_COST_BUCKETS, NOTHING_UNREADABLE } from '../../../../lib/report/document.js';
 import { CSV_COLUMNS, renderReportCsv } from '../../../../lib/report/render/csv.js';
 import { figures, group, reportDoc } from '../../../support/report-document.js';
 
@@ -82,12 +82,13 @@ describe('report --csv (R4-6: one table)', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ by: 'totals', key: '', subagents: '7' });
   });
-  it('R4-3, R4-7: the unreadable counts are a JSON cell, orphan_rows the last column', () => {
+  it('R4-3, R4-7: the unreadable counts are a JSON cell, orphan_rows after the first columns', () => {
     const unreadable = { ...NOTHING_UNREADABLE, total_tokens: 2, duration_ms: 1 };
     const { comments, header, rows } = read(renderReportCsv(reportDoc([group({ orphan_rows: 4 })], { unreadable })));
     const cell = comments.find((c) => c[0]!.startsWith('# unreadable: '))![0]!;
     expect(JSON.parse(cell.slice('# unreadable: '.length))).toEqual(unreadable);
-    expect(header!.at(-1)).toBe('orphan_rows');
+    // R5's columns come after it (added at the end, so a reader by position keeps the ones before)
+    expect(header!.indexOf('orphan_rows')).toBe(header!.indexOf('last_observed_at') + 1);
     expect(rows[0]!.orphan_rows).toBe('4');
   });
 });
@@ -135,6 +136,8 @@ describe('report --csv completeness cells (R3-8), written out', () => {
         '# shortfall: not checked',
         unreadable,
         '# lower_bound_sessions: 0',
+        '# unpriced_events: null (not known: the ledger does not record which events were priced)',
+        '# fan_out_cost: null (see the notes)',
       ],
     ],
     [
@@ -149,6 +152,8 @@ describe('report --csv completeness cells (R3-8), written out', () => {
         '# shortfall: OPEN (3)',
         unreadable,
         '# lower_bound_sessions: 7',
+        '# unpriced_events: null (not known: the ledger does not record which events were priced)',
+        '# fan_out_cost: null (see the notes)',
         '# note: n1',
       ],
     ],
@@ -161,5 +166,113 @@ describe('report --csv completeness cells (R3-8), written out', () => {
     const lines = renderReportCsv(reportDoc([group()])).split('\n');
     expect(lines).toContain('"# lower_bound_sessions: 0"');
     expect(lines[0]).toBe('"# subagent-context report, version 1, generated 2026-08-12T13:00:00.000000Z"');
+  });
+});
+
+describe('report --csv: the R5 figures (R5-1 … R5-4)', () => {
+  it('R5-1, R5-2, R5-4: the new columns come after orphan_rows, in this order', () => {
+    const { header } = read(renderReportCsv(reportDoc([group()])));
+    expect(header!.slice(header!.indexOf('orphan_rows') + 1)).toEqual([
+      'unpriced_events',
+      'cost_lower_bound',
+      'measured_cost_subcents',
+      'list_priced_cost_subcents',
+      'tokens_p50',
+      'tokens_p95',
+      'tokens_max',
+    ]);
+  });
+
+  it.each<[string, Partial<Parameters<typeof group>[0]>, Record<string, string>]>([
+    [
+      'R5-1: a lower bound: the exact sums, the count and true (no ≥ in a number cell)',
+      {
+        cost_subcents: 41_000,
+        cost_per_context_subcents: 10_250,
+        unpriced_events: 3,
+        cost_lower_bound: true,
+        measured_cost_subcents: 30_000,
+        list_priced_cost_subcents: 10_000,
+      },
+      {
+        cost_subcents: '41000',
+        cost_per_context_subcents: '10250',
+        unpriced_events: '3',
+        cost_lower_bound: 'true',
+        measured_cost_subcents: '30000',
+        list_priced_cost_subcents: '10000',
+      },
+    ],
+    [
+      'R5-1, R5-2: a ledger without cost_source: empty cells, not 0; false',
+      { cost_subcents: 41_000 },
+      {
+        cost_subcents: '41000',
+        unpriced_events: '',
+        cost_lower_bound: 'false',
+        measured_cost_subcents: '',
+        list_priced_cost_subcents: '',
+      },
+    ],
+    [
+      'R5-4: the tokens percentiles',
+      { tokens: { sum: 10, reported: 3, p50: 2, p95: 5, max: 5 } },
+      { tokens_sum: '10', tokens_p50: '2', tokens_p95: '5', tokens_max: '5' },
+    ],
+    ['R5-4: none reported: empty', {}, { tokens_sum: '', tokens_p50: '', tokens_p95: '', tokens_max: '' }],
+  ])('%s', (_, figures, cells) => {
+    const [row] = read(renderReportCsv(reportDoc([group(figures)]))).rows;
+    expect(row).toMatchObject(cells);
+  });
+
+  it('R5-1: the completeness states the unpriced events: counted, or not known', () => {
+    const comment = (unpriced: number | null) =>
+      read(renderReportCsv(reportDoc([], { unpriced_events: unpriced }))).comments.find((c) =>
+        c[0]!.startsWith('# unpriced_events: '),
+      )![0];
+    expect(comment(7)).toBe('# unpriced_events: 7');
+    expect(comment(0)).toBe('# unpriced_events: 0');
+    expect(comment(null)).toBe(
+      '# unpriced_events: null (not known: the ledger does not record which events were priced)',
+    );
+  });
+
+  it('R5-3: fan_out_cost is one comment cell per bucket, its JSON, then the events without a turn; values read back exactly', () => {
+    const buckets = FAN_OUT_COST_BUCKETS.map((fan_out, i) => ({
+      fan_out,
+      turns: i * 10,
+      costed_turns: i * 8,
+      unpriced_turns: i === 0 ? null : i,
+      turns_without_cost: i,
+      unreadable_cost_turns: 0,
+      cost_subcents: i === 0 ? null : 2 ** 31 - i,
+      mean_subcents: i === 0 ? null : -i,
+      median_subcents: i === 0 ? null : i * 100,
+      p95_subcents: i === 0 ? null : i * 300,
+    }));
+    const rest = {
+      unattributed_events: 4,
+      unattributed_cost_subcents: 170,
+      unattributed_unpriced_events: null,
+      unreadable_started_at: 2,
+    };
+    const doc = { ...reportDoc([group()]), fan_out_cost: { buckets, ...rest } };
+    const { comments, rows } = read(renderReportCsv(doc));
+    const cells = comments.map((c) => c[0]!).filter((c) => c.startsWith('# fan_out_cost'));
+    expect(cells.map((c) => c.slice(0, c.indexOf(': ')))).toEqual([
+      ...buckets.map(() => '# fan_out_cost'),
+      '# fan_out_cost unattributed',
+    ]);
+    expect(cells.slice(0, 7).map((c) => JSON.parse(c.slice('# fan_out_cost: '.length)))).toEqual(buckets);
+    expect(JSON.parse(cells[7]!.slice('# fan_out_cost unattributed: '.length))).toEqual(rest);
+    // the one table stays one table: the group rows follow the header as before
+    expect(rows).toHaveLength(1);
+  });
+
+  it('R5-3: fan_out_cost null: one cell saying so, with the reason the notes give', () => {
+    const doc = reportDoc([], { notes: ['fan_out_cost is null: the store has no task_session_turns table.'] });
+    expect(read(renderReportCsv(doc)).comments.map((c) => c[0])).toContain(
+      '# fan_out_cost: null (the store has no task_session_turns table.)',
+    );
   });
 });

@@ -85,7 +85,7 @@ describe("the page's words (docs/page.md)", () => {
     const openBanner = section(renderHtml(open), 'completeness');
     expect(openBanner).toContain('<section id="completeness" class="banner open" aria-labelledby="completeness-h">');
     expect(words(openBanner)).toBe(
-      'Completeness Verified through (scheduled check) 30 Oct 2026, 01:00 UTC Capture since 4 Oct 2026, 00:00 UTC Backfill through 3 Oct 2026, 23:59 UTC Open shortfall: 3 qualifying messages have no row. The figures below miss them until they are recorded. Missing keys (up to twenty): session session-1 , tool call toolu_missing_1 2 sessions in scope had activity before capture began: their fan-out is a lower bound (marked ≥ below). No unreadable value in scope.',
+      'Completeness Verified through (scheduled check) 30 Oct 2026, 01:00 UTC Capture since 4 Oct 2026, 00:00 UTC Backfill through 3 Oct 2026, 23:59 UTC Open shortfall: 3 qualifying messages have no row. The figures below miss them until they are recorded. Missing keys (up to twenty): session session-1 , tool call toolu_missing_1 2 sessions in scope had activity before capture began: their fan-out is a lower bound (marked ≥ below). 0 cost events in scope are unpriced: every cost is as the ledger priced it. No unreadable value in scope.',
     );
     // the document's one note is the lower-bound sentence, which the banner states itself (above)
     expect(openBanner).not.toContain('<ul class="notes">');
@@ -111,7 +111,7 @@ describe("the page's words (docs/page.md)", () => {
     });
     const uncheckedBanner = section(renderHtml(unchecked), 'completeness');
     expect(words(uncheckedBanner)).toBe(
-      'Completeness Verified through (scheduled check) the check has not run Capture since never activated Backfill through no backfill ran The shortfall could not be checked (see the notes below): completeness is unknown. 0 sessions in scope had activity before capture began: no fan-out here is a lower bound. No unreadable value in scope.',
+      'Completeness Verified through (scheduled check) the check has not run Capture since never activated Backfill through no backfill ran The shortfall could not be checked (see the notes below): completeness is unknown. 0 sessions in scope had activity before capture began: no fan-out here is a lower bound. 0 cost events in scope are unpriced: every cost is as the ledger priced it. No unreadable value in scope.',
     );
     expect(uncheckedBanner).toContain('<p class="lower-bound">The shortfall could not be checked');
     expect(uncheckedBanner).toContain(
@@ -187,7 +187,7 @@ describe("the page's words (docs/page.md)", () => {
   it('R3-9: the totals, each label and its figures written out', () => {
     const totals = section(renderHtml(small()), 'totals');
     expect(words(totals)).toBe(
-      "Totals Subagents 12 Top-level / nested 12 / 0 Live / backfill 6 / 6 Async / settled / failed 9 / 10 / 0 Turns with a fan-out 6 Executions (unknown rows) 1 ( 0 ) Reported tokens 82,474 (n = 2 ) Tool uses 34 (n = 2 ) Duration: median / p95 / longest 48.2 s / 5 min 2 s / 20 min 4 s (n = 2 ) Sessions / contexts 1 / 13 Rows whose session is gone 0 Cost (estimated part) $0.9174 ( $0.0917 ) Cost per context $0.0706 First observed 1 Oct 2026, 00:00 UTC Last observed 30 Oct 2026, 00:00 UTC Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar). Durations are what the subagents reported.",
+      "Totals Subagents 12 Top-level / nested 12 / 0 Live / backfill 6 / 6 Async / settled / failed 9 / 10 / 0 Turns with a fan-out 6 Executions (unknown rows) 1 ( 0 ) Context at finish, tokens, as reported 82,474 (n = 2 ) Context at finish: median / p95 / largest 38,411 / 171,902 / 203,377 Tool uses 34 (n = 2 ) Duration: median / p95 / longest 48.2 s / 5 min 2 s / 20 min 4 s (n = 2 ) Sessions / contexts 1 / 13 Rows whose session is gone 0 Cost (estimated part) $0.9174 ( $0.0917 ) Cost by source measured $0.5504 , list-priced $0.2752 , other $0.0918 Cost per context $0.0706 First observed 1 Oct 2026, 00:00 UTC Last observed 30 Oct 2026, 00:00 UTC Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar); ≥ marks a cost that leaves out unpriced events. Measured is the cost the agent reported itself, list-priced what the host priced at a list price, other the events that say neither. Durations are what the subagents reported. Context at finish is the tokens of context each subagent reported having when it finished (its last request): not what it consumed over its run, and not what the cost paid for.",
     );
     const none = small((d) => {
       d.totals = {
@@ -203,7 +203,7 @@ describe("the page's words (docs/page.md)", () => {
       };
     });
     expect(words(section(renderHtml(none), 'totals'))).toContain(
-      'Duration: median / p95 / longest not reported / not reported / not reported (n = 0 ) Sessions / contexts n/a / n/a Rows whose session is gone 0 Cost (estimated part) no cost data ( n/a ) Cost per context n/a First observed none Last observed none',
+      'Duration: median / p95 / longest not reported / not reported / not reported (n = 0 ) Sessions / contexts n/a / n/a Rows whose session is gone 0 Cost (estimated part) no cost data ( n/a ) Cost by source no cost data Cost per context n/a First observed none Last observed none',
     );
   });
 
@@ -211,10 +211,10 @@ describe("the page's words (docs/page.md)", () => {
     const d = small();
     const all = section(renderHtml(d, { trees: 2 }), 'tasks');
     expect(words(all)).toMatch(
-      /^Tasks 3 tasks, sorted by key\. Tokens are what subagents reported \(n: rows that reported\)\. Cost is from the host's cost events\. A task's trees link goes to its most recent turn below\. Task Sessions Subagents Contexts Reported tokens Cost Cost per context Task 0: make the thing faster task-0 trees /,
+      /^Tasks 3 tasks, sorted by key\. Context at finish is the tokens of context each subagent reported having when it finished, summed \(n: rows that reported it\): not what it consumed, and not what the cost paid for\. Cost is from the host's cost events; ≥ marks a cost that leaves out unpriced events\. A task's trees link goes to its most recent turn below\. Task Subagents Context at finish, tokens, as reported Sessions Contexts Cost Cost per context Task 0: make the thing faster task-0 trees /,
     );
     expect(all).toContain(
-      '<thead><tr><th scope="col">Task</th><th scope="col" class="num">Sessions</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Contexts</th><th scope="col" class="num">Reported tokens</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Cost per context</th></tr></thead>',
+      '<thead><tr><th scope="col">Task</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Context at finish, tokens, as reported</th><th scope="col" class="num">Sessions</th><th scope="col" class="num">Contexts</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Cost per context</th></tr></thead>',
     );
     // each task with a tree on the page links to the first (most recent) of them; task-2's is not drawn
     expect(all).toContain('<a class="to-tree" href="#turn-0">trees</a>');
@@ -224,7 +224,7 @@ describe("the page's words (docs/page.md)", () => {
     expect(row2.slice(0, row2.indexOf('</th>'))).not.toContain('to-tree');
     expect(all).toContain('<bdi class="task-title" data-text="">Task 0: make the thing faster</bdi>');
     const some = section(renderHtml(d, { tasks: 2 }), 'tasks');
-    expect(words(some)).toMatch(/^Tasks The first 2 of 3 tasks, sorted by key\. Tokens/);
+    expect(words(some)).toMatch(/^Tasks The first 2 of 3 tasks, sorted by key\. Context at finish/);
     expect(some).toContain('The first <data value="2" data-shown="">2</data> of ');
     expect(some.match(/<tr data-key=/g)).toHaveLength(2);
     // a task's link goes to its most recent turn, the first listed: two turns of task-0
@@ -244,8 +244,8 @@ describe("the page's words (docs/page.md)", () => {
     const rows = section(renderHtml(untitled), 'tasks');
     expect(rows).toContain('<th scope="row"><code dir="auto">task-0</code>');
     expect(rows).toContain('<tr data-key="">\n<th scope="row"><bdi class="task-title" data-text="">Task 1');
-    expect(words(rows)).toContain('Task 1: make the thing work (not reported) 1');
-    expect(words(rows)).toContain('Task 2: make the thing work (empty) 1');
+    expect(words(rows)).toContain('Task 1: make the thing work (not reported) 5 41,237 (n = 1 ) 1 6');
+    expect(words(rows)).toContain('Task 2: make the thing work (empty) 4 not reported (n = 0 ) 1 5');
     // a task with no sessions, contexts or cost in the store: n/a, never 0 or nothing (R3-6)
     const unknown = small((d) => {
       d.groups[0] = {
@@ -261,7 +261,7 @@ describe("the page's words (docs/page.md)", () => {
       first.indexOf('<tr data-key="task-0">'),
       first.indexOf('</tr>', first.indexOf('<tr data-key="task-0">')),
     );
-    expect(words(row0)).toMatch(/^Task 0: make the thing faster task-0 trees n\/a \d+ n\/a .* n\/a n\/a$/);
+    expect(words(row0)).toMatch(/^Task 0: make the thing faster task-0 trees \d+ .* n\/a n\/a n\/a n\/a$/);
     const noTasks = small((d) => {
       d.filters = { ...d.filters, by: null };
       d.series = { ...d.series, task: undefined };
@@ -273,7 +273,7 @@ describe("the page's words (docs/page.md)", () => {
     const page = renderHtml(small(), { trees: 2 });
     const trees = section(page, 'trees');
     expect(words(trees)).toMatch(
-      /^Fan-out trees The 2 turns with the most recent activity \(of 3 in the document\), latest first; open one to see its subagents, nested under their parent\. The status is an async subagent's own \(agent_status\), else its tool call's \(tool_status\)\. 30 Oct 2026, 00:00 UTC · Task 0: make the thing faster · task task-0 · session session-0 · turn turn-0 · 2 subagents, 1 top-level Explore · claude-sonnet-4 · complete · tokens 38,041 · tool uses 38 · duration 7 min 47 s · backfill toolu_000000 Look into part 0 of the change general-purpose · model not reported · async_launched · tokens not reported · tool uses not reported · duration not reported · backfill · async toolu_04pqc8 Look into part 1000 of the change 29 Oct 2026, 23:00 UTC · /,
+      /^Fan-out trees The 2 turns with the most recent activity \(of 3 in the document\), latest first; open one to see its subagents, nested under their parent\. The status is an async subagent's own \(agent_status\), else its tool call's \(tool_status\)\. 30 Oct 2026, 00:00 UTC · Task 0: make the thing faster · task task-0 · session session-0 · turn turn-0 · 2 subagents, 1 top-level Explore · claude-sonnet-4 · complete · context at finish 38,041 · tool uses 38 · duration 7 min 47 s · backfill toolu_000000 Look into part 0 of the change general-purpose · model not reported · async_launched · context at finish not reported · tool uses not reported · duration not reported · backfill · async toolu_04pqc8 Look into part 1000 of the change 29 Oct 2026, 23:00 UTC · /,
     );
     expect(trees).toContain('<details class="turn" id="turn-0" data-turn="turn-0">');
     expect(trees).toContain('<bdi class="tree-title" data-text="">Task 0: make the thing faster</bdi> · task ');
@@ -320,7 +320,7 @@ describe("the page's words (docs/page.md)", () => {
     const trees = section(renderHtml(d), 'trees');
     const first = trees.slice(0, trees.indexOf('</details>'));
     expect(words(first)).toMatch(
-      / · task task-none · session session-0 · turn not recorded · 1 subagent, 1 top-level type not reported · model not reported · no status · tokens /,
+      / · task task-none · session session-0 · turn not recorded · 1 subagent, 1 top-level type not reported · model not reported · no status · context at finish /,
     );
     expect(words(first)).toContain(' · backfill · parent not found toolu_000000');
     expect(first).toContain('data-turn=""');
@@ -376,17 +376,17 @@ describe("the page's words (docs/page.md)", () => {
     const charts = section(renderHtml(small()), 'charts');
     expect(charts).toContain('<section id="charts" aria-labelledby="charts-h">\n<h2 id="charts-h">Charts</h2>');
     expect(charts).toContain(
-      '<figure class="chart" id="chart-per-day">\n<h3 id="chart-per-day-title">Subagents and reported tokens per day</h3>\n<div class="drawing"><svg role="img" aria-labelledby="chart-per-day-title chart-per-day-caption" class="wide" width="540"',
+      '<figure class="chart" id="chart-per-day">\n<h3 id="chart-per-day-title">Subagents per day, and their context at finish</h3>\n<div class="drawing"><svg role="img" aria-labelledby="chart-per-day-title chart-per-day-caption" class="wide" width="540"',
     );
     expect(charts).toContain(
       '<svg role="img" aria-labelledby="chart-per-day-title chart-per-day-caption" class="narrow" width="340"',
     );
     expect(charts).toContain('<figcaption id="chart-per-day-caption">2 days, on a time axis:');
     expect(charts).toContain(
-      '<details class="numbers"><summary>The numbers</summary>\n<div class="scroll" tabindex="0" role="region" aria-label="Subagents and reported tokens per day: the numbers">',
+      '<details class="numbers"><summary>The numbers</summary>\n<div class="scroll" tabindex="0" role="region" aria-label="Subagents per day, and their context at finish: the numbers">',
     );
     expect(charts).toContain(
-      '<thead><tr><th scope="col">Day (UTC)</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Reported tokens</th></tr></thead>',
+      '<thead><tr><th scope="col">Day (UTC)</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Context at finish, tokens, as reported</th></tr></thead>',
     );
     expect(charts).toContain(
       '<tr><th scope="row"><bdi data-text="">1 Oct 2026</bdi></th><td class="num"><data value="6" data-figure="series.day.0.subagents">6</data></td>',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PAGE_DEFAULTS } from '../../../../lib/defaults.js';
-import { type ReportDocument, reportDocument } from '../../../../lib/report/document.js';
+import { FAN_OUT_COST_BUCKETS, type ReportDocument, reportDocument } from '../../../../lib/report/document.js';
 import { text } from '../../../../lib/report/render/escape.js';
 import { renderHtml } from '../../../../lib/report/render/html.js';
 import { HOSTILE, hugeTurn, makeReportDocument } from '../../../../local/report-documents.js';
@@ -53,7 +53,7 @@ function expectFiguresMatch(html: string, document: ReportDocument): number {
       // tenths of a second under a minute, whole seconds under an hour, whole minutes beyond
       const tolerance = want < 1_000 ? 0 : want < 60_000 ? 50 : want < 3_600_000 ? 500 : 30_000;
       expect(Math.abs(ms! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(tolerance);
-    } else if (/cost/.test(f.path)) {
+    } else if (/_subcents$/.test(f.path)) {
       const subcents = readDollars(f.shown);
       expect(subcents, `${f.path}: ${f.shown}`).toBeDefined();
       expect(Math.abs(subcents! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(
@@ -145,11 +145,11 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     expect(html).toContain('never activated');
   });
 
-  it('R3-9: six charts drawn on the server as inline SVG with their labels as real text, no script', () => {
+  it('R3-9, R5-3: seven charts drawn on the server as inline SVG with their labels as real text, no script', () => {
     const charts = section(page, 'charts');
     // each drawn twice (R4-10): for a wide column and for a phone; the style sheet shows one
-    expect(charts.match(/<svg [^>]*role="img"[^>]*class="wide"/g)).toHaveLength(6);
-    expect(charts.match(/<svg [^>]*role="img"[^>]*class="narrow"/g)).toHaveLength(6);
+    expect(charts.match(/<svg [^>]*role="img"[^>]*class="wide"/g)).toHaveLength(7);
+    expect(charts.match(/<svg [^>]*role="img"[^>]*class="narrow"/g)).toHaveLength(7);
     expect(charts).toMatch(/<text[^>]*>1 Oct<\/text>/);
     expect(page).not.toMatch(/<script/i);
     // the duration chart's n is the document's
@@ -330,5 +330,164 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
       shown: '1,150',
     });
     expectFiguresMatch(trees, d);
+  });
+});
+
+describe('the page: lower-bound costs, cost by source, fan-out cost, context at finish (R5-1 … R5-4)', () => {
+  /** A document whose totals and first task leave out 3 unpriced events; the second task is exact. */
+  function bounded(change: (d: ReportDocument) => void = () => {}): ReportDocument {
+    const d = makeReportDocument({ subagents: 40, tasks: 3 });
+    const bound = { unpriced_events: 3, cost_lower_bound: true };
+    d.totals = { ...d.totals, ...bound, cost_subcents: 41_000, estimated_cost_subcents: 4_100 };
+    d.completeness.unpriced_events = 3;
+    d.groups[0] = { ...d.groups[0]!, ...bound, unpriced_events: 1 };
+    d.groups[1] = { ...d.groups[1]!, unpriced_events: 0, cost_lower_bound: false };
+    change(d);
+    return d;
+  }
+  const words = (html: string) =>
+    decode(html.replace(/<svg[\s\S]*?<\/svg>/g, '[svg]').replace(/<[^>]+>/g, ' '))
+      .replace(/\s+/g, ' ')
+      .trim();
+  const row = (html: string, key: string) => {
+    const start = html.indexOf(`<tr data-key="${key}"`);
+    return html.slice(start, html.indexOf('</tr>', start));
+  };
+
+  it('R5-1: the totals show cost, estimated cost and cost per context as lower bounds with the unpriced count', () => {
+    const d = bounded();
+    const totals = words(section(renderHtml(d), 'totals'));
+    expect(totals).toContain('Cost (estimated part) ≥ $4.10 , 3 events unpriced ( ≥ $0.4100 , 3 events unpriced )');
+    expect(totals).toMatch(/Cost per context ≥ \$0\.\d{4} , 3 events unpriced/);
+    expectFiguresMatch(renderHtml(d), d);
+  });
+
+  it('R5-1: every task row whose cost is a lower bound says so in its cost and cost per context; an exact one does not', () => {
+    const d = bounded();
+    const tasks = section(renderHtml(d), 'tasks');
+    expect(words(row(tasks, 'task-0'))).toMatch(/ ≥ \$[\d.,]+ 1 event unpriced ≥ \$[\d.,]+ 1 event unpriced$/);
+    expect(row(tasks, 'task-0')).toContain('data-figure="groups.0.unpriced_events"');
+    expect(row(tasks, 'task-1')).not.toMatch(/≥ <data|unpriced/);
+  });
+
+  it.each<[string, number | null, string, string]>([
+    [
+      'counted',
+      3,
+      '3 cost events in scope are unpriced (the host found no price for them): every cost that leaves one out is a lower bound, marked ≥.',
+      'lower-bound',
+    ],
+    ['none', 0, '0 cost events in scope are unpriced: every cost is as the ledger priced it.', 'muted'],
+    [
+      'not known',
+      null,
+      'Unpriced cost events: not known (the ledger does not record which events were priced) .',
+      'muted',
+    ],
+  ])('R5-1: the banner states the unpriced events: %s', (_, unpriced, sentence, cls) => {
+    const d = bounded((d) => {
+      d.completeness.unpriced_events = unpriced;
+    });
+    const banner = section(renderHtml(d), 'completeness');
+    expect(words(banner)).toContain(sentence);
+    expect(banner).toContain(`<p class="${cls}">`);
+    expect(pageFigures(banner).find((f) => f.path === 'completeness.unpriced_events')?.value).toBe(unpriced);
+  });
+
+  it('R5-1: the note that repeats the unpriced events is left out: the banner says it once', () => {
+    const d = bounded((d) => {
+      d.completeness.notes = [
+        '3 cost event(s) in scope are unpriced (the host found no price and stored 0): they add nothing to any cost, so every cost figure that omits one is a lower bound (cost_lower_bound; R5-1).',
+      ];
+    });
+    expect(section(renderHtml(d), 'completeness')).not.toContain('cost_lower_bound');
+  });
+
+  it.each<[string, Partial<ReportDocument['totals']>, string]>([
+    [
+      'measured, list-priced and the rest',
+      { cost_subcents: 41_000, measured_cost_subcents: 30_000, list_priced_cost_subcents: 10_000 },
+      'Cost by source measured $3.00 , list-priced $1.00 , other $0.1000',
+    ],
+    [
+      'a ledger without cost_source',
+      { cost_subcents: 41_000, measured_cost_subcents: null, list_priced_cost_subcents: null },
+      'Cost by source not known (the ledger has no cost_source)',
+    ],
+    [
+      'no cost data',
+      { cost_subcents: null, measured_cost_subcents: null, list_priced_cost_subcents: null },
+      'Cost by source no cost data',
+    ],
+  ])('R5-2: the cost by source in the totals: %s', (_, totals, shown) => {
+    const d = bounded((d) => {
+      d.totals = { ...d.totals, ...totals };
+    });
+    const html = renderHtml(d);
+    expect(words(section(html, 'totals'))).toContain(shown);
+    expectFiguresMatch(html, d);
+  });
+
+  it('R5-3: the fan-out cost chart: its table has every bucket, costs in dollars, "none costed" for a null, never $0', () => {
+    const d = bounded((d) => {
+      const b = d.fan_out_cost!.buckets[0]!;
+      d.fan_out_cost!.buckets[0] = {
+        ...b,
+        costed_turns: 0,
+        cost_subcents: null,
+        mean_subcents: null,
+        median_subcents: null,
+        p95_subcents: null,
+      };
+    });
+    const html = renderHtml(d);
+    const charts = section(html, 'charts');
+    const figure = charts.slice(charts.indexOf('<figure class="chart" id="chart-fan-out-cost">'));
+    const chart = figure.slice(0, figure.indexOf('</figure>'));
+    expect(chart).toContain(
+      '<h3 id="chart-fan-out-cost-title">What a turn costs, by how many subagents it fanned out to</h3>',
+    );
+    expect(chart.match(/<tr><th scope="row">/g)).toHaveLength(7);
+    expect(words(chart)).toContain('Sum Turns with an unpriced event Turns without cost 0 10 0 none costed none costed none costed none costed 1 0 1 5 5 $');
+    expect(chart).not.toMatch(/data-figure="fan_out_cost\.buckets\.0\.median_subcents">\$0/);
+    expect(words(chart)).toContain('No agent reports what each subagent spent');
+    expect(words(chart)).toContain("where the agent reports the session's cost (Claude Code does)");
+    const paths = pageFigures(chart).map((f) => f.path);
+    for (const [i] of FAN_OUT_COST_BUCKETS.entries())
+      for (const field of [
+        'turns',
+        'costed_turns',
+        'median_subcents',
+        'p95_subcents',
+        'mean_subcents',
+        'cost_subcents',
+      ])
+        expect(paths).toContain(`fan_out_cost.buckets.${i}.${field}`);
+    expectFiguresMatch(html, d);
+  });
+
+  it('R5-3: fan_out_cost null: the chart says it is not available and why, escaped; nothing drawn', () => {
+    const d = bounded((d) => {
+      d.fan_out_cost = null;
+      d.completeness.notes = ['fan_out_cost is null: <script>alert(1)</script> & no turn_id.'];
+    });
+    const charts = section(renderHtml(d), 'charts');
+    const figure = charts.slice(charts.indexOf('<figure class="chart" id="chart-fan-out-cost">'));
+    expect(figure.slice(0, figure.indexOf('</figure>'))).toContain(
+      '<p class="empty">Nothing to plot.</p>\n<figcaption id="chart-fan-out-cost-caption">Not available: &lt;script&gt;alert(1)&lt;/script&gt; &amp; no turn_id.</figcaption>',
+    );
+  });
+
+  it('R5-4: the page names total_tokens the context at finish, as reported, with its median, p95 and largest; never usage or reported tokens', () => {
+    const d = bounded();
+    const html = renderHtml(d);
+    const text = words(html.replace(/<style>[\s\S]*?<\/style>/, ''));
+    expect(text).not.toMatch(/\busage\b|\bspend\b|reported tokens/i);
+    expect(words(section(html, 'totals'))).toContain(
+      `Context at finish: median / p95 / largest ${d.totals.tokens.p50!.toLocaleString('en-US')} / ${d.totals.tokens.p95!.toLocaleString('en-US')} / ${d.totals.tokens.max!.toLocaleString('en-US')}`,
+    );
+    // the tasks table keeps the tokens two columns away from the cost
+    const heads = [...section(html, 'tasks').matchAll(/<th scope="col"[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
+    expect(heads.indexOf('Cost') - heads.indexOf('Context at finish, tokens, as reported')).toBeGreaterThan(2);
   });
 });

@@ -11,6 +11,7 @@ import { renderHtml } from '../../../../lib/report/render/html.js';
 import { HOST_FIXTURES } from '../../../../local/host-fixtures.js';
 import { CONTROLS, HOSTILE, makeReportDocument } from '../../../../local/report-documents.js';
 import { type Browser, chromiumMissing, launchChromium } from '../../../support/browser.js';
+import { resolve as figureAt } from '../../../support/page-figures.js';
 import { buildReportStore } from '../../../support/report-store.js';
 
 /** Where the browser tests leave the pages and screenshots they made (git-ignored). */
@@ -211,12 +212,12 @@ describe.skipIf(missing !== undefined)(
       }
     });
 
-    it('R3-9: the six charts are present and drawn: one visible SVG each with bars or lines and text labels', async () => {
+    it('R3-9, R5-3: the seven charts are present and drawn: one visible SVG each with bars or lines and text labels', async () => {
       for (const width of [1400, 360]) {
         const v = await visit(browser, file, { width });
         const charts = v.page.locator('figure.chart svg:visible');
-        expect(await charts.count()).toBe(6);
-        for (let i = 0; i < 6; i++) {
+        expect(await charts.count()).toBe(7);
+        for (let i = 0; i < 7; i++) {
           const chart = charts.nth(i);
           const box = await chart.boundingBox();
           expect(box!.width).toBeGreaterThan(width === 360 ? 280 : 400);
@@ -364,16 +365,54 @@ describe.skipIf(missing !== undefined)(
       expect(await v.page.locator('.desc').first().textContent()).toBe(HOSTILE);
       expect(await v.page.locator('.task-title').first().textContent()).toBe(`${HOSTILE} task 0`);
       // the page's own style sheet and one per chart drawing (two per chart), none from the data
-      expect(await v.page.locator('style').count()).toBe(13);
+      expect(await v.page.locator('style').count()).toBe(15);
       await v.page.close();
     });
+
+    it('R5-1, R5-3, R5-4: at 360 and 1400 px, light and dark: lower-bound costs marked ≥ with their count, the fan-out cost chart drawn with its seven buckets, no page scroll, no serious or critical axe violation', async () => {
+      const source = axeSource();
+      const doc = makeReportDocument({ shortfall: true });
+      expect(doc.totals.cost_lower_bound).toBe(true);
+      for (const width of [360, 1400]) {
+        for (const scheme of ['light', 'dark'] as const) {
+          const v = await visit(browser, file, { width, scheme });
+          const cost = v.page.locator('#totals dt:text-is("Cost (estimated part)") + dd');
+          expect(await cost.textContent()).toMatch(
+            new RegExp(`^≥ \\$[\\d,.]+, ${doc.totals.unpriced_events} events unpriced \\(≥ \\$`),
+          );
+          expect(await v.page.locator('#totals').textContent()).toContain('Context at finish, tokens, as reported');
+          const chart = v.page.locator('#chart-fan-out-cost');
+          expect(await chart.locator('h3').textContent()).toBe(
+            'What a turn costs, by how many subagents it fanned out to',
+          );
+          const svg = chart.locator('svg:visible');
+          expect(await svg.count()).toBe(1);
+          expect((await svg.boundingBox())!.width).toBeGreaterThan(width === 360 ? 280 : 400);
+          await chart.locator('details.numbers > summary').click();
+          const rows = chart.locator('tbody tr');
+          expect(await rows.count()).toBe(7);
+          expect(await rows.locator('th').allInnerTexts()).toEqual(['0', '1', '2', '3', '4-5', '6-8', '9+']);
+          // each cell is the document's figure
+          for (const cell of await chart.locator('data[data-figure]').all()) {
+            const path = (await cell.getAttribute('data-figure'))!;
+            const value = await cell.getAttribute('value');
+            expect(value === 'null' ? null : Number(value), path).toEqual(figureAt(doc, path));
+          }
+          await openAll(v.page);
+          const o = await overflow(v.page);
+          expect(o.scrollWidth, `${scheme} ${width}`).toBeLessThanOrEqual(o.clientWidth);
+          expect(await axeViolations(v.page, source), `${scheme} ${width}`).toEqual([]);
+          await v.page.close();
+        }
+      }
+    }, 240_000);
 
     it('the screenshots: the demo page at 360 and 1400 px, light and dark, and a print PDF (test-output/page)', async () => {
       for (const width of [1400, 360]) {
         for (const scheme of ['light', 'dark'] as const) {
           const v = await visit(browser, demoFile, { width, scheme });
-          // the top of the page: the banner, the totals and the first charts
-          await v.page.setViewportSize({ width, height: width === 360 ? 1800 : 1500 });
+          // the top of the page: the banner, the totals and the first charts (at 1400 px down to the fan-out cost chart)
+          await v.page.setViewportSize({ width, height: width === 360 ? 1800 : 2000 });
           await v.page.screenshot({ path: join(PAGE_OUTPUT, `report-page-${width}-${scheme}.png`) });
           if (width === 1400 && scheme === 'light') {
             await v.page.emulateMedia({ media: 'print' });

@@ -238,7 +238,7 @@ describe('the tasks table marks a lower bound (AC-25, R3-9)', () => {
     const [a, b] = doc.groups;
     doc.groups = [
       { ...a!, key: 'task-lower', lower_bound: true },
-      { ...b!, key: 'task-exact', lower_bound: false },
+      { ...b!, key: 'task-exact', lower_bound: false, cost_lower_bound: false },
     ];
     const tasks = section(renderHtml(doc), 'tasks');
     const row = (key: string) => {

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NOTHING_UNREADABLE } from '../../../../lib/report/document.js';
+import {
+  FAN_OUT_COST_BUCKETS,
+  type FanOutCost,
+  type FanOutCostBucket,
+  NOTHING_UNREADABLE,
+} from '../../../../lib/report/document.js';
 import { renderReportTable } from '../../../../lib/report/render/table.js';
 import { group, reportDoc } from '../../../support/report-document.js';
 
@@ -288,7 +293,7 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
         .split('\n')
         .filter((l) => l.startsWith('=='))
         .map((l) => l.split(' ')[1]),
-    ).toEqual(['completeness', 'totals', 'by']);
+    ).toEqual(['completeness', 'totals', 'fan-out', 'by']);
   });
 
   it('R3-5: a group row shows its figures in the header’s order, a lower bound as yes', () => {
@@ -311,7 +316,7 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
       'subagents',
       'nested',
       'async',
-      'tokens',
+      'context at finish (tokens)',
       'reported',
       'p95 ms',
       'sessions',
@@ -371,14 +376,14 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
     const facts = [
       'subagents',
       'rows',
-      'tokens',
+      'context at finish',
       'tool uses',
       'duration ms',
       'executions',
       'turns with subagents',
       'sessions',
     ];
-    const rest = ['contexts', 'cost', 'cost per context', 'models', 'fan-out (k: turns)', 'observed'];
+    const rest = ['contexts', 'cost', 'cost by source', 'cost per context', 'models', 'fan-out (k: turns)', 'observed'];
     expect(names(reportDoc([group()]))).toEqual([...facts, ...rest]);
     expect(names(reportDoc([group()], {}, { orphan_rows: 1 }))).toEqual([...facts, 'orphan rows', ...rest]);
   });
@@ -399,5 +404,276 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
       }),
     );
     expect(text.split('\n').filter((l) => l.startsWith('note: '))).toEqual(['note: the cost ledger has no turn_id']);
+  });
+});
+
+/** R5-3: a fan_out_cost section, every bucket empty unless overridden. */
+function fanOutCost(
+  buckets: Partial<Record<(typeof FAN_OUT_COST_BUCKETS)[number], Partial<FanOutCostBucket>>> = {},
+  rest: Partial<Omit<FanOutCost, 'buckets'>> = {},
+): FanOutCost {
+  return {
+    buckets: FAN_OUT_COST_BUCKETS.map((fan_out) => ({
+      fan_out,
+      turns: 0,
+      costed_turns: 0,
+      unpriced_turns: 0,
+      turns_without_cost: 0,
+      unreadable_cost_turns: 0,
+      cost_subcents: null,
+      mean_subcents: null,
+      median_subcents: null,
+      p95_subcents: null,
+      ...buckets[fan_out],
+    })),
+    unattributed_events: 0,
+    unattributed_cost_subcents: null,
+    unattributed_unpriced_events: 0,
+    unreadable_started_at: 0,
+    ...rest,
+  };
+}
+
+/** The lines of the section whose heading starts `== title`, up to the next heading. */
+function sectionLines(text: string, title: string): string[] {
+  const lines = text.split('\n');
+  const from = lines.findIndex((l) => l.startsWith(`== ${title}`)) + 1;
+  const to = lines.findIndex((l, i) => i >= from && l.startsWith('=='));
+  return lines.slice(from, to < 0 ? undefined : to);
+}
+
+describe('report table: costs that are lower bounds, cost by source, fan-out cost, context at finish (R5-1 … R5-4)', () => {
+  type Doc = ReturnType<typeof reportDoc>;
+  const priced = { cost_subcents: 41_000, estimated_cost_subcents: 4_100, cost_per_context_subcents: 10_260 };
+  const bound = { ...priced, unpriced_events: 3, cost_lower_bound: true };
+
+  it.each<[string, Doc, string, string]>([
+    [
+      'R5-1: a cost that leaves out unpriced events is a lower bound, with its count',
+      reportDoc([], {}, bound),
+      'cost',
+      '≥ 41,000 subcents (≥ $4.10, 3 events unpriced; estimated ≥ 4,100 subcents)',
+    ],
+    [
+      'R5-1: the cost per context likewise',
+      reportDoc([], {}, bound),
+      'cost per context',
+      '≥ 10,260 subcents (≥ $1.03, 3 events unpriced)',
+    ],
+    [
+      'R5-1: one unpriced event, in the singular',
+      reportDoc([], {}, { ...bound, unpriced_events: 1 }),
+      'cost per context',
+      '≥ 10,260 subcents (≥ $1.03, 1 event unpriced)',
+    ],
+    [
+      'R5-1: no unpriced event: the cost is exact, no ≥',
+      reportDoc([], {}, { ...priced, unpriced_events: 0 }),
+      'cost',
+      '41,000 subcents ($4.10; estimated 4,100 subcents)',
+    ],
+    [
+      'R5-1: a ledger without cost_source: the cost as before',
+      reportDoc([], {}, priced),
+      'cost',
+      '41,000 subcents ($4.10; estimated 4,100 subcents)',
+    ],
+    [
+      'R5-1: the completeness fact counts the unpriced events',
+      reportDoc([], { unpriced_events: 1234 }),
+      'unpriced events',
+      '1,234 cost event(s) the host found no price for (stored as 0): every cost that leaves one out is a lower bound (≥)',
+    ],
+    ['R5-1: no unpriced event in scope', reportDoc([], { unpriced_events: 0 }), 'unpriced events', 'none'],
+    [
+      'R5-1: unpriced events not known (null) are not 0',
+      reportDoc([], { unpriced_events: null }),
+      'unpriced events',
+      'not known (the ledger does not record which events were priced)',
+    ],
+    [
+      'R5-2: the cost by source: measured, list-priced and the rest',
+      reportDoc([], {}, { ...bound, measured_cost_subcents: 30_000, list_priced_cost_subcents: 10_000 }),
+      'cost by source',
+      'measured 30,000 ($3.00), list-priced 10,000 ($1.00), other 1,000 ($0.10) subcents',
+    ],
+    [
+      'R5-2: a ledger without cost_source: not known',
+      reportDoc([], {}, priced),
+      'cost by source',
+      'not known (the ledger has no cost_source)',
+    ],
+    ['R5-2: no cost: -', reportDoc([]), 'cost by source', '-'],
+    [
+      'R5-4: the tokens are the context at finish, as reported, with p50, p95 and max',
+      reportDoc([], {}, { tokens: { sum: 1_234_567, reported: 12, p50: 80_000, p95: 190_000, max: 201_000 } }),
+      'context at finish',
+      '1,234,567 tokens, as reported (12 reported; p50 80,000, p95 190,000, max 201,000)',
+    ],
+    ['R5-4: none reported', reportDoc([]), 'context at finish', '- (0 reported)'],
+  ])('%s', (_, doc, name, value) => {
+    expect(factOf(table(doc), name)).toBe(value);
+  });
+
+  it('R5-4: the table never calls the tokens usage or spend, and has no plain "tokens" fact', () => {
+    const text = table(reportDoc([group()], {}, { tokens: { sum: 5, reported: 1, p50: 5, p95: 5, max: 5 } }));
+    expect(text).not.toMatch(/\busage\b|\bspend\b/i);
+    expect(factOf(text, 'tokens')).toBeUndefined();
+  });
+
+  it('R5-1: every group row shows a lower-bound cost as ≥ and its unpriced events; exact rows and unknown ones as they are', () => {
+    const lines = groupLines(
+      table(
+        reportDoc([
+          group({ key: 'a', ...bound }),
+          group({ key: 'b', ...priced, unpriced_events: 0 }),
+          group({ key: 'c', ...priced }),
+        ]),
+      ),
+    );
+    const header = lines[0]!.split(/\s{2,}/);
+    const cells = (row: string) => {
+      const c = row.trim().split(/\s{2,}/);
+      return ['cost (subcents)', 'per context (subcents)', 'unpriced events'].map((h) => c[header.indexOf(h)]);
+    };
+    expect(lines.slice(2).map(cells)).toEqual([
+      ['≥ 41,000', '≥ 10,260', '3'],
+      ['41,000', '10,260', '0'],
+      ['41,000', '10,260', '-'],
+    ]);
+    // a lower bound is right-aligned like any number: it ends where its column's dashes end
+    const end = lines[1]!
+      .split('  ')
+      .slice(0, header.indexOf('cost (subcents)') + 1)
+      .join('  ').length;
+    expect(lines.slice(2).map((l) => l.slice(end - 8, end))).toEqual(['≥ 41,000', '  41,000', '  41,000']);
+  });
+
+  it('R5-1: without cost_source in any group there is no unpriced column', () => {
+    expect(groupLines(table(reportDoc([group({ ...priced })])))[0]).not.toMatch(/unpriced/);
+  });
+
+  it('R5-1: the note that repeats the unpriced events is said once, in the fact', () => {
+    const text = table(
+      reportDoc([group()], {
+        unpriced_events: 3,
+        notes: [
+          '3 cost event(s) in scope are unpriced (the host found no price and stored 0): they add nothing to any cost, so every cost figure that omits one is a lower bound (cost_lower_bound; R5-1).',
+          'other note',
+        ],
+      }),
+    );
+    expect(text.split('\n').filter((l) => l.startsWith('note: '))).toEqual(['note: other note']);
+  });
+
+  it('R5-3: one line per bucket, in order, costs in dollars, "-" where no turn is costed; the events without a turn; what a turn costs includes', () => {
+    const doc: Doc = {
+      ...reportDoc([group()]),
+      fan_out_cost: fanOutCost(
+        {
+          '1': {
+            turns: 85,
+            costed_turns: 76,
+            unpriced_turns: 9,
+            cost_subcents: 245_285,
+            mean_subcents: 3_227,
+            median_subcents: 3_215,
+            p95_subcents: 4_857,
+          },
+          '9+': { turns: 2, turns_without_cost: 2 },
+        },
+        { unattributed_events: 12, unattributed_cost_subcents: 17_000, unattributed_unpriced_events: 2 },
+      ),
+    };
+    const lines = sectionLines(table(doc), 'fan-out cost');
+    expect(lines[0]!.split(/\s{2,}/)).toEqual([
+      'fan-out (top-level)',
+      'turns',
+      'costed',
+      'unpriced',
+      'without cost',
+      'sum',
+      'mean',
+      'median',
+      'p95',
+    ]);
+    expect(lines.slice(2, 9).map((l) => l.trim().split(/\s{2,}/))).toEqual([
+      ['0 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
+      ['1 subagent', '85', '76', '9', '0', '$24.53', '$0.3227', '$0.3215', '$0.4857'],
+      ['2 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
+      ['3 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
+      ['4-5 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
+      ['6-8 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
+      ['9+ subagents', '2', '0', '0', '2', '-', '-', '-', '-'],
+    ]);
+    expect(factOf(lines.join('\n'), 'events without a turn')).toBe(
+      '12 cost event(s) on no turn of task_session_turns: $1.70, 2 of them unpriced',
+    );
+    expect(lines.at(-1)).toContain(
+      "where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent",
+    );
+    expect(lines.at(-1)).toContain('No agent reports what each subagent spent');
+  });
+
+  it.each<[string, Partial<FanOutCost>, string | undefined, string | undefined]>([
+    ['no event without a turn', {}, 'none', undefined],
+    [
+      'without cost_source the unpriced count is not stated; unreadable started_at is',
+      {
+        unattributed_events: 1,
+        unattributed_cost_subcents: 5,
+        unattributed_unpriced_events: null,
+        unreadable_started_at: 4,
+      },
+      '1 cost event(s) on no turn of task_session_turns: $0.0005',
+      '4 turn(s) (in no window with --since/--until)',
+    ],
+  ])('R5-3: %s', (_, rest, unattributed, started) => {
+    const text = sectionLines(table({ ...reportDoc([]), fan_out_cost: fanOutCost({}, rest) }), 'fan-out cost').join(
+      '\n',
+    );
+    expect(factOf(text, 'events without a turn')).toBe(unattributed);
+    expect(factOf(text, 'unreadable started_at')).toBe(started);
+  });
+
+  it('R5-3: an unreadable cost column only when a bucket has such turns; unpriced turns not known are -', () => {
+    const doc = {
+      ...reportDoc([]),
+      fan_out_cost: fanOutCost({ '2': { turns: 3, unreadable_cost_turns: 1, unpriced_turns: null } }),
+    };
+    const lines = sectionLines(table(doc), 'fan-out cost');
+    expect(lines[0]).toMatch(/without cost\s+unreadable cost\s+sum/);
+    expect(
+      lines[4]!
+        .trim()
+        .split(/\s{2,}/)
+        .slice(0, 6),
+    ).toEqual(['2 subagents', '3', '0', '-', '0', '1']);
+    expect(sectionLines(table({ ...reportDoc([]), fan_out_cost: fanOutCost() }), 'fan-out cost')[0]).not.toMatch(
+      /unreadable/,
+    );
+  });
+
+  it.each([
+    [
+      "the ledger's turn_id is missing",
+      ['fan_out_cost is null: office_cost_events has no turn_id column (a host before its turn attribution).'],
+      'not available: office_cost_events has no turn_id column (a host before its turn attribution).',
+    ],
+    [
+      'there is no ledger',
+      [
+        'cost figures are null: the store has no office_cost_events table (the host office cost ledger) with session_id, task_id, cost_subcents, estimated and occurred_at.',
+      ],
+      'not available: the store has no office_cost_events table (the host office cost ledger) with session_id, task_id, cost_subcents, estimated and occurred_at.',
+    ],
+    ['no note says why', [], 'not available: see the notes'],
+  ])('R5-3: fan_out_cost null: "not available" with the reason when %s', (_, notes, line) => {
+    expect(sectionLines(table(reportDoc([], { notes })), 'fan-out cost')).toEqual([line]);
+  });
+
+  it('R5-3: a hostile reason is printed terminal-safe', () => {
+    const text = table(reportDoc([], { notes: ['fan_out_cost is null: \u001b[2J gone'] }));
+    expect(sectionLines(text, 'fan-out cost')).toEqual(['not available: \\x1B[2J gone']);
   });
 });
