@@ -15,7 +15,10 @@ import { KANDEV_COST_EVENTS, kandevSchema } from '../local/kandev-schema.js';
  * ten messages (about 98,000 rows at 1M). Rows carry every figure's column with NULLs where the
  * host leaves them (tokens of one row in 11, the model of one in 4). capture_since is the middle of
  * the history: the first half is backfilled rows (their sessions a lower bound), the second live.
- * One cost event per turn.
+ * The cost ledger as the host writes it under cost contract v3 (R5-5): one event per turn (about
+ * 200,000 with a turn id at 1M messages), one in ten `unpriced` at cost 0, the rest
+ * `provider_reported` or `models_dev_list`, `tokens_out` NULL on one in nine; and one legacy event
+ * (NULL cost_source and turn_id) per ten turns. Turns start at their first message.
  */
 
 export interface ReadStore {
@@ -68,7 +71,7 @@ export async function generateReadStore(db: Database, n: number, options: { task
   );
   const turnSession = (g: string) => `((${g}) / ${PER_SESSION / PER_TURN})`;
   await db.query(
-    `INSERT INTO task_session_turns (id, task_session_id, task_id, started_at, created_at, updated_at) ${from(0, turns, (g) => `SELECT 'turn-' || ${g}, 'ses-' || ${turnSession(g)}, ${task(turnSession(g))}, ${hostTime}, ${hostTime}, ${hostTime}`)}`,
+    `INSERT INTO task_session_turns (id, task_session_id, task_id, started_at, created_at, updated_at) ${from(0, turns, (g) => `SELECT 'turn-' || ${g}, 'ses-' || ${turnSession(g)}, ${task(turnSession(g))}, ${at(`(${g}) * ${PER_TURN}`)}, ${hostTime}, ${hostTime}`)}`,
   );
   const session = (g: string) => `((${g}) / ${PER_SESSION})`;
   const parent = (g: string) => `CASE WHEN (${g}) % ${PER_SESSION} = 3 THEN 'toolu_' || ((${g}) - 2) ELSE '' END`;
@@ -105,13 +108,26 @@ export async function generateReadStore(db: Database, n: number, options: { task
       ? `${sql} FROM generate_series(0, ${n - 1}) AS s(g) WHERE ${SUBAGENT('g')}`
       : `WITH RECURSIVE s(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM s WHERE g < ${n - 1}) ${sql} FROM s WHERE ${SUBAGENT('g')}`,
   );
-  // One priced event per turn, a tenth of them estimated.
+  // One event per turn (R5-5): a tenth unpriced (cost 0), the rest reported by the agent or list-priced
+  const source = (g: string) =>
+    `CASE WHEN (${g}) % 10 = 0 THEN 'unpriced' WHEN (${g}) % 10 < 6 THEN 'provider_reported' ELSE 'models_dev_list' END`;
   await db.query(
-    `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, model, cost_subcents, estimated, occurred_at, created_at) ${from(
+    `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, model, tokens_out, cost_subcents, estimated, cost_source, cost_contract_version, occurred_at, created_at) ${from(
       0,
       turns,
       (g) =>
-        `SELECT 'cost-' || ${g}, 'ses-' || ${turnSession(g)}, ${task(turnSession(g))}, 'turn-' || ${g}, 'claude-sonnet-4-5', 100 + ((${g}) % 10007) * 37 % 5000, CASE WHEN ${g} % 10 = 0 THEN 1 ELSE 0 END, ${at(`(${g}) * ${PER_TURN}`)}, ${at(`(${g}) * ${PER_TURN}`)}`,
+        `SELECT 'cost-' || ${g}, 'ses-' || ${turnSession(g)}, ${task(turnSession(g))}, 'turn-' || ${g}, 'claude-sonnet-4-5',
+        CASE WHEN (${g}) % 9 = 0 THEN NULL ELSE 800 END, CASE WHEN (${g}) % 10 = 0 THEN 0 ELSE 100 + ((${g}) % 10007) * 37 % 5000 END,
+        CASE WHEN ${g} % 7 = 0 THEN 1 ELSE 0 END, ${source(g)}, 3, ${at(`(${g}) * ${PER_TURN}`)}, ${at(`(${g}) * ${PER_TURN}`)}`,
+    )}`,
+  );
+  // legacy events, written before the host's cost contract: no source, no turn
+  await db.query(
+    `INSERT INTO office_cost_events (id, session_id, task_id, model, cost_subcents, estimated, occurred_at, created_at) ${from(
+      0,
+      Math.ceil(turns / 10),
+      (g) =>
+        `SELECT 'legacy-' || ${g}, 'ses-' || ${turnSession(`(${g}) * 10`)}, '', 'claude-sonnet-4-5', 250, 0, ${at(`(${g}) * 10 * ${PER_TURN}`)}, ${at(`(${g}) * 10 * ${PER_TURN}`)}`,
     )}`,
   );
   const captureSince = READ_STORE_END - BigInt(n - 1 - half) * BigInt(STEP_MS) * 1000n;

@@ -15,7 +15,8 @@ const USAGE = `Usage: npm start -- [options]
 Runs the whole pipeline locally with nothing else running: embedded PostgreSQL (PGlite) behind
 the Neon driver, an SQS emulator, a generated host store, migrate, a live frame stream through
 producer → FIFO queue → poller → ingest, and health; writes the report page (report --html) to a
-path it prints; then prints a checked summary.
+path it prints, publishes it to the emulator's S3 (publish --to) and prints its link; then prints a
+checked summary.
 
 Options:
   --database-url <url>  an EMPTY postgres://… database instead of the embedded one
@@ -26,6 +27,8 @@ Options:
   --page <file>         where to write the report page (default .local/report-page.html)
   --otlp-demo           then export the store as OTLP traces to a receiver started here and
                         print the span count (docs/otlp.md)
+  --serve               keep the S3 emulator the report is published to running, so the printed
+                        link opens the page, until Ctrl-C (docs/publish.md)
   --json                print the result as JSON instead of tables
 With --sqlite the store stays: the summary ends with the command that prints its report.
 Exit code: 0 when every figure matches what the store and the stream must produce, 1 otherwise
@@ -51,6 +54,7 @@ async function main(): Promise<number> {
     page: { type: 'string' },
     json: { type: 'boolean', default: false },
     'otlp-demo': { type: 'boolean', default: false },
+    serve: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (positionals.length > 0)
@@ -99,6 +103,13 @@ async function main(): Promise<number> {
     page: values.page,
     progress: process.stderr,
     otlpDemo: values['otlp-demo'],
+    serveUntil: values.serve
+      ? (url) =>
+          new Promise<void>((done) => {
+            process.stderr.write(`\nthe published page, until Ctrl-C:\n${url}\n`);
+            process.once('SIGINT', () => done());
+          })
+      : undefined,
   });
   // wall clock since this process started (tsx's start-up included), not since the stack began
   const wallMs = Math.round(performance.now());

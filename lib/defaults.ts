@@ -151,3 +151,26 @@ export const EXPORT_DEFAULTS = Object.freeze({
 /** The optional scheduled export (exportEnabled, off by default) and its function timeout. */
 export const EXPORT_SCHEDULE = 'rate(15 minutes)';
 export const EXPORT_TIMEOUT_SECONDS = 300;
+
+/**
+ * The published report (R5-6, docs/publish.md): the scheduled function's and the CLI's bounds alike.
+ * A run renders the page at 1M messages in seconds (BENCHMARKS.md), far inside the timeout.
+ */
+// pure: the other functions import lib/defaults.ts and keep their bundles byte for byte without it
+export const PUBLISH_DEFAULTS = /* @__PURE__ */ Object.freeze({
+  /** `publish --url-seconds`: how long the printed link opens the page */
+  urlSeconds: 3_600,
+  /** the longest a SigV4 presigned URL can live (S3 refuses a longer X-Amz-Expires) */
+  maxUrlSeconds: 604_800,
+  /** one object's upload, retries included: an endpoint that does not answer fails the run after this */
+  requestTimeoutMs: 30_000,
+  /** a connection to the endpoint that is not established by then counts as not answering */
+  connectTimeoutMs: 5_000,
+  /** attempts of one request (the SDK's retry of a 5xx, a throttle, a dropped connection) */
+  maxAttempts: 3,
+});
+
+/** The optional scheduled publish (publishEnabled, off by default), its function timeout and retention. */
+export const PUBLISH_SCHEDULE = 'rate(1 hour)';
+export const PUBLISH_TIMEOUT_SECONDS = 300;
+export const PUBLISH_RETENTION_DAYS = 30;

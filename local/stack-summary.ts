@@ -129,6 +129,17 @@ export function renderStackSummary(result: LocalStackResult, ctx: SummaryContext
       ]),
     ),
     section(
+      'published report (docs/publish.md)',
+      renderFacts([
+        ['objects', result.published.keys.join(', ')],
+        ['link', result.published.url],
+        [
+          'note',
+          'S3 here is the in-process emulator: the link answers while npm start runs (npm start -- --serve keeps it up until Ctrl-C)',
+        ],
+      ]),
+    ),
+    section(
       'expected vs got',
       renderTable(
         ['check', 'expected', 'got', 'result'],

@@ -34,6 +34,7 @@ import {
 import { type OtlpDemoResult, runOtlpDemo } from './otlp-demo.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './pglite-server.js';
 import { startLocalPipeline } from './pipeline.js';
+import { type PublishedDemo, publishDemo } from './publish-demo.js';
 
 export interface LocalStackOptions {
   /** postgres://… or sqlite:<path> of an EMPTY database; default: embedded PostgreSQL (PGlite) */
@@ -51,6 +52,11 @@ export interface LocalStackOptions {
   page?: string;
   /** then export the store to an OTLP receiver started here (docs/otlp.md#demo-and-benchmark) */
   otlpDemo?: boolean;
+  /**
+   * R5-6: the S3 emulator the report is published to keeps answering the printed link until this
+   * resolves (`npm start -- --serve`: until Ctrl-C); by default it stops with the stack
+   */
+  serveUntil?: (url: string) => Promise<void>;
 }
 
 /** The default of LocalStackOptions.page, under the git-ignored .local/. */
@@ -89,6 +95,8 @@ export interface LocalStackResult {
   health: HealthReport;
   rows: RowsBy[];
   page: PageWritten;
+  /** R5-6: the report published to the S3 emulator (docs/publish.md) and its link */
+  published: PublishedDemo;
   /** with `otlpDemo` */
   otlp?: OtlpDemoResult;
   /** `subagent-context report --by task --limit 5` of what was captured (R3-5) */
@@ -180,6 +188,10 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     say('report --html: the page…');
     const page = await writePage(db, options.page ?? DEFAULT_PAGE);
     say(`  ${page.path} (${page.bytes} bytes, rendered in ${page.renderMs} ms)`);
+    say('publish: the report to the S3 emulator…');
+    const publisher = await publishDemo(db);
+    const published = publisher.published;
+    say(`  ${published.keys.length} objects; the page: ${published.url}`);
     say('report…');
     const report = await buildReport(db, { by: 'task', limit: 5, graceSeconds: 0 });
     const checks = buildChecks({
@@ -193,6 +205,17 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       report,
       asyncWithMetrics: await asyncLaunchedWithMetrics(db),
     });
+    checks.push({
+      name: 'published page served through its link',
+      expected: 'yes',
+      got: published.linkServesPage ? 'yes' : 'no',
+      ok: published.linkServesPage,
+    });
+    try {
+      await options.serveUntil?.(published.url);
+    } finally {
+      await publisher.stop();
+    }
     let otlp: OtlpDemoResult | undefined;
     if (options.otlpDemo) {
       say('OTLP export to a local receiver…');
@@ -219,6 +242,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       health,
       rows,
       page,
+      published,
       otlp,
       report,
       checks,

@@ -55,6 +55,10 @@ describe('lib/defaults.ts is the one place for defaults', () => {
     ['params.default.exportSchedule', D.EXPORT_SCHEDULE],
     ['params.default.exportEnabled', false],
     ['functions.export.timeout', D.EXPORT_TIMEOUT_SECONDS],
+    ['params.default.publishSchedule', D.PUBLISH_SCHEDULE],
+    ['params.default.publishEnabled', false],
+    ['params.default.publishRetentionDays', D.PUBLISH_RETENTION_DAYS],
+    ['functions.publish.timeout', D.PUBLISH_TIMEOUT_SECONDS],
   ])('serverless.yml %s = %s', (path, expected) => {
     expect(value(path)).toBe(String(expected));
   });

@@ -144,7 +144,7 @@ const EVERY_COMMAND = new Set([
 
 /** The commands each other flag applies to (the --help text says the same). */
 const APPLIES_TO: Record<string, readonly string[]> = {
-  'grace-seconds': ['health', 'report'],
+  'grace-seconds': ['health', 'report', 'publish'],
   full: ['health'],
   'acknowledge-through': ['health'],
   'rerun-backfill': ['migrate'],
@@ -171,6 +171,8 @@ const APPLIES_TO: Record<string, readonly string[]> = {
   'position-key': ['export'],
   restart: ['export'],
   'no-position': ['export'],
+  to: ['publish'],
+  'url-seconds': ['publish'],
 };
 
 /** Why a flag does not apply where it was given, when that needs more than "it is X's". */

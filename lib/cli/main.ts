@@ -7,6 +7,7 @@ import {
   HEALTH_CONFIRM_DELAY_SECONDS,
   HEALTH_GRACE_SECONDS,
   PAGE_DEFAULTS,
+  PUBLISH_DEFAULTS,
   STATEMENT_TIMEOUT_SECONDS,
 } from '../defaults.js';
 import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
@@ -41,12 +42,15 @@ Commands:
   export --otlp <url>     send the fan-out trees as OpenTelemetry traces over OTLP/HTTP (one
                           trace per turn, one invoke_agent span per subagent; docs/otlp.md),
                           resuming from its position in kandev_meta
+  publish --to s3://BUCKET/PREFIX
+                          write the page and its JSON document to S3 (PREFIX/YYYY-MM-DD/HHMMSSZ/,
+                          then PREFIX/latest/) and print a link to latest/index.html (docs/publish.md)
 
 Options:
   --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
                           parameter named by DATABASE_URL_SSM_PARAMETER)
   --json                  machine-readable output on stdout
-  --grace-seconds <n>     health, report: messages newer than this are not yet expected (default
+  --grace-seconds <n>     health, report, publish: messages newer than this are not yet expected (default
                           HEALTH_GRACE_SECONDS or ${HEALTH_GRACE_SECONDS}; a shortfall is confirmed after
                           HEALTH_CONFIRM_DELAY_SECONDS, default ${HEALTH_CONFIRM_DELAY_SECONDS})
   --full                  health: audit every message and row since activation instead (does
@@ -92,6 +96,11 @@ Options:
   --position-key <key>    export: the kandev_meta key of the position (default ${POSITION_KEY})
   --restart               export: from the first turn again (same ids), then move the position
   --no-position           export: neither read nor move the position
+  --to <s3://bucket/prefix>
+                          publish: where the report goes (the bucket must exist; AWS_REGION, the
+                          credentials and AWS_ENDPOINT_URL_S3 are the AWS SDK's own settings)
+  --url-seconds <n>       publish: how long the printed link opens the page (default
+                          ${PUBLISH_DEFAULTS.urlSeconds}, at most ${PUBLISH_DEFAULTS.maxUrlSeconds}: 7 days)
   --verbose               structured logs (WARN and above) on stderr
   -q, --quiet             no progress bar: the result (and any error or note) only
   --no-color              no colour (also NO_COLOR=1; colour is only ever used on a terminal)
@@ -160,13 +169,15 @@ const CLI_OPTIONS = {
   'position-key': { type: 'string' },
   restart: { type: 'boolean', default: false },
   'no-position': { type: 'boolean', default: false },
+  to: { type: 'string' },
+  'url-seconds': { type: 'string' },
   verbose: { type: 'boolean', default: false },
   quiet: { type: 'boolean', short: 'q', default: false },
   'no-color': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export']);
+const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export', 'publish']);
 
 /** The line after a usage error: where the whole help is, instead of the whole help (issue 34). */
 const HELP_POINTER = 'subagent-context --help lists every command and option.';
@@ -270,6 +281,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             color: !values['no-color'] && wantsColor(io.stdout, io.env),
             graceSeconds,
           });
+        }
+        case 'publish': {
+          expectArguments(rest, 0, command);
+          // R4-11: the AWS SDK's S3 client and the page's renderer are loaded for publish alone
+          const { parsePublishFlags, publishCommand } = await import('./commands/publish.js');
+          const request = parsePublishFlags(values);
+          const graceSeconds = secondsFlag('--grace-seconds', values['grace-seconds']) ?? graceSecondsFromEnv(io.env);
+          // R3-8: the report writes nothing, so a SQLite store opens read-only
+          db = await open('reading');
+          return publishCommand(db, request, { graceSeconds });
         }
         case 'export': {
           expectArguments(rest, 0, command);

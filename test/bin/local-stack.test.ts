@@ -85,6 +85,21 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     expect(captureSince - first).toBeGreaterThan(29n * DAY);
   });
 
+  it('R5-6: publishes the demo’s report to the emulator’s S3 and prints the link, which served the page', () => {
+    expect(result.published.keys.map((k) => k.replace(/\d{4}-\d\d-\d\d\/\d{6}Z/, 'D'))).toEqual([
+      'reports/D/report.json',
+      'reports/D/index.html',
+      'reports/latest/report.json',
+      'reports/latest/index.html',
+    ]);
+    expect(result.published.linkServesPage).toBe(true);
+    expect(result.published.url).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/subagent-context-demo\/reports\/latest\/index\.html\?.*X-Amz-Signature=/,
+    );
+    expect(result.checks.find((c) => c.name === 'published page served through its link')?.ok).toBe(true);
+    expect(renderStackSummary(result, CONTEXT)).toContain(result.published.url);
+  });
+
   it('flags a figure that differs from the expectation as a mismatch', () => {
     const expected = { ...result.plan.expected, attempted: result.plan.expected.attempted + 1 };
     const checks = buildChecks({ ...result, plan: { expected }, asyncWithMetrics: 0 });

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../lib/db/open.js';
+import { PUBLISH_RETENTION_DAYS, PUBLISH_SCHEDULE, PUBLISH_TIMEOUT_SECONDS } from '../../lib/defaults.js';
+import { DATED_TAG } from '../../lib/publish/run.js';
 import { createHostSchema } from '../../local/host-schema.js';
 import { startEmbeddedPostgres } from '../../local/pglite-server.js';
 
@@ -53,12 +55,15 @@ const policyStatements = (roleId: string): Array<Record<string, any>> =>
 const actionsOf = (roleId: string): string[] => policyStatements(roleId).flatMap((s) => [s.Action].flat());
 
 describe('the packaged CloudFormation template', () => {
-  it.each(['Ingest', 'Health', 'Migrate', 'Export'])('runs %s on nodejs22.x arm64 with its own role', (name) => {
-    const fn = resource(`${name}LambdaFunction`).Properties;
-    expect(fn.Runtime).toBe('nodejs22.x');
-    expect(fn.Architectures).toEqual(['arm64']);
-    expect(fn.Role).toEqual({ 'Fn::GetAtt': [`${name}Role`, 'Arn'] });
-  });
+  it.each(['Ingest', 'Health', 'Migrate', 'Export', 'Publish'])(
+    'runs %s on nodejs22.x arm64 with its own role',
+    (name) => {
+      const fn = resource(`${name}LambdaFunction`).Properties;
+      expect(fn.Runtime).toBe('nodejs22.x');
+      expect(fn.Architectures).toEqual(['arm64']);
+      expect(fn.Role).toEqual({ 'Fn::GetAtt': [`${name}Role`, 'Arn'] });
+    },
+  );
 
   it('has no shared default execution role', () => {
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
@@ -99,7 +104,7 @@ describe('the packaged CloudFormation template', () => {
 
   it('runs health on a schedule and migrate with no event and a 15-minute timeout', () => {
     const rules = ofType('AWS::Events::Rule').filter(
-      ([, r]) => !JSON.stringify(r.Properties.Targets).includes('Export'),
+      ([, r]) => !/Export|Publish/.test(JSON.stringify(r.Properties.Targets)),
     );
     expect(rules).toHaveLength(2);
     const [check, audit] = ['rate(5 minutes)', 'cron(30 3 * * ? *)'].map(
@@ -220,14 +225,14 @@ describe('the packaged CloudFormation template', () => {
   it('holds no database secret: only the SSM parameter name reaches the functions', () => {
     expect(templateText).not.toMatch(/postgres(ql)?:\/\//);
     expect(templateText).not.toContain('{{resolve:');
-    for (const name of ['Ingest', 'Health', 'Migrate', 'Export']) {
+    for (const name of ['Ingest', 'Health', 'Migrate', 'Export', 'Publish']) {
       const variables = resource(`${name}LambdaFunction`).Properties.Environment.Variables;
       expect(variables.DATABASE_URL).toBeUndefined();
       expect(variables.DATABASE_URL_SSM_PARAMETER).toBe('/subagent-context/ci/database-url');
     }
   });
 
-  it.each(['IngestRole', 'HealthRole', 'MigrateRole', 'ExportRole'])(
+  it.each(['IngestRole', 'HealthRole', 'MigrateRole', 'ExportRole', 'PublishRole'])(
     'grants %s read of exactly that parameter and nothing wildcarded',
     (roleId) => {
       const statements = policyStatements(roleId);
@@ -285,6 +290,119 @@ describe('the packaged CloudFormation template', () => {
     expect(decrypt.Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN']['Fn::Sub']).toMatch(/otlp-headers$/);
     expect(actionsOf('ExportRole').some((a) => a.startsWith('sqs:'))).toBe(false);
     expect(templateText).not.toMatch(/Export[A-Za-z]*EventSourceMapping/);
+  });
+
+  it('R5-6: the published report’s bucket blocks all public access, is encrypted with the project’s key and denies non-TLS requests', () => {
+    const bucket = resource('PublishBucket').Properties;
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket.BucketEncryption.ServerSideEncryptionConfiguration).toEqual([
+      {
+        ServerSideEncryptionByDefault: {
+          SSEAlgorithm: 'aws:kms',
+          KMSMasterKeyID: { 'Fn::GetAtt': ['AlarmTopicKey', 'Arn'] },
+        },
+        BucketKeyEnabled: true,
+      },
+    ]);
+    const policy = resource('PublishBucketPolicy').Properties;
+    expect(policy.Bucket).toEqual({ Ref: 'PublishBucket' });
+    expect(policy.PolicyDocument.Statement).toEqual([
+      {
+        Sid: 'TlsOnly',
+        Effect: 'Deny',
+        Principal: '*',
+        Action: 's3:*',
+        Resource: [
+          { 'Fn::GetAtt': ['PublishBucket', 'Arn'] },
+          { 'Fn::Join': ['', [{ 'Fn::GetAtt': ['PublishBucket', 'Arn'] }, '/*']] },
+        ],
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      },
+    ]);
+  });
+
+  it('R5-6: the lifecycle rule expires the dated copies (the tag the run puts on them) after 30 days, never latest/', () => {
+    const rules = resource('PublishBucket').Properties.LifecycleConfiguration.Rules as Array<Record<string, any>>;
+    const expiring = rules.filter((r) => r.ExpirationInDays !== undefined);
+    const [key, value] = DATED_TAG.split('=');
+    expect(expiring).toEqual([
+      {
+        Id: 'ExpireDatedCopies',
+        Status: 'Enabled',
+        Prefix: 'reports/',
+        TagFilters: [{ Key: key, Value: value }],
+        ExpirationInDays: PUBLISH_RETENTION_DAYS,
+      },
+    ]);
+  });
+
+  it('R5-6: the publish role may put objects under exactly its prefix, use the key through S3 only, and read only its own database parameter', () => {
+    const statements = policyStatements('PublishRole');
+    const s3 = statements.filter((s) => [s.Action].flat().some((a: string) => a.startsWith('s3:')));
+    expect(s3).toEqual([
+      {
+        Sid: 'WriteUnderPrefix',
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:PutObjectTagging'],
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': ['PublishBucket', 'Arn'] }, '/reports/*']] },
+      },
+    ]);
+    expect(statements.find((s) => s.Sid === 'EncryptReports')).toEqual({
+      Sid: 'EncryptReports',
+      Effect: 'Allow',
+      Action: 'kms:GenerateDataKey',
+      Resource: { 'Fn::GetAtt': ['AlarmTopicKey', 'Arn'] },
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's own substitution
+      Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Sub': 's3.${AWS::Region}.amazonaws.com' } } },
+    });
+    expect(actionsOf('PublishRole').sort()).toEqual(
+      [
+        'kms:Decrypt',
+        'kms:GenerateDataKey',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        's3:PutObject',
+        's3:PutObjectTagging',
+        'ssm:GetParameter',
+      ].sort(),
+    );
+    // no other role touches the bucket
+    for (const role of ['IngestRole', 'HealthRole', 'MigrateRole', 'ExportRole'])
+      expect(
+        actionsOf(role).some((a) => a.startsWith('s3:')),
+        role,
+      ).toBe(false);
+  });
+
+  it('R5-6: the scheduled publish is off by default, hourly, writes to the stack’s bucket, and a failed run alarms through the topic', () => {
+    const [, rule] = ofType('AWS::Events::Rule').find(([, r]) =>
+      JSON.stringify(r.Properties.Targets).includes('Publish'),
+    )!;
+    expect(rule.Properties.State).toBe('DISABLED');
+    expect(rule.Properties.ScheduleExpression).toBe(PUBLISH_SCHEDULE);
+    expect(resource('PublishLambdaFunction').Properties.Environment.Variables).toMatchObject({
+      PUBLISH_BUCKET: { Ref: 'PublishBucket' },
+      PUBLISH_PREFIX: 'reports',
+    });
+    expect(resource('PublishLambdaFunction').Properties.Timeout).toBe(PUBLISH_TIMEOUT_SECONDS);
+    expect(resource('PublishErrorsAlarm').Properties).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'PublishLambdaFunction' } }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [{ Ref: 'AlarmTopic' }],
+    });
+    expect(template.Outputs?.PublishBucketName).toEqual({
+      Description: expect.any(String),
+      Value: { Ref: 'PublishBucket' },
+    });
   });
 
   it('tells ingest where the dead-letter queue is', () => {

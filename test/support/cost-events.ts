@@ -18,11 +18,12 @@ export interface CostEvent {
   at: string;
   /**
    * R5-5: the row's cost_source as the host's contract writes it (a string the host has not written
-   * yet for hostile cases). Omitted: a legacy row, written before the contract, with no
-   * cost_source, cost_contract_version or cached-token split (and a ledger without those columns
-   * takes it).
+   * yet for hostile cases), with cost_contract_version 3, tokens_out and the cached-token split.
+   * null: a legacy row (written before the contract) in a ledger that has the column: NULL
+   * cost_source, no contract version. Omitted: the same row, the column not named, so a ledger
+   * without it takes it too.
    */
-  source?: CostSource | (string & {});
+  source?: CostSource | (string & {}) | null;
   /** tokens_out on a contract row: null when the agent reported none; default 1,000 */
   tokensOut?: number | null;
 }
@@ -42,7 +43,8 @@ export async function addCostEvent(db: Queryable, e: CostEvent): Promise<void> {
     cost_subcents: subcents,
     estimated: e.estimated ?? 0,
   };
-  if (e.source !== undefined)
+  if (e.source === null) values.cost_source = null;
+  else if (e.source !== undefined)
     Object.assign(values, {
       cost_source: e.source,
       cost_contract_version: COST_CONTRACT_VERSION,

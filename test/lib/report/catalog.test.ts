@@ -12,11 +12,12 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
   describe('minimal host schema', () => {
     const t = useTestDatabase(target);
 
-    it('R3-3: the minimal schema has no titles, no session start, no cost ledger, no session/created index', async () => {
+    it('R3-3: the minimal schema has no titles, no session start, no cost ledger, turns without started_at, no session/created index', async () => {
       expect(await readStoreCatalog(t.db)).toEqual({
         taskTitle: false,
         sessionStartedAt: false,
         costEvents: undefined,
+        turns: { startedAt: false },
         sessionCreatedIndex: false,
       });
     });
@@ -31,12 +32,19 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
         taskTitle: true,
         sessionStartedAt: true,
         costEvents: undefined,
+        turns: { startedAt: false },
         sessionCreatedIndex: false,
       });
       await t.db.query('ALTER TABLE office_cost_events ADD COLUMN occurred_at TEXT');
-      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: false });
+      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: false, costSource: false });
       await t.db.query('ALTER TABLE office_cost_events ADD COLUMN turn_id TEXT');
-      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true });
+      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true, costSource: false });
+      // R5-1: cost contract v3's cost_source is its own flag
+      await t.db.query('ALTER TABLE office_cost_events ADD COLUMN cost_source TEXT');
+      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true, costSource: true });
+      // R5-3: the turns' window reads task_session_turns.started_at
+      await t.db.query('ALTER TABLE task_session_turns ADD COLUMN started_at TEXT');
+      expect((await readStoreCatalog(t.db)).turns).toEqual({ startedAt: true });
       // an index whose first two columns are not (task_session_id, created_at) is not it
       await t.db.query('CREATE INDEX other_order ON task_session_messages (created_at, task_session_id)');
       await t.db.query('CREATE INDEX one_column ON task_session_messages (task_session_id)');
@@ -91,11 +99,12 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
   describe("the host's real DDL", () => {
     const t = useTestDatabase(target, { fixture: 'host', subagentTable: false });
 
-    it("R3-3, R3-7, R4-12: the host's schema has titles, session starts, the ledger with turn_id and idx_messages_session_created", async () => {
+    it("R3-3, R3-7, R4-12: the host's schema has titles, session starts, the ledger with turn_id and cost_source, turns with started_at and idx_messages_session_created", async () => {
       expect(await readStoreCatalog(t.db)).toEqual({
         taskTitle: true,
         sessionStartedAt: true,
-        costEvents: { turnId: true },
+        costEvents: { turnId: true, costSource: true },
+        turns: { startedAt: true },
         sessionCreatedIndex: true,
       });
     });

@@ -180,7 +180,12 @@ describe.each(TARGET_FIXTURES)('report edges on %s, %s host schema', (target, fi
       );
       const byTask = await report({ by: 'task' });
       expect(byTask.groups.map((g) => [g.key, g.cost_subcents])).toEqual([['t1', 1000]]);
-      expect(byTask.completeness.notes.join(' ')).not.toMatch(/turn_id/);
+      expect(byTask.completeness.notes.join(' ')).not.toMatch(/cost per turn/);
+      // R5-3: a turn's cost cannot be read either, in any report
+      expect(byTask.fan_out_cost).toBeNull();
+      expect(byTask.completeness.notes).toContain(
+        'fan_out_cost is null: office_cost_events has no turn_id column (a host before its turn attribution).',
+      );
     },
   );
 });

@@ -49,7 +49,7 @@ describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, 
       rows(3, () => ({})),
     );
     const { totals } = await report();
-    expect(totals.tokens).toEqual({ sum: null, reported: 0 });
+    expect(totals.tokens).toEqual({ sum: null, reported: 0, p50: null, p95: null, max: null });
     expect(totals.tool_uses).toEqual({ sum: null, reported: 0 });
     expect(totals.duration_ms).toEqual({ reported: 0, p50: null, p95: null, max: null });
     expect(totals.subagents).toBe(3);
@@ -61,7 +61,7 @@ describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, 
       { tool_call_id: 'b', observed_at: T(2) },
     ]);
     const { totals } = await report();
-    expect(totals.tokens).toEqual({ sum: 0, reported: 1 });
+    expect(totals.tokens).toEqual({ sum: 0, reported: 1, p50: 0, p95: 0, max: 0 });
     expect(totals.tool_uses).toEqual({ sum: 0, reported: 1 });
     expect(totals.duration_ms).toEqual({ reported: 1, p50: 0, p95: 0, max: 0 });
   });

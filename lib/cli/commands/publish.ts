@@ -1,0 +1,104 @@
+import type { Queryable } from '../../db/database.js';
+import { PUBLISH_DEFAULTS } from '../../defaults.js';
+import { presignedUrl } from '../../publish/presign.js';
+import { type PublishSummary, publishReport } from '../../publish/run.js';
+import { createS3Client, endpointName, s3Writer } from '../../publish/s3.js';
+import { PAGE_FILE, type PublishTarget, PublishTargetError, parseS3Url } from '../../publish/target.js';
+import { EXIT } from '../exit-codes.js';
+import { countFlag } from '../flags.js';
+import type { CommandResult } from '../io.js';
+import { UsageError } from '../usage-error.js';
+
+/** The flags `publish` reads, as parseArgs gives them. */
+export interface PublishFlags {
+  to?: string;
+  'url-seconds'?: string;
+}
+
+export interface PublishRequest {
+  target: PublishTarget;
+  urlSeconds: number;
+}
+
+/** `publish --json`: what the run wrote, and the link to latest/index.html. */
+export interface PublishResult extends PublishSummary {
+  /** a presigned GET of latest/index.html */
+  url: string;
+  url_expires_at: string;
+}
+
+/** Flags → the run's target and the link's lifetime; a bad flag is a usage error naming it (exit 2). */
+export function parsePublishFlags(flags: PublishFlags): PublishRequest {
+  if (flags.to === undefined || flags.to === '')
+    throw new UsageError('publish needs --to s3://BUCKET/PREFIX: the bucket and the folder the report goes to');
+  let target: PublishTarget;
+  try {
+    target = parseS3Url(flags.to);
+  } catch (err) {
+    if (err instanceof PublishTargetError) throw new UsageError(`--to ${err.message}`);
+    throw err;
+  }
+  const max = PUBLISH_DEFAULTS.maxUrlSeconds;
+  const urlSeconds = countFlag('--url-seconds', flags['url-seconds'], 'seconds') ?? PUBLISH_DEFAULTS.urlSeconds;
+  if (urlSeconds > max)
+    throw new UsageError(
+      `--url-seconds is at most ${max} (7 days: the longest a presigned S3 link lives; got "${flags['url-seconds']}")`,
+    );
+  return { target, urlSeconds };
+}
+
+const bytes = (n: number) => n.toLocaleString('en-US');
+
+/** How long, in the largest unit that divides it: 3600 → "1 hour". */
+function lifetime(seconds: number): string {
+  for (const [unit, size] of [
+    ['day', 86_400],
+    ['hour', 3_600],
+    ['minute', 60],
+  ] as const) {
+    if (seconds % size === 0) return `${seconds / size} ${unit}${seconds === size ? '' : 's'}`;
+  }
+  return `${seconds} seconds`;
+}
+
+/**
+ * `subagent-context publish --to s3://BUCKET/PREFIX` (R5-6, docs/publish.md): the report's page
+ * and JSON to S3 (lib/publish/run.ts, the scheduled function's code path), then a presigned link to
+ * latest/index.html. Read-only on the database. The result is data (printed unredacted): the link's
+ * signature is what opens it, and it goes to stdout only, never to a log.
+ */
+export async function publishCommand(
+  db: Queryable,
+  request: PublishRequest,
+  ctx: { graceSeconds?: number; env?: NodeJS.ProcessEnv },
+): Promise<CommandResult<PublishResult>> {
+  const { target } = request;
+  const client = createS3Client();
+  try {
+    const writer = s3Writer(client, target.bucket, { prefix: target.prefix, env: ctx.env });
+    const summary = await publishReport(db, writer, target, { graceSeconds: ctx.graceSeconds });
+    const signedAt = Date.now();
+    const url = await presignedUrl(
+      client,
+      { bucket: target.bucket, key: `${summary.latest}${PAGE_FILE}`, prefix: target.prefix },
+      request.urlSeconds,
+      ctx.env,
+    );
+    const result: PublishResult = {
+      ...summary,
+      url,
+      url_expires_at: new Date(signedAt + request.urlSeconds * 1000).toISOString(),
+    };
+    const written = summary.objects.map((o) => `  s3://${target.bucket}/${o.key} (${bytes(o.bytes)} bytes)`);
+    const text = [
+      `published the report generated ${summary.generated_at} to ${endpointName(ctx.env)}:`,
+      ...written,
+      `completeness: ${summary.completeness}`,
+      `the page, for ${lifetime(request.urlSeconds)} (until ${result.url_expires_at}):`,
+      url,
+    ].join('\n');
+    return { exitCode: EXIT.ok, result, text, data: true };
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,135 @@
+import { jsonDocumentChunks } from '../cli/json.js';
+import type { Queryable } from '../db/database.js';
+import { PAGE_DEFAULTS } from '../defaults.js';
+import { buildReport, type ReportOptions } from '../report/build.js';
+import type { Completeness, ReportDocument } from '../report/document.js';
+import { renderHtml } from '../report/render/html.js';
+import { CONTENT_SECURITY_POLICY } from '../report/render/style.js';
+import type { ObjectWriter, PutRequest } from './s3.js';
+import { DOCUMENT_FILE, foldersFor, PAGE_FILE, type PublishTarget } from './target.js';
+
+/*
+ * One publish run (R5-6, docs/publish.md), the CLI's and the scheduled function's alike: one report
+ * run, its JSON document and the page rendered from that document (exactly what `report --json
+ * --html FILE` prints and writes), put under PREFIX/YYYY-MM-DD/HHMMSSZ/ (UTC, the run's start)
+ * and then under PREFIX/latest/. The order is the guarantee: latest/ is written only once the dated
+ * copy is complete, and in each folder the JSON before the page, so a reader never sees a page
+ * whose JSON is missing; a run that fails anywhere leaves latest/ as it was (the previous run's
+ * pair) or, failing between latest/'s JSON and page, a newer JSON beside the previous page.
+ * Every run writes, changed figures or not: the page says when it was made.
+ */
+
+export const CONTENT_TYPES = Object.freeze({
+  json: 'application/json',
+  html: 'text/html; charset=utf-8',
+});
+
+/** The dated copies' tag: the bucket's lifecycle rule expires objects that carry it (infra/publish.yml). */
+export const DATED_TAG = 'kind=dated';
+
+/** The page's CSP travels as user metadata (S3 serves x-amz-meta-content-security-policy); one definition: style.ts. */
+export const CSP_METADATA = Object.freeze({ 'content-security-policy': CONTENT_SECURITY_POLICY });
+
+/** What `report --html FILE` builds with no other flag: the page's data and its default trees. */
+const PAGE_REPORT: ReportOptions = { trees: PAGE_DEFAULTS.trees, pageData: true };
+
+export interface PublishOptions {
+  /** messages newer than this are not yet expected to have rows (the report's shortfall cutoff) */
+  graceSeconds?: number;
+  /** the run's start (the dated folder, the document's generated_at); default now */
+  startedAt?: Date;
+}
+
+export interface PublishedObject {
+  key: string;
+  bytes: number;
+  content_type: string;
+}
+
+export interface PublishSummary {
+  bucket: string;
+  prefix: string;
+  /** the run's start: the document's generated_at and the dated folder's instant */
+  generated_at: string;
+  /** the dated folder and latest/, with their trailing slash */
+  dated: string;
+  latest: string;
+  /** in the order written */
+  objects: PublishedObject[];
+  /** the report's completeness in one line (the document's `completeness` has it all) */
+  completeness: string;
+}
+
+/** The report's completeness in one line, for the CLI and the function's log. */
+export function completenessLine(c: Completeness): string {
+  const shortfall = !c.shortfall.checked
+    ? 'shortfall not checked'
+    : c.shortfall.open
+      ? `shortfall OPEN: ${c.shortfall.count} message key(s) without a row`
+      : 'shortfall none';
+  const unreadable = Object.values(c.unreadable).reduce((sum, n) => sum + n, 0);
+  return [
+    shortfall,
+    `verified through ${c.verified_through ?? 'never (the scheduled health check has not run)'}`,
+    `capture since ${c.capture_since ?? 'never (not activated)'}`,
+    `${unreadable} unreadable value(s)`,
+    ...(c.lower_bound_sessions > 0 ? [`${c.lower_bound_sessions} session(s) a lower bound`] : []),
+    `${c.notes.length} note(s)`,
+  ].join('; ');
+}
+
+/** The document as `report --json` prints it (the CLI's one serialiser), as bytes. */
+function documentBytes(doc: ReportDocument): Buffer {
+  return Buffer.from([...jsonDocumentChunks(doc)].join(''));
+}
+
+export async function publishReport(
+  db: Queryable,
+  writer: ObjectWriter,
+  target: PublishTarget,
+  options: PublishOptions = {},
+): Promise<PublishSummary> {
+  const startedAt = options.startedAt ?? new Date();
+  const doc = await buildReport(db, {
+    ...PAGE_REPORT,
+    graceSeconds: options.graceSeconds,
+    now: BigInt(startedAt.getTime()) * 1000n,
+  });
+  const json = documentBytes(doc);
+  const page = Buffer.from(renderHtml(doc, { trees: PAGE_REPORT.trees }));
+  const folders = foldersFor(target.prefix, startedAt);
+  const objects: PublishedObject[] = [];
+  const put = async (request: PutRequest) => {
+    await writer.put(request);
+    objects.push({ key: request.key, bytes: request.body.length, content_type: request.contentType });
+  };
+  for (const [folder, tagging] of [
+    [folders.dated, DATED_TAG],
+    [folders.latest, undefined],
+  ] as const) {
+    // sequential on purpose: the JSON before the page, the dated pair before latest/
+    await put({
+      key: `${folder}${DOCUMENT_FILE}`,
+      body: json,
+      contentType: CONTENT_TYPES.json,
+      metadata: CSP_METADATA,
+      tagging,
+    });
+    await put({
+      key: `${folder}${PAGE_FILE}`,
+      body: page,
+      contentType: CONTENT_TYPES.html,
+      metadata: CSP_METADATA,
+      tagging,
+    });
+  }
+  return {
+    bucket: target.bucket,
+    prefix: target.prefix,
+    generated_at: doc.generated_at,
+    dated: folders.dated,
+    latest: folders.latest,
+    objects,
+    completeness: completenessLine(doc.completeness),
+  };
+}

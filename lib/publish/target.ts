@@ -1,0 +1,69 @@
+import { SubagentContextError } from '../errors.js';
+
+/*
+ * Where a run publishes (R5-6, docs/publish.md#what-is-where): `s3://BUCKET/PREFIX`, and the key
+ * layout under it. One home for both, so the CLI, the function and the role's policy
+ * (infra/publish.yml grants `PREFIX/*`) agree on every key.
+ */
+
+export class PublishTargetError extends SubagentContextError {
+  override readonly name = 'PublishTargetError';
+}
+
+export interface PublishTarget {
+  bucket: string;
+  /** without a leading or trailing slash; '' puts the keys at the bucket's root */
+  prefix: string;
+}
+
+/** S3's bucket naming rules (general purpose buckets): 3-63 of a-z 0-9 . -, a letter or digit at each end. */
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** S3 keys are at most 1,024 bytes; the layout adds `/YYYY-MM-DD/HHMMSSZ/report.json` (30). */
+const MAX_PREFIX_BYTES = 900;
+
+/** `s3://bucket/some/prefix/` → { bucket, prefix: 'some/prefix' }; a bad URL says what it takes. */
+export function parseS3Url(raw: string): PublishTarget {
+  const m = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(raw);
+  const example = 's3://my-reports-bucket/subagents';
+  if (m === null) throw new PublishTargetError(`needs an s3://BUCKET/PREFIX URL, e.g. ${example} (got "${raw}")`);
+  const bucket = m[1]!;
+  if (!BUCKET.test(bucket) || bucket.includes('..'))
+    throw new PublishTargetError(
+      `"${bucket}" is not an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens, a letter or digit at each end), e.g. ${example}`,
+    );
+  const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
+  if (prefix.split('/').some((part) => part === '' || part === '.' || part === '..') && prefix !== '')
+    throw new PublishTargetError(
+      `the prefix "${prefix}" has an empty, "." or ".." segment: give folder names separated by single slashes, e.g. ${example}`,
+    );
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(prefix))
+    throw new PublishTargetError('the prefix holds a control character: give printable folder names');
+  if (Buffer.byteLength(prefix) > MAX_PREFIX_BYTES)
+    throw new PublishTargetError(`the prefix is longer than ${MAX_PREFIX_BYTES} bytes: S3 keys hold at most 1,024`);
+  return { bucket, prefix };
+}
+
+export const PAGE_FILE = 'index.html';
+export const DOCUMENT_FILE = 'report.json';
+
+/** A run's two folders: the dated one (UTC, the run's start) and latest/. */
+export interface PublishFolders {
+  dated: string;
+  latest: string;
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** `PREFIX/YYYY-MM-DD/HHMMSSZ/` and `PREFIX/latest/` for a run started at `startedAt`. */
+export function foldersFor(prefix: string, startedAt: Date): PublishFolders {
+  const under = prefix === '' ? '' : `${prefix}/`;
+  const d = startedAt;
+  const day = `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())}`;
+  const time = `${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}Z`;
+  return { dated: `${under}${day}/${time}/`, latest: `${under}latest/` };
+}
+
+/** `s3://bucket/key`, for messages (never a URL that could carry a signature). */
+export const s3Url = (bucket: string, key: string) => `s3://${bucket}/${key}`;

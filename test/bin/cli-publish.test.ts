@@ -1,0 +1,196 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { EXIT } from '../../lib/cli/exit-codes.js';
+import type { Queryable } from '../../lib/db/database.js';
+import type { ReportDocument } from '../../lib/report/document.js';
+import { chromiumMissing, launchChromium } from '../support/browser.js';
+import { runCliCaptured, runCliJson, testProxyEnv } from '../support/cli-run.js';
+import { resolve } from '../support/page-figures.js';
+import { puts, useS3 } from '../support/s3.js';
+import { insertRows } from '../support/subagent-rows.js';
+import { TARGETS, useTestDatabase } from '../support/targets.js';
+
+/*
+ * `subagent-context publish --to s3://BUCKET/PREFIX` (R5-6, docs/publish.md): the real CLI
+ * in-process against fauxqs' S3, configured as an operator would (AWS_ENDPOINT_URL_S3, AWS_REGION
+ * and keys in the environment: test/support/s3.ts), and the printed link opened in Chromium.
+ */
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const dir = mkdtempSync(join(tmpdir(), 'subagent-context-publish-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function seed(db: Queryable): Promise<void> {
+  await insertRows(db, [
+    {
+      task_session_id: 's1',
+      task_id: 't1',
+      turn_id: 'u1',
+      tool_call_id: 'a',
+      subagent_type: 'Explore',
+      total_tokens: 41_237,
+      duration_ms: 48_211,
+      observed_at: '2026-08-12T13:00:00Z',
+    },
+    {
+      task_session_id: 's1',
+      task_id: 't1',
+      turn_id: 'u1',
+      tool_call_id: 'b',
+      parent_tool_call_id: 'a',
+      subagent_type: 'Plan',
+      observed_at: '2026-08-12T13:00:05Z',
+    },
+    {
+      task_session_id: 's2',
+      task_id: 't2',
+      turn_id: 'u2',
+      tool_call_id: 'c',
+      model: 'gpt-5',
+      total_tokens: 275_717,
+      duration_ms: 1_204_113,
+      observed_at: '2026-08-11T14:00:00Z',
+    },
+  ]);
+}
+
+/** Everything after the run's generation time is the same document (the page's clock is the run's). */
+const sansTime = (doc: ReportDocument) => ({ ...doc, generated_at: 'x' });
+
+describe.each(TARGETS)('R5-6 publish --to on %s', (name) => {
+  const t = useTestDatabase(name);
+  const s3 = useS3();
+  beforeEach(() => {
+    if (t.proxy) process.env.DATABASE_WS_PROXY = t.proxy.address;
+    else delete process.env.DATABASE_WS_PROXY;
+  });
+  const cli = (...argv: string[]) => runCliJson(argv, testProxyEnv());
+
+  it('R5-6: --json says what it wrote (keys, bytes, completeness) and gives a link; the JSON is report --json --html’s document', async () => {
+    await seed(t.db);
+    const run = await cli('publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/ops/subagents/`, '--json');
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    const out = run.json;
+    expect(out.bucket).toBe(s3.bucket);
+    expect(out.prefix).toBe('ops/subagents');
+    expect(out.objects.map((o: { key: string }) => o.key)).toEqual(puts(s3.requests));
+    expect(out.objects.map((o: { key: string }) => o.key.replace(/\d{4}-\d\d-\d\d\/\d{6}Z/, 'D'))).toEqual([
+      'ops/subagents/D/report.json',
+      'ops/subagents/D/index.html',
+      'ops/subagents/latest/report.json',
+      'ops/subagents/latest/index.html',
+    ]);
+    for (const o of out.objects) expect(o.bytes).toBe(Buffer.byteLength((await s3.get(o.key)).body));
+    expect(out.completeness).toMatch(/^shortfall not checked; /);
+    expect(out.url).toMatch(
+      new RegExp(
+        `^${s3.endpoint}/${s3.bucket}/ops/subagents/latest/index\\.html\\?.*X-Amz-Expires=3600.*X-Amz-Signature=[0-9a-f]{64}`,
+      ),
+    );
+    const published = JSON.parse((await s3.get('ops/subagents/latest/report.json')).body) as ReportDocument;
+    expect(published.generated_at).toBe(out.generated_at);
+    const file = join(dir, `${name}.html`);
+    const report = await runCliCaptured(['report', '--database-url', t.url, '--json', '--html', file], testProxyEnv());
+    expect(report.code, report.stderr).toBe(EXIT.ok);
+    expect(sansTime(published)).toEqual(sansTime(JSON.parse(report.stdout) as ReportDocument));
+    expect(readFileSync(file, 'utf8').length).toBeGreaterThan(0);
+  });
+
+  it('R5-6: without --json it prints the objects, the completeness line and the link, nothing redacted from the link', async () => {
+    await seed(t.db);
+    const run = await runCliCaptured(
+      ['publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/p`, '--url-seconds', '604800'],
+      testProxyEnv(),
+    );
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(
+      /^published the report generated \S+Z to http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL_S3\):$/,
+    );
+    expect(
+      lines.slice(1, 5).map((l) => l.replace(/\d{4}-\d\d-\d\d\/\d{6}Z/, 'D').replace(/[\d,]+ bytes/, 'N bytes')),
+    ).toEqual([
+      `  s3://${s3.bucket}/p/D/report.json (N bytes)`,
+      `  s3://${s3.bucket}/p/D/index.html (N bytes)`,
+      `  s3://${s3.bucket}/p/latest/report.json (N bytes)`,
+      `  s3://${s3.bucket}/p/latest/index.html (N bytes)`,
+    ]);
+    expect(lines[5]).toMatch(/^completeness: shortfall not checked; /);
+    expect(lines[6]).toMatch(/^the page, for 7 days \(until \S+Z\):$/);
+    expect(lines[7]).toMatch(/X-Amz-Expires=604800&.*X-Amz-Signature=[0-9a-f]{64}/);
+    expect(run.stderr).not.toContain('X-Amz');
+  });
+
+  it.skipIf(chromiumMissing() !== undefined)(
+    'R5-6: the page fetched through the link opens in Chromium with the same figures as the published JSON',
+    async () => {
+      await seed(t.db);
+      const run = await cli('publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/p`, '--json');
+      expect(run.code, run.stderr).toBe(EXIT.ok);
+      const doc = JSON.parse((await s3.get('p/latest/report.json')).body) as ReportDocument;
+      const browser = await launchChromium();
+      try {
+        const page = await browser.context.newPage();
+        const response = await page.goto(run.json.url);
+        expect(response?.status()).toBe(200);
+        expect(response?.headers()['content-type']).toBe('text/html; charset=utf-8');
+        expect(await page.title()).toMatch(/^Subagents report, /);
+        const figures = await page.$$eval('[data-figure]', (els) =>
+          els.map((e) => ({
+            path: e.getAttribute('data-figure')!,
+            value: e.hasAttribute('data-null')
+              ? null
+              : e.tagName === 'TIME'
+                ? e.getAttribute('datetime')
+                : e.getAttribute('value') === 'null'
+                  ? null
+                  : Number(e.getAttribute('value')),
+          })),
+        );
+        expect(figures.length).toBeGreaterThan(20);
+        for (const f of figures) expect(f.value, f.path).toEqual(resolve(doc, f.path));
+        expect(figures.find((f) => f.path === 'totals.subagents')?.value).toBe(3);
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
+
+  it('R5-6: --to and --url-seconds are checked before anything runs (exit 2, naming the flag)', async () => {
+    const bad = async (args: string[], message: RegExp) => {
+      const run = await runCliCaptured(['publish', '--database-url', t.url, ...args], testProxyEnv());
+      expect(run.code, args.join(' ')).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(message);
+    };
+    await bad([], /^publish needs --to s3:\/\/BUCKET\/PREFIX/);
+    await bad(['--to', 'https://bucket/p'], /^--to needs an s3:\/\/BUCKET\/PREFIX URL/);
+    await bad(['--to', 's3://Bad_Bucket/p'], /^--to "Bad_Bucket" is not an S3 bucket name/);
+    await bad(['--to', 's3://bucket/a//b'], /^--to the prefix "a\/\/b" has an empty/);
+    await bad(['--to', `s3://${s3.bucket}/p`, '--url-seconds', '604801'], /^--url-seconds is at most 604800 \(7 days/);
+    await bad(
+      ['--to', `s3://${s3.bucket}/p`, '--url-seconds', '0'],
+      /^--url-seconds needs a positive count of seconds/,
+    );
+    await bad(['--to', `s3://${s3.bucket}/p`, '--url-seconds', '1.5'], /^--url-seconds needs a positive count/);
+    await bad(['--to', `s3://${s3.bucket}/p`, '--by', 'task'], /^--by does not apply to publish/);
+    expect(s3.requests).toEqual([]);
+  });
+
+  it('R5-6: a refused write exits 1 with what to fix, and prints no link', async () => {
+    await seed(t.db);
+    s3.refuse({
+      when: (r) => r.method === 'PUT' && r.key.startsWith('p/latest/'),
+      answer: { status: 403, code: 'AccessDenied', message: 'Access Denied' },
+    });
+    const run = await cli('publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/p`, '--json');
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).toContain(`access denied: s3:PutObject of s3://${s3.bucket}/p/latest/report.json`);
+    expect(run.stderr).toContain(`allow s3:PutObject on arn:aws:s3:::${s3.bucket}/p/* for the caller`);
+    expect(run.json).toEqual({ error: expect.stringContaining('access denied'), name: 'PublishError' });
+    expect(run.stdout).not.toContain('X-Amz-');
+  });
+});

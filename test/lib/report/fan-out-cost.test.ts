@@ -1,0 +1,285 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Queryable } from '../../../lib/db/database.js';
+import { buildReport } from '../../../lib/report/build.js';
+import { FAN_OUT_COST_BUCKETS, type FanOutCost, reportDocument } from '../../../lib/report/document.js';
+import { parseRfc3339 } from '../../../lib/time.js';
+import { addCostEvent } from '../../support/cost-events.js';
+import { seedSession, seedTurn } from '../../support/frames.js';
+import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
+import { TARGETS, useTestDatabase } from '../../support/targets.js';
+
+/*
+ * R5-3: what a fan-out costs. The report's fan_out_cost section against a model written here,
+ * independently of lib/report/fan-out-cost-sql.ts, for random stores (fan-outs across the bucket
+ * edges, nested rows, priced, unpriced, legacy and unknown-source events, events on no turn,
+ * unreadable turn starts, --task/--session filters and windows), and a few cases by hand.
+ */
+
+const T = (s: number) => `2026-08-12T13:00:${String(s).padStart(2, '0')}.000001Z`;
+const NOW = parseRfc3339('2026-08-13T00:00:00Z')!;
+const SESSIONS = { s1: 't1', s2: 't2' } as const;
+type SessionId = keyof typeof SESSIONS;
+const ODD_STARTED = { sqlite: "'garbage'", postgres: "'infinity'" };
+
+interface TurnCase {
+  session: SessionId;
+  /** started_at's second, or undefined: a value that is not an instant */
+  started: number | undefined;
+  top: number;
+  nested: number;
+}
+interface EventCase {
+  /** a turn's index, or an event on no turn of task_session_turns */
+  turn: number | 'null' | 'empty' | 'ghost';
+  session: SessionId;
+  /** the event's task_id: its session's, or '' (attributed through the session) */
+  taskGiven: boolean;
+  source: 'provider_reported' | 'models_dev_list' | 'unpriced' | null | 'not_yet_written';
+  subcents: number;
+  second: number;
+}
+interface Scope {
+  task?: string;
+  session?: string;
+  window?: [since: number, until: number];
+}
+interface StoreCase {
+  turns: TurnCase[];
+  events: EventCase[];
+  scope: Scope;
+}
+
+const rank = (sorted: readonly number[], p: number) => sorted[Math.ceil((p * sorted.length) / 100) - 1]!;
+const bucketOf = (k: number) => (k <= 3 ? k : k <= 5 ? 4 : k <= 8 ? 5 : 6);
+const meanOf = (sum: number, n: number) => Math.sign(sum) * Math.floor((2 * Math.abs(sum) + n) / (2 * n));
+
+/** The section as R5-3 states it, from the case itself. */
+function model(c: StoreCase): FanOutCost {
+  const inFilter = (session: SessionId) =>
+    (c.scope.task === undefined || SESSIONS[session] === c.scope.task) &&
+    (c.scope.session === undefined || session === c.scope.session);
+  const inWindow = (second: number | undefined) =>
+    c.scope.window === undefined || (second !== undefined && second >= c.scope.window[0] && second < c.scope.window[1]);
+  const perBucket = FAN_OUT_COST_BUCKETS.map(() => ({ turns: 0, costed: [] as number[], unpriced: 0, none: 0 }));
+  c.turns.forEach((turn, i) => {
+    if (!inFilter(turn.session) || !inWindow(turn.started)) return;
+    const b = perBucket[bucketOf(turn.top)]!;
+    b.turns++;
+    const events = c.events.filter((e) => e.turn === i);
+    if (events.length === 0) b.none++;
+    else if (events.some((e) => e.source === 'unpriced')) b.unpriced++;
+    else b.costed.push(events.reduce((sum, e) => sum + e.subcents, 0));
+  });
+  const unattributed = c.events.filter((e) => typeof e.turn !== 'number' && inFilter(e.session) && inWindow(e.second));
+  return {
+    buckets: perBucket.map((b, i) => {
+      const sorted = [...b.costed].sort((x, y) => x - y);
+      const sum = sorted.reduce((a, v) => a + v, 0);
+      const none = sorted.length === 0;
+      return {
+        fan_out: FAN_OUT_COST_BUCKETS[i]!,
+        turns: b.turns,
+        costed_turns: sorted.length,
+        unpriced_turns: b.unpriced,
+        turns_without_cost: b.none,
+        unreadable_cost_turns: 0,
+        cost_subcents: none ? null : sum,
+        mean_subcents: none ? null : meanOf(sum, sorted.length),
+        median_subcents: none ? null : rank(sorted, 50),
+        p95_subcents: none ? null : rank(sorted, 95),
+      };
+    }),
+    unattributed_events: unattributed.length,
+    unattributed_cost_subcents:
+      unattributed.length === 0
+        ? null
+        : unattributed.reduce((sum, e) => sum + (e.source === 'unpriced' ? 0 : e.subcents), 0),
+    unattributed_unpriced_events: unattributed.filter((e) => e.source === 'unpriced').length,
+    unreadable_started_at: c.turns.filter((turn) => inFilter(turn.session) && turn.started === undefined).length,
+  };
+}
+
+const sessionArb = fc.constantFrom<SessionId>('s1', 's2');
+const sometimes = <V>(arb: fc.Arbitrary<V>) =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: 2 }, { arbitrary: arb, weight: 1 });
+const turnArb: fc.Arbitrary<TurnCase> = fc.record({
+  session: sessionArb,
+  started: fc.option(fc.nat({ max: 59 }), { nil: undefined, freq: 6 }),
+  // every bucket edge: 0, 1, 2, 3, 4, 5, 6, 8, 9, 11
+  top: fc.constantFrom(0, 1, 2, 3, 4, 5, 6, 8, 9, 11),
+  nested: fc.nat({ max: 2 }),
+});
+const caseArb: fc.Arbitrary<StoreCase> = fc.array(turnArb, { minLength: 1, maxLength: 8 }).chain((turns) =>
+  fc.record({
+    turns: fc.constant(turns),
+    events: fc.array(
+      fc
+        .record({
+          turn: fc.oneof(
+            fc.nat({ max: turns.length - 1 }),
+            fc.constantFrom<'null' | 'empty' | 'ghost'>('null', 'empty', 'ghost'),
+          ),
+          session: sessionArb,
+          taskGiven: fc.boolean(),
+          source: fc.constantFrom<EventCase['source']>(
+            'provider_reported',
+            'models_dev_list',
+            'unpriced',
+            null,
+            'not_yet_written',
+          ),
+          subcents: fc.integer({ min: -1_000, max: 2_000_000 }),
+          second: fc.nat({ max: 59 }),
+        })
+        // the host stores 0 for an unpriced event
+        .map((e) => (e.source === 'unpriced' ? { ...e, subcents: 0 } : e)),
+      { maxLength: 12 },
+    ),
+    // each of the scope's parts in about one case in three, so most cases keep turns in scope
+    scope: fc.record({
+      task: sometimes(fc.constantFrom('t1', 't2')),
+      session: sometimes(sessionArb),
+      window: sometimes(
+        fc
+          .tuple(fc.nat({ max: 59 }), fc.nat({ max: 59 }))
+          .map(([a, b]): [number, number] => [Math.min(a, b), Math.max(a, b) + 1]),
+      ),
+    }),
+  }),
+);
+
+describe.each(TARGETS)('R5-3 fan_out_cost on %s, host schema', (target) => {
+  const t = useTestDatabase(target, { fixture: 'host' });
+  const odd = ODD_STARTED[target === 'sqlite' ? 'sqlite' : 'postgres'];
+
+  async function clear(db: Queryable) {
+    for (const table of ['task_session_subagents', 'office_cost_events', 'task_session_turns', 'task_sessions'])
+      await db.query(`DELETE FROM ${table}`);
+  }
+
+  async function write(db: Queryable, c: StoreCase) {
+    for (const [session, task] of Object.entries(SESSIONS)) await seedSession(db, session, task);
+    const rows: StoredRow[] = [];
+    for (const [i, turn] of c.turns.entries()) {
+      await seedTurn(db, `u${i}`, turn.session);
+      const started =
+        turn.started === undefined ? odd : `'${db.dialect.encodeTimestamp(parseRfc3339(T(turn.started))!)}'`;
+      await db.query(`UPDATE task_session_turns SET started_at = ${started} WHERE id = $1`, [`u${i}`]);
+      const base = { task_session_id: turn.session, task_id: SESSIONS[turn.session], turn_id: `u${i}` };
+      // rows observed at any time: the window selects turns, not rows
+      for (let k = 0; k < turn.top; k++) rows.push({ ...base, tool_call_id: `u${i}-top${k}`, observed_at: T(59 - k) });
+      for (let k = 0; k < turn.nested; k++)
+        rows.push({
+          ...base,
+          tool_call_id: `u${i}-nested${k}`,
+          parent_tool_call_id: turn.top > 0 ? `u${i}-top0` : 'a-parent-never-seen',
+          observed_at: T(k),
+        });
+    }
+    await insertRows(db, rows);
+    for (const [j, e] of c.events.entries()) {
+      const turn = typeof e.turn === 'number' ? `u${e.turn}` : { null: null, empty: '', ghost: 'u-ghost' }[e.turn];
+      await addCostEvent(db, {
+        id: `e${j}`,
+        session: e.session,
+        task: e.taskGiven ? SESSIONS[e.session] : '',
+        turn,
+        subcents: e.subcents,
+        source: e.source,
+        at: T(e.second),
+      });
+    }
+  }
+
+  const report = (c: StoreCase) =>
+    buildReport(t.db, {
+      now: NOW,
+      task: c.scope.task,
+      session: c.scope.session,
+      since: c.scope.window === undefined ? undefined : parseRfc3339(T(c.scope.window[0])),
+      until: c.scope.window === undefined ? undefined : parseRfc3339(T(c.scope.window[1])),
+    });
+
+  it('R5-3: for any store, filter and window, the buckets equal the model (fast-check)', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        await clear(t.db);
+        await write(t.db, c);
+        const doc = await report(c);
+        console.log(
+          'DBG',
+          JSON.stringify(model(c).buckets.map((b) => b.turns)),
+          JSON.stringify(doc.fan_out_cost?.buckets.map((b) => b.turns)),
+        );
+        expect(doc.fan_out_cost).toEqual(model(c));
+      }),
+      { numRuns: target === 'sqlite' ? 40 : 12 },
+    );
+  });
+
+  it('R5-3: all seven buckets in order, an empty store giving empty buckets with null cost figures', async () => {
+    const doc = await buildReport(t.db, { now: NOW });
+    expect(reportDocument.safeParse(doc).success).toBe(true);
+    expect(doc.fan_out_cost!.buckets.map((b) => b.fan_out)).toEqual(['0', '1', '2', '3', '4-5', '6-8', '9+']);
+    for (const b of doc.fan_out_cost!.buckets)
+      expect([b.turns, b.costed_turns, b.cost_subcents, b.mean_subcents, b.median_subcents, b.p95_subcents]).toEqual([
+        0,
+        0,
+        null,
+        null,
+        null,
+        null,
+      ]);
+    expect([doc.fan_out_cost!.unattributed_events, doc.fan_out_cost!.unattributed_cost_subcents]).toEqual([0, null]);
+  });
+
+  it('R5-3: a turn with an event whose cost cannot be read is counted apart, never costed (R4-3)', async () => {
+    await write(t.db, { turns: [{ session: 's1', started: 1, top: 2, nested: 0 }], events: [], scope: {} });
+    const oddCost = target === 'sqlite' ? "'x'" : '0';
+    if (target !== 'sqlite') return; // PostgreSQL's INTEGER holds only readable costs
+    await t.db.query(
+      `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, cost_subcents, estimated, cost_source, occurred_at, created_at)
+       VALUES ('odd', 's1', 't1', 'u0', ${oddCost}, 0, 'provider_reported', '2026-08-12 13:00:00', '2026-08-12 13:00:00')`,
+    );
+    const b = (await buildReport(t.db, { now: NOW })).fan_out_cost!.buckets[2]!;
+    expect([b.turns, b.costed_turns, b.unreadable_cost_turns, b.cost_subcents]).toEqual([1, 0, 1, null]);
+  });
+
+  it('R5-3: a turn id as long as the host can index (1 MiB on SQLite) and a cost_source the host has not written yet cost nothing but their own figure', async () => {
+    // PostgreSQL's btree keys (the turn's primary key) hold at most a third of a page
+    const long = 'u'.repeat(target === 'sqlite' ? 1024 * 1024 : 2_000);
+    await seedSession(t.db, 's1', 't1');
+    await seedTurn(t.db, long, 's1');
+    await insertRows(t.db, [{ tool_call_id: 'a', turn_id: long, observed_at: T(1) }]);
+    await addCostEvent(t.db, {
+      id: 'e1',
+      session: 's1',
+      task: 't1',
+      turn: long,
+      subcents: 42,
+      source: 'a_future_source',
+      at: T(1),
+    });
+    const b = (await buildReport(t.db, { now: NOW })).fan_out_cost!.buckets[1]!;
+    expect([b.turns, b.costed_turns, b.cost_subcents, b.median_subcents]).toEqual([1, 1, 42, 42]);
+  });
+});
+
+describe.each(TARGETS)('R5-3 fan_out_cost on %s, minimal schema', (target) => {
+  const t = useTestDatabase(target);
+
+  it('R5-3: without a ledger, or with a window over turns without started_at, the section is null and a note says why', async () => {
+    expect((await buildReport(t.db, { now: NOW })).fan_out_cost).toBeNull();
+    await t.db.query(`CREATE TABLE office_cost_events (
+      id TEXT PRIMARY KEY, session_id TEXT, task_id TEXT, turn_id TEXT, cost_subcents INTEGER NOT NULL,
+      estimated INTEGER NOT NULL DEFAULT 0, occurred_at TIMESTAMP NOT NULL, created_at TIMESTAMP NOT NULL)`);
+    const unwindowed = await buildReport(t.db, { now: NOW });
+    expect(unwindowed.fan_out_cost).not.toBeNull();
+    // a ledger without cost_source: no turn is known to be unpriced
+    expect(unwindowed.fan_out_cost!.buckets[0]!.unpriced_turns).toBeNull();
+    const windowed = await buildReport(t.db, { now: NOW, since: parseRfc3339(T(1)) });
+    expect(windowed.fan_out_cost).toBeNull();
+    expect(windowed.completeness.notes.join(' ')).toMatch(/fan_out_cost is null: .*started_at/);
+  });
+});
