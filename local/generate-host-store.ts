@@ -35,7 +35,7 @@ export interface GenerateOptions {
   fixture?: HostFixtureName;
   /**
    * also write the host's office cost ledger (office_cost_events, created with the host's DDL when
-   * absent): one priced usage event per turn, dearer with each subagent it launched (R3-7)
+   * absent) as the host writes it under its cost contract v3 (R3-7, R5-5; costLedger below)
    */
   costs?: boolean;
 }
@@ -43,9 +43,35 @@ export interface GenerateOptions {
 /** What the generated cost ledger holds: the truth the report's cost figures must equal. */
 export interface CostSummary {
   events: number;
+  /** SUM(cost_subcents) over every event (an unpriced one stores 0) */
   subcents: number;
   /** the part with estimated = 1 */
   estimatedSubcents: number;
+  /** R5-1: events with cost_source = 'unpriced' (cost_subcents 0: no price was found) */
+  unpricedEvents: number;
+  /** R5-2: the cost of the events with cost_source 'provider_reported' and 'models_dev_list' */
+  measuredSubcents: number;
+  listPricedSubcents: number;
+  /** rows written before the host's cost contract: NULL cost_source, turn_id and cost_contract_version */
+  legacyEvents: number;
+  legacySubcents: number;
+  /** contract rows whose tokens_out is NULL (the agent reported none) */
+  nullTokensOut: number;
+  /** R5-3: per generated turn, what its fan-out cost figures are made of (local/expected-fan-out-cost.ts) */
+  turnLedger: TurnLedger;
+}
+
+/**
+ * Per generated turn `t` (id generatedTurnId(idPrefix, t)): the top-level
+ * subagent keys the generator wrote on it, the sum of its ledger events' cost_subcents (null: no
+ * event names it) and whether one of them is unpriced (1) or not (0). Plain arrays, so
+ * `npm start --json` prints them as they are.
+ */
+export interface TurnLedger {
+  idPrefix: string;
+  topLevel: number[];
+  cost: Array<number | null>;
+  unpriced: number[];
 }
 
 /**
@@ -130,9 +156,21 @@ const MESSAGES_PER_TURN = 25;
 const BATCH_ROWS = 5_000;
 const DEFAULT_START = parseRfc3339('2026-07-01T00:00:00Z')!;
 const DEFAULT_SPAN = 30n * 86_400_000_000n;
-/** Per-million-token rates in subcents (1 USD = 10,000 subcents): $3 in, $15 out, as the host's catalog prices a mid model. */
+/**
+ * Per-million-token rates in subcents (1 USD = 10,000 subcents): $3 in, $0.30 cached read, $3.75
+ * cached write, $15 out, as the host's catalog (models.dev) prices a mid model.
+ */
 const RATE_IN = 30_000;
+const RATE_CACHED_READ = 3_000;
+const RATE_CACHED_WRITE = 37_500;
 const RATE_OUT = 150_000;
+/** kandev's office/models CostContractVersion, written on every row of the contract */
+const COST_CONTRACT_VERSION = 3;
+const PRICING_CATALOG_VERSION = 'models.dev@2026-08-01';
+/** the first fifth of the period predates the host's cost contract: its rows are legacy */
+const LEGACY_SHARE = 5n;
+/** of the contract's events, unpriced ones: about one event in ten of the whole ledger (R5-5) */
+const UNPRICED_SHARE = 0.12;
 const COST_COLUMNS = columns([
   ['id', 'text'],
   ['session_id', 'text'],
@@ -141,13 +179,20 @@ const COST_COLUMNS = columns([
   ['model', 'text'],
   ['provider', 'text'],
   ['tokens_in', 'integer'],
+  ['tokens_cached_in', 'integer'],
+  ['tokens_cached_read', 'integer'],
+  ['tokens_cached_write', 'integer'],
   ['tokens_out', 'integer'],
   ['cost_subcents', 'integer'],
   ['estimated', 'integer'],
   ['usage_event_id', 'text'],
   ['cost_source', 'text'],
   ['rate_input_per_million', 'integer'],
+  ['rate_cached_read_per_million', 'integer'],
+  ['rate_cached_write_per_million', 'integer'],
   ['rate_output_per_million', 'integer'],
+  ['pricing_catalog_version', 'text'],
+  ['cost_contract_version', 'integer'],
   ['occurred_at', 'timestamp'],
   ['created_at', 'timestamp'],
 ]);
@@ -177,6 +222,8 @@ export function weighted<T>(random: () => number, table: ReadonlyArray<readonly 
 export const pick = <T>(random: () => number, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
 export const between = (random: () => number, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 const pad = (n: number) => n.toString().padStart(8, '0');
+/** The id of generated turn `t` in a store of id prefix `prefix` (GenerateOptions.idPrefix). */
+export const generatedTurnId = (prefix: string, t: number) => `${prefix}turn-${pad(t)}`;
 
 interface Invocation {
   toolCallId: string;
@@ -328,7 +375,8 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
   let target = 0;
   for (const kind of VALUE_KINDS) for (let k = 0; k < malformed[kind]; k++) valueTargets[target++]!.malformed = kind;
 
-  const turns = Math.max(fanOutTurns.length, Math.ceil(total / MESSAGES_PER_TURN));
+  // A fifth of the turns launch no subagent (the host's ledger still costs them, R5-5).
+  const turns = Math.max(Math.ceil(fanOutTurns.length * 1.25), Math.ceil(total / MESSAGES_PER_TURN));
   const sessions = Math.ceil(turns / TURNS_PER_SESSION);
   const fanOutAt = new Map<number, Invocation[]>();
   for (const [f, t] of fanOutTurns.entries()) fanOutAt.set(Math.floor((f * turns) / fanOutTurns.length), t);
@@ -348,8 +396,22 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
 
   const sessionId = (s: number) => `${prefix}ses-${pad(s)}`;
   const taskId = (s: number) => `${prefix}task-${pad(Math.floor(s / 2))}`;
+  const fillersOf = (t: number) => Math.floor(((t + 1) * ordinary) / turns) - Math.floor((t * ordinary) / turns);
+  const span = endAt - startAt;
+  // Message `i` is created in [startAt + span·i/total, … + span/total) (nextCreatedAt), so a turn
+  // starts at its first message's slot, to the whole second below (a created_at cut to the second
+  // or millisecond stays at or after it): turns, sessions and tasks spread over the period (R5-5).
+  const slotOf = (i: number) => startAt + (span * BigInt(i)) / BigInt(Math.max(total, 1));
+  const turnStart: Micros[] = [];
+  for (let t = 0, first = 0; t < turns; t++) {
+    const at = slotOf(first);
+    turnStart.push(at - (((at % 1_000_000n) + 1_000_000n) % 1_000_000n));
+    const fan = fanOutAt.get(t) ?? [];
+    first += fillersOf(t) + fan.length + fan.filter((inv) => superseded.has(inv)).length + (identitylessAt.get(t) ?? 0);
+  }
+  const sessionStart = (s: number) => turnStart[s * TURNS_PER_SESSION] ?? startAt;
   const real = fixture.name === 'host';
-  const hostTime = db.dialect.encodeTimestamp(startAt);
+  const hostTime = (us: Micros) => db.dialect.encodeTimestamp(us);
   // Tasks with titles, as the host's `tasks` table has them (the page shows them, R4-10); on the
   // minimal schema the generator adds the table's id and title, the two columns the report reads.
   if (!real) await db.query('CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, title TEXT NOT NULL)');
@@ -358,29 +420,32 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     : new BatchInserter(db, 'tasks', TASK_TITLE_COLUMNS);
   for (let s = 0; s < sessions; s += 2) {
     const title = taskTitle(s / 2);
-    await taskRows.add(real ? [taskId(s), title, hostTime, hostTime] : [taskId(s), title]);
+    const at = hostTime(sessionStart(s));
+    await taskRows.add(real ? [taskId(s), title, at, at] : [taskId(s), title]);
   }
   await taskRows.flush();
   const sessionRows = new BatchInserter(db, 'task_sessions', real ? HOST_SESSION_COLUMNS : SESSION_COLUMNS);
-  for (let s = 0; s < sessions; s++)
-    await sessionRows.add(real ? [sessionId(s), taskId(s), hostTime, hostTime] : [sessionId(s), taskId(s)]);
+  for (let s = 0; s < sessions; s++) {
+    const at = hostTime(sessionStart(s));
+    await sessionRows.add(real ? [sessionId(s), taskId(s), at, at] : [sessionId(s), taskId(s)]);
+  }
   await sessionRows.flush();
   const turnRows = new BatchInserter(db, 'task_session_turns', real ? HOST_TURN_COLUMNS : TURN_COLUMNS);
   for (let t = 0; t < turns; t++) {
     const session = Math.floor(t / TURNS_PER_SESSION);
-    const id = `${prefix}turn-${pad(t)}`;
-    await turnRows.add(
-      real ? [id, sessionId(session), taskId(session), hostTime, hostTime, hostTime] : [id, sessionId(session)],
-    );
+    const id = generatedTurnId(prefix, t);
+    const at = hostTime(turnStart[t]!);
+    await turnRows.add(real ? [id, sessionId(session), taskId(session), at, at, at] : [id, sessionId(session)]);
   }
   await turnRows.flush();
 
-  const costs = options.costs ? await costLedger(db, seed, prefix, sessionId, taskId) : undefined;
+  const costs = options.costs
+    ? await costLedger(db, seed, prefix, sessionId, taskId, startAt + span / LEGACY_SHARE)
+    : undefined;
 
   // Messages, turn by turn, with strictly increasing created_at (so "newest" is unambiguous)
   // in the host's varying widths: some whole seconds, some whole milliseconds.
   const messageRows = new BatchInserter(db, 'task_session_messages', MESSAGE_COLUMNS);
-  const span = endAt - startAt;
   let index = 0;
   const seen: { first: Micros | null; last: Micros; newestQualifying: Micros | null } = {
     first: null,
@@ -388,10 +453,7 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
     newestQualifying: null,
   };
   const nextCreatedAt = (): Micros => {
-    let at =
-      startAt +
-      (span * BigInt(index)) / BigInt(Math.max(total, 1)) +
-      BigInt(Math.floor(random() * Number(span / BigInt(Math.max(total, 1)))));
+    let at = slotOf(index) + BigInt(Math.floor(random() * Number(span / BigInt(Math.max(total, 1)))));
     const width = random();
     if (width < 0.05) at -= at % 1_000_000n;
     else if (width < 0.15) at -= at % 1_000n;
@@ -429,7 +491,7 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
       `${prefix}msg-${pad(index - 1)}`,
       sessionId(m.session),
       m.task ?? taskId(m.session),
-      `${prefix}turn-${pad(m.turn)}`,
+      generatedTurnId(prefix, m.turn),
       m.author,
       m.content,
       m.type,
@@ -485,7 +547,7 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
 
   for (let t = 0; t < turns; t++) {
     const session = Math.floor(t / TURNS_PER_SESSION);
-    const fillers = Math.floor(((t + 1) * ordinary) / turns) - Math.floor((t * ordinary) / turns);
+    const fillers = fillersOf(t);
     let filled = 0;
     // the turn opens with an ordinary message (the prompt), subagents follow
     if (fillers > 0) {
@@ -532,7 +594,7 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
       });
     }
     for (; filled < fillers; filled++) await addOrdinary(session, t);
-    await costs?.add(session, t, fan.filter((inv) => !inv.parentToolCallId).length, seen.last);
+    await costs?.add(session, t, topLevel, turnStart[t]!, seen.last);
   }
   await messageRows.flush();
   await costs?.flush();
@@ -559,10 +621,17 @@ export async function generateHostStore(db: Database, options: GenerateOptions):
 }
 
 /**
- * One priced usage event per turn, as the host's office records an agent turn: input and output
- * tokens at the catalog's rates, each top-level subagent adding its share of the parent's
- * context; about one in ten priced by estimate (estimated = 1). Its own PRNG, so the messages of
- * a seed stay the same with or without the ledger.
+ * The host's office cost ledger as kandev writes it under its cost contract v3 (R3-7, R5-5;
+ * office/service/event_subscribers.go handlePromptUsage), one turn at a time:
+ * - turns started before `contractAt` have one legacy event each, written before the contract:
+ *   NULL cost_source, turn_id, cost_contract_version and cached-token split, priced at the old rates;
+ * - later turns have one usage event (most), two (usage reported again after the turn ended) or
+ *   none; each event `provider_reported` (the agent's own figure, no rates), `models_dev_list`
+ *   (tokens at the catalog's list price, rates and catalog version recorded) or, about one event in
+ *   ten, `unpriced` (no price found: cost_subcents 0, no rates); tokens_out NULL on some
+ *   (the agent reported none), estimated = 1 on about one in ten (token counts not authoritative).
+ * Every turn's cost grows with its top-level subagents. Its own PRNG, so the messages of a seed stay
+ * the same with or without the ledger.
  */
 async function costLedger(
   db: Database,
@@ -570,41 +639,111 @@ async function costLedger(
   prefix: string,
   sessionId: (s: number) => string,
   taskId: (s: number) => string,
+  contractAt: Micros,
 ) {
   await createKandevCostEvents(db);
   const random = prng(seed ^ 0x5eed);
   const rows = new BatchInserter(db, 'office_cost_events', COST_COLUMNS);
-  const summary: CostSummary = { events: 0, subcents: 0, estimatedSubcents: 0 };
+  const summary: CostSummary = {
+    events: 0,
+    subcents: 0,
+    estimatedSubcents: 0,
+    unpricedEvents: 0,
+    measuredSubcents: 0,
+    listPricedSubcents: 0,
+    legacyEvents: 0,
+    legacySubcents: 0,
+    nullTokensOut: 0,
+    turnLedger: { idPrefix: prefix, topLevel: [], cost: [], unpriced: [] },
+  };
   const encode = (us: Micros) => db.dialect.encodeTimestamp(us);
+  let eventIndex = 0;
+  const event = async (session: number, turn: string | null, subagents: number, model: string, at: Micros) => {
+    const tokensIn = between(random, 8_000, 120_000) + subagents * between(random, 5_000, 40_000);
+    const tokensOut = between(random, 500, 8_000) + subagents * between(random, 200, 2_000);
+    const estimated = random() < 0.1 ? 1 : 0;
+    const id = `${prefix}cost-${pad(eventIndex++)}`;
+    const provider = model.startsWith('gpt') ? 'openai' : 'anthropic';
+    const common = [id, sessionId(session), taskId(session), turn, model, provider, tokensIn];
+    const when = [encode(at), encode(at)];
+    let cost: number;
+    let unpriced = false;
+    if (turn === null) {
+      cost = Math.round((tokensIn * RATE_IN + tokensOut * RATE_OUT) / 1_000_000);
+      summary.legacyEvents += 1;
+      summary.legacySubcents += cost;
+      // before the contract: no cost_source, turn, cached split or contract version
+      await rows.add(
+        [...common, 0, null, null, tokensOut, cost, estimated, `${id}-usage`, null].concat(
+          [RATE_IN, null, null, RATE_OUT, null, null],
+          when,
+        ),
+      );
+    } else {
+      const cachedRead = Math.floor(tokensIn * random() * 0.8);
+      const cachedWrite = between(random, 0, 20_000);
+      const draw = random();
+      const source = draw < UNPRICED_SHARE ? 'unpriced' : draw < 0.45 ? 'models_dev_list' : 'provider_reported';
+      // the agent reported no output tokens: never on a row the host priced from its tokens
+      const out = source !== 'models_dev_list' && random() < 0.05 ? null : tokensOut;
+      const listed = Math.round(
+        ((tokensIn - cachedRead) * RATE_IN +
+          cachedRead * RATE_CACHED_READ +
+          cachedWrite * RATE_CACHED_WRITE +
+          (out ?? 0) * RATE_OUT) /
+          1_000_000,
+      );
+      // the agent's own figure: near the list price, never the same computation
+      cost =
+        source === 'unpriced' ? 0 : source === 'models_dev_list' ? listed : Math.round(listed * (0.9 + random() * 0.2));
+      unpriced = source === 'unpriced';
+      if (unpriced) summary.unpricedEvents += 1;
+      else if (source === 'models_dev_list') summary.listPricedSubcents += cost;
+      else summary.measuredSubcents += cost;
+      if (out === null) summary.nullTokensOut += 1;
+      const rates =
+        source === 'models_dev_list'
+          ? [RATE_IN, RATE_CACHED_READ, RATE_CACHED_WRITE, RATE_OUT, PRICING_CATALOG_VERSION]
+          : [null, null, null, null, null];
+      await rows.add(
+        [...common, cachedRead, cachedRead, cachedWrite, out, cost, estimated, `${id}-usage`, source].concat(
+          rates,
+          [COST_CONTRACT_VERSION],
+          when,
+        ),
+      );
+    }
+    summary.events += 1;
+    summary.subcents += cost;
+    if (estimated) summary.estimatedSubcents += cost;
+    return { cost, unpriced };
+  };
   return {
     summary,
-    async add(session: number, turn: number, subagents: number, at: Micros) {
-      const tokensIn = between(random, 8_000, 120_000) + subagents * between(random, 5_000, 40_000);
-      const tokensOut = between(random, 500, 8_000) + subagents * between(random, 200, 2_000);
-      const cost = Math.round((tokensIn * RATE_IN + tokensOut * RATE_OUT) / 1_000_000);
-      const estimated = random() < 0.1 ? 1 : 0;
-      summary.events += 1;
-      summary.subcents += cost;
-      if (estimated) summary.estimatedSubcents += cost;
-      const id = `${prefix}cost-${pad(turn)}`;
-      await rows.add([
-        id,
-        sessionId(session),
-        taskId(session),
-        `${prefix}turn-${pad(turn)}`,
-        pick(random, MODELS),
-        'anthropic',
-        tokensIn,
-        tokensOut,
-        cost,
-        estimated,
-        `${id}-usage`,
-        estimated ? 'estimated' : 'provider',
-        RATE_IN,
-        RATE_OUT,
-        encode(at),
-        encode(at),
-      ]);
+    /** the events of turn `turn` (started at `startedAt`, its last message at `lastAt`) with `subagents` top-level subagents */
+    async add(session: number, turn: number, subagents: number, startedAt: Micros, lastAt: Micros) {
+      const ledger = summary.turnLedger;
+      ledger.topLevel.push(subagents);
+      const model = pick(random, MODELS);
+      if (startedAt < contractAt) {
+        await event(session, null, subagents, model, lastAt);
+        ledger.cost.push(null);
+        ledger.unpriced.push(0);
+        return;
+      }
+      const draw = random();
+      const events = draw < 0.05 ? 0 : draw < 0.8 ? 1 : 2;
+      let cost: number | null = null;
+      let unpriced = 0;
+      for (let k = 0; k < events; k++) {
+        // a second report of the turn's usage arrives after it ended (R5-3: still the turn's cost)
+        const at = k === 0 ? lastAt : lastAt + BigInt(between(random, 1, 600)) * 1_000_000n;
+        const e = await event(session, generatedTurnId(prefix, turn), subagents, model, at);
+        cost = (cost ?? 0) + e.cost;
+        if (e.unpriced) unpriced = 1;
+      }
+      ledger.cost.push(cost);
+      ledger.unpriced.push(unpriced);
     },
     flush: () => rows.flush(),
   };

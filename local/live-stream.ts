@@ -48,6 +48,8 @@ export interface LiveExpectation {
   backfillStatusChanges: Array<{ from: string; to: string }>;
   /** rows − distinct (session, tool_call_id) keys the stream adds */
   collisions: number;
+  /** R5-3: the top-level rows the stream adds to each turn (by turn id): its fan-out grows by as many */
+  topLevelByTurn: Record<string, number>;
 }
 
 export interface LivePlan {
@@ -143,6 +145,7 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
     newRowsByStatus: {},
     backfillStatusChanges: [],
     collisions: 0,
+    topLevelByTurn: {},
   };
   /** records a frame; `exactDuplicate` frames are dropped by the queue's deduplication */
   const record = (frame: Record<string, unknown>, effects: { anomalous?: boolean; exactDuplicate?: boolean } = {}) => {
@@ -206,6 +209,7 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
     });
     expected.newRows += 1;
     count(expected.newRowsByStatus, status);
+    if (!parent) count(expected.topLevelByTurn, turn.turn_id);
 
     if (status === 'async_launched') {
       const frame = {
@@ -267,6 +271,7 @@ export function planLiveStream(options: LivePlanOptions): LivePlan {
     expected.newRows += 1;
     expected.collisions += 1;
     count(expected.newRowsByStatus, 'async_launched');
+    if (!reused.parent_tool_call_id) count(expected.topLevelByTurn, String(reused.turn_id));
   }
 
   // Late completions of detached launches captured by the backfill (no execution id: the

@@ -61,6 +61,14 @@ export function renderStackSummary(result: LocalStackResult, ctx: SummaryContext
         ['without identity', store.identityless],
         ['malformed metadata', store.malformedTotal],
         ['nested', store.nested],
+        ...(store.costs
+          ? ([
+              [
+                'cost ledger (office_cost_events)',
+                `${store.costs.events} events: ${store.costs.unpricedEvents} unpriced (cost 0), ${store.costs.legacyEvents} from before the host's cost contract (no cost_source, no turn), ${store.costs.nullTokensOut} without tokens_out`,
+              ],
+            ] as const)
+          : []),
         [
           'fan-out (n: turns)',
           Object.entries(store.fanOut)

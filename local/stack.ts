@@ -16,10 +16,11 @@ import { type MigrationReport, runMigration } from '../lib/migrate/run-migration
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 import { redactText } from '../lib/redact.js';
 import { buildReport } from '../lib/report/build.js';
-import type { ReportDocument } from '../lib/report/document.js';
+import type { FanOutCost, FanOutCostBucket, ReportDocument } from '../lib/report/document.js';
 import { renderHtml } from '../lib/report/render/html.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, formatRfc3339, nowMicros, parseStoredTimestamp } from '../lib/time.js';
+import { expectedFanOutCost } from './expected-fan-out-cost.js';
 import { generateHostStore, type HostStoreSummary } from './generate-host-store.js';
 import { HOST_FIXTURES } from './host-fixtures.js';
 import {
@@ -109,6 +110,9 @@ export interface LocalStackResult {
 const LIVE_TURNS = 40;
 /** frames recorded between two looks at the pipeline's progress */
 const STREAM_CHUNK = 25;
+const MINUTE = 60_000_000n;
+/** the generated store's history: the 30 days before the run */
+const HISTORY = 30n * 24n * 60n * MINUTE;
 
 /**
  * `npm start`: the whole job on one machine with nothing running — an embedded PostgreSQL (or the
@@ -147,7 +151,17 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
 
     const messages = options.messages ?? 4000;
     say(`generating a host store of ${messages} messages…`);
-    const store = await generateHostStore(db, { messages, seed: options.seed ?? 1, costs: true, fixture: 'host' });
+    // The history ends a minute before migrate samples capture_since, so the live rows that follow
+    // continue it (R5-5), as a host's own do, instead of landing months after a fixed period.
+    const endAt = nowMicros() - MINUTE;
+    const store = await generateHostStore(db, {
+      messages,
+      seed: options.seed ?? 1,
+      costs: true,
+      fixture: 'host',
+      startAt: endAt - HISTORY,
+      endAt,
+    });
     say(
       `  ${store.sessions} sessions, ${store.turns} turns, ${store.subagentMessages} subagent messages (${store.qualifyingKeys} qualifying keys, ${store.identityless} without identity, ${store.malformedTotal} malformed)`,
     );
@@ -444,6 +458,7 @@ export function buildChecks(input: CheckInputs): Check[] {
     store.costs?.estimatedSubcents ?? -1,
     figures.estimated_cost_subcents ?? -1,
   );
+  reportCostChecks(input, check);
   check(
     'report capture_since = migrate',
     asReportInstant(migration.captureSince),
@@ -456,6 +471,98 @@ export function buildChecks(input: CheckInputs): Check[] {
   );
   return checks;
 }
+
+/**
+ * R5-1…R5-3: the report's cost figures against what the generator wrote (its ledger summary and
+ * turn ledger) and the rows the live stream adds to its turns, never against the report itself.
+ */
+function reportCostChecks(
+  input: CheckInputs,
+  check: (name: string, expected: string | number, got: string | number) => void,
+): void {
+  const { totals: figures, completeness } = input.report;
+  const costs = input.store.costs;
+  if (costs === null) return;
+  const contexts = input.store.sessions + input.store.qualifyingKeys + input.plan.expected.newRows;
+  check(
+    'report cost per context = generated ledger ÷ contexts',
+    Math.round(costs.subcents / contexts),
+    figures.cost_per_context_subcents ?? -1,
+  );
+  check('report unpriced events = generated unpriced', costs.unpricedEvents, figures.unpriced_events ?? -1);
+  check('completeness unpriced events = generated unpriced', costs.unpricedEvents, completeness.unpriced_events ?? -1);
+  check(
+    'report cost is a lower bound (unpriced events)',
+    String(costs.unpricedEvents > 0),
+    String(figures.cost_lower_bound),
+  );
+  check(
+    'report measured cost = generated provider_reported',
+    costs.measuredSubcents,
+    figures.measured_cost_subcents ?? -1,
+  );
+  check(
+    'report list-priced cost = generated models_dev_list',
+    costs.listPricedSubcents,
+    figures.list_priced_cost_subcents ?? -1,
+  );
+
+  const want = expectedFanOutCost(costs, input.plan.expected.topLevelByTurn);
+  const got = input.report.fan_out_cost;
+  const sum = (f: FanOutCost | null, pick: (b: FanOutCostBucket) => number | null) =>
+    f === null ? -1 : f.buckets.reduce((n, b) => n + (pick(b) ?? 0), 0);
+  check(
+    'fan-out cost: turns over the buckets = generated turns',
+    input.store.turns,
+    sum(got, (b) => b.turns),
+  );
+  check(
+    'fan-out cost: costed + unpriced + without cost = turns',
+    sum(got, (b) => b.turns),
+    sum(got, (b) => b.costed_turns + (b.unpriced_turns ?? 0) + b.turns_without_cost + b.unreadable_cost_turns),
+  );
+  check(
+    'fan-out cost: unpriced turns = generated',
+    sum(want, (b) => b.unpriced_turns),
+    sum(got, (b) => b.unpriced_turns),
+  );
+  check(
+    'fan-out cost: turns without cost = generated',
+    sum(want, (b) => b.turns_without_cost),
+    sum(got, (b) => b.turns_without_cost),
+  );
+  check(
+    'fan-out cost: costed turns’ cost = generated',
+    sum(want, (b) => b.cost_subcents),
+    sum(got, (b) => b.cost_subcents),
+  );
+  for (const [i, b] of want.buckets.entries()) {
+    const g = got?.buckets[i];
+    check(
+      `fan-out cost ${b.fan_out}: turns (costed, unpriced, without cost)`,
+      turnsText(b),
+      g ? turnsText(g) : '(none)',
+    );
+    check(`fan-out cost ${b.fan_out}: cost, mean, median, p95`, costText(b), g ? costText(g) : '(none)');
+  }
+  check(
+    'fan-out cost: unattributed events = generated legacy rows',
+    costs.legacyEvents,
+    got?.unattributed_events ?? -1,
+  );
+  check(
+    'fan-out cost: unattributed cost = generated legacy rows',
+    want.unattributed_cost_subcents ?? '(null)',
+    got === null ? -1 : (got.unattributed_cost_subcents ?? '(null)'),
+  );
+}
+
+/** A bucket's turns, one cell of the expected-vs-got table. */
+const turnsText = (b: FanOutCostBucket) =>
+  `${b.turns} (${b.costed_turns}, ${b.unpriced_turns ?? 'null'}, ${b.turns_without_cost})`;
+/** A bucket's cost figures (subcents; – when none is costed), one cell. */
+const costText = (b: FanOutCostBucket) =>
+  [b.cost_subcents, b.mean_subcents, b.median_subcents, b.p95_subcents].map((v) => (v === null ? '–' : v)).join(', ');
 
 /** A kandev_meta key in the report's instant form (RFC 3339, microseconds). */
 function asReportInstant(key: string | null | undefined): string {

@@ -11,6 +11,7 @@ import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY } from '../../lib/store/meta.js
 import { parseRfc3339 } from '../../lib/time.js';
 import { seedMessage } from '../lib/health/seed.js';
 import { runCliCaptured, testProxyEnv } from '../support/cli-run.js';
+import { addCostEvent } from '../support/cost-events.js';
 import { pageFigures, resolve, section, strayNumbers } from '../support/page-figures.js';
 import { insertGeneratedTurn, insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
@@ -30,12 +31,7 @@ async function setMeta(db: Queryable, key: string, value: string) {
 }
 
 async function addCost(db: Queryable, id: string, session: string, task: string, turn: string, subcents: number) {
-  const at = db.dialect.encodeTimestamp(us('2026-08-12T13:00:00Z'));
-  await db.query(
-    `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, cost_subcents, estimated, occurred_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, 0, ${db.dialect.timestampParam(6)}, ${db.dialect.timestampParam(6)})`,
-    [id, session, task, turn, subcents, at],
-  );
+  await addCostEvent(db, { id, session, task, turn, subcents, at: '2026-08-12T13:00:00Z' });
 }
 
 /**

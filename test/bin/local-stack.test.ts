@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonDocument } from '../../lib/cli/json.js';
-import { formatRfc3339 } from '../../lib/time.js';
+import { formatRfc3339, parseStoredTimestamp } from '../../lib/time.js';
 import { buildChecks, type LocalStackResult, runLocalStack } from '../../local/stack.js';
 import { renderStackSummary } from '../../local/stack-summary.js';
 import { badInstants } from '../support/instants.js';
@@ -21,6 +21,7 @@ afterAll(() => rmSync(pages, { recursive: true, force: true }));
 const SMALL = { messages: 600, live: 40, seed: 7, page: join(pages, 'page.html') };
 const progress = { write: () => true };
 const CONTEXT = { wallMs: 0, kept: { kind: 'none' } } as const;
+const DAY = 86_400_000_000n;
 
 function useStackDatabase(name: TargetName): () => { databaseUrl?: string; wsProxy?: string } {
   if (name === 'pglite') return () => ({});
@@ -57,6 +58,31 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     expect(result.page.bytes).toBe(Buffer.byteLength(html));
     const subagents = pageFigures(section(html, 'totals')).find((f) => f.path === 'totals.subagents');
     expect(subagents?.value).toBe(result.rows.reduce((n, r) => n + r.rows, 0));
+  });
+
+  it("R5-5, R5-1, R5-3: npm start checks the ledger's unpriced events, lower bound, measured and list-priced cost and every fan_out_cost bucket; its history is the 30 days before the run, which the live rows continue", () => {
+    const names = result.checks.map((c) => c.name);
+    for (const wanted of [
+      'report unpriced events = generated unpriced',
+      'report cost is a lower bound (unpriced events)',
+      'report measured cost = generated provider_reported',
+      'report list-priced cost = generated models_dev_list',
+      'fan-out cost: turns over the buckets = generated turns',
+      'fan-out cost: unattributed events = generated legacy rows',
+    ])
+      expect(names).toContain(wanted);
+    expect(names.filter((n) => n.startsWith('fan-out cost 9+:'))).toHaveLength(2);
+    expect(result.report.totals.cost_lower_bound).toBe(true);
+    expect(result.store.costs!.legacyEvents).toBeGreaterThan(0);
+    // the live stream's new top-level rows: every new row but the one nested subagent
+    const liveTopLevel = Object.values(result.plan.expected.topLevelByTurn).reduce((a, b) => a + b, 0);
+    expect(liveTopLevel).toBe(result.plan.expected.newRows - 1);
+    const captureSince = parseStoredTimestamp(result.migration.captureSince!)!;
+    const { first, last } = result.store.createdAt!;
+    expect(captureSince - last).toBeGreaterThan(0n);
+    expect(captureSince - last).toBeLessThan(DAY);
+    expect(captureSince - first).toBeLessThan(31n * DAY);
+    expect(captureSince - first).toBeGreaterThan(29n * DAY);
   });
 
   it('R5-6: publishes the demo’s report to the emulator’s S3 and prints the link, which served the page', () => {

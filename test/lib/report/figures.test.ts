@@ -6,6 +6,7 @@ import type { GroupBy } from '../../../lib/report/document.js';
 import { reportDocument } from '../../../lib/report/document.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { parseRfc3339 } from '../../../lib/time.js';
+import { addCostEvent } from '../../support/cost-events.js';
 import { seedSession } from '../../support/frames.js';
 import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
@@ -34,12 +35,7 @@ async function addCost(
   id: string,
   e: { session: string; task: string; turn: string | null; subcents: number; estimated?: 0 | 1; at?: string },
 ) {
-  const at = db.dialect.encodeTimestamp(us(e.at ?? T(0)));
-  await db.query(
-    `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, cost_subcents, estimated, occurred_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, ${db.dialect.timestampParam(7)}, ${db.dialect.timestampParam(7)})`,
-    [id, e.session, e.task, e.turn, e.subcents, e.estimated ?? 0, at],
-  );
+  await addCostEvent(db, { id, ...e, at: e.at ?? T(0) });
 }
 
 describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, fixture) => {

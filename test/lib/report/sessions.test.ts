@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../../lib/cli/exit-codes.js';
 import type { Queryable } from '../../../lib/db/database.js';
 import type { ReportDocument } from '../../../lib/report/document.js';
-import { parseRfc3339 } from '../../../lib/time.js';
 import { runCliJson } from '../../support/cli-run.js';
+import { addCostEvent } from '../../support/cost-events.js';
 import { seedSession } from '../../support/frames.js';
 import { deleteSessionKeepingRows, insertRows } from '../../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
@@ -11,12 +11,7 @@ import { TARGETS, useTestDatabase } from '../../support/targets.js';
 const T = (s: number) => `2026-08-12T13:00:${String(s).padStart(2, '0')}.000001Z`;
 
 async function addCost(db: Queryable, id: string, session: string, task: string, subcents: number): Promise<void> {
-  const at = db.dialect.encodeTimestamp(parseRfc3339(T(1))!);
-  await db.query(
-    `INSERT INTO office_cost_events (id, session_id, task_id, cost_subcents, estimated, occurred_at, created_at)
-     VALUES ($1, $2, $3, $4, 0, ${db.dialect.timestampParam(5)}, ${db.dialect.timestampParam(5)})`,
-    [id, session, task, subcents, at],
-  );
+  await addCostEvent(db, { id, session, task, subcents, at: T(1) });
 }
 
 describe.each(TARGETS)('report sessions and cost attribution on %s', (target) => {
