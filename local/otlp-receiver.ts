@@ -43,6 +43,12 @@ export interface ScriptedAnswer {
   retryAfter?: string;
   body?: string;
   echoHeaders?: boolean;
+  /**
+   * a hostile collector (issue 48): after the status and headers, `chunk` is written again and
+   * again without end (every `everyMs`, or as fast as the socket takes it when 0) until the client
+   * closes the connection
+   */
+  endless?: { chunk: string; everyMs: number };
 }
 
 function answerBody(answer: ScriptedAnswer, status: number, json: boolean, req: IncomingMessage): string | Buffer {
@@ -224,6 +230,20 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
                 : 'application/x-protobuf',
         };
         if (answer.retryAfter !== undefined) headers['retry-after'] = answer.retryAfter;
+        if (answer.endless !== undefined) {
+          const { chunk, everyMs } = answer.endless;
+          res.writeHead(status, headers);
+          const more = () => {
+            if (res.destroyed || res.writableEnded) return;
+            if (everyMs === 0) res.write(chunk, more);
+            else {
+              res.write(chunk);
+              setTimeout(more, everyMs).unref();
+            }
+          };
+          more();
+          return;
+        }
         res.writeHead(status, headers).end(answerBody(answer, status, json, req));
       } catch (err) {
         res.writeHead(500).end(String(err));

@@ -94,6 +94,14 @@ export interface ExportSummary {
   rejected_spans: number;
   /** the collector's latest partialSuccess.errorMessage (masked, terminal-safe, cut) */
   rejected_message?: string;
+  /**
+   * spans of a batch the collector answered 2xx but whose answer could not be read (cut at a bound,
+   * not an OTLP answer): whether it accepted them is unknown, so the run stopped there with the
+   * position before them, and a rerun sends them again (R4-8, issue 48); > 0 exits 3
+   */
+  unknown_spans: number;
+  /** why that answer could not be read */
+  unknown_reason?: string;
   /** turns left out because a value could not be read (R4-3) */
   skipped: SkippedTurn[];
   /**
@@ -189,6 +197,7 @@ export async function runExport(
     spans: 0,
     requests: 0,
     rejected_spans: 0,
+    unknown_spans: 0,
     skipped: [],
     unreadable: {},
     complete: true,
@@ -196,15 +205,23 @@ export async function runExport(
   };
   let moved = false;
 
-  const send = async (spans: ReadableSpan[]) => {
+  /** Sends the spans in requests; false: an answer's outcome is unknown (R4-8), and the run stops before them. */
+  const send = async (spans: ReadableSpan[]): Promise<boolean> => {
     for (let i = 0; i < spans.length; i += options.batchSpans) {
       let result: Awaited<ReturnType<SpanSink['send']>>;
+      const part = spans.slice(i, i + options.batchSpans);
       try {
-        result = await sink.send(spans.slice(i, i + options.batchSpans));
+        result = await sink.send(part);
       } catch (err) {
         throw stoppedAt(err);
       }
       summary.requests++;
+      if (result.unknown !== undefined) {
+        summary.unknown_spans += part.length;
+        summary.unknown_reason = result.unknown;
+        summary.complete = false;
+        return false;
+      }
       if (result.rejectedSpans > 0) {
         // Moved and recorded (docs/otlp.md#partial-success): OTLP forbids retrying a partial success.
         summary.rejected_spans += result.rejectedSpans;
@@ -217,16 +234,23 @@ export async function runExport(
       }
     }
     summary.spans += spans.length;
+    return true;
   };
-  /** A failed request's message, saying where the position stands now (R4-9). */
+  /**
+   * A failed request's message, saying where the position stands now (R4-9): retryable or not, a
+   * run without a position never says it resumes from one (issue 48).
+   */
   const stoppedAt = (err: unknown): unknown => {
-    if (!(err instanceof OtlpExportError) || err.retryable) return err;
+    if (!(err instanceof OtlpExportError)) return err;
+    const again = err.retryable ? 'run again later' : 'fix the cause and run again';
     const where = !keep
-      ? 'No position is kept by this run (--no-position or a one-off export): run it again once fixed'
+      ? `No position is kept by this run (--no-position or a one-off export): ${err.retryable ? 'run it again later' : 'run it again once fixed'}`
       : moved
-        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
-        : 'Nothing was lost: the export position was not moved';
-    return new OtlpExportError(`${err.message}. ${where}`, err.status, false, { cause: err });
+        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); ${again} to resume from there`
+        : err.retryable
+          ? 'Nothing was lost: the export position was not moved; run again later to resume from it'
+          : 'Nothing was lost: the export position was not moved';
+    return new OtlpExportError(`${err.message}. ${where}`, err.status, err.retryable, { cause: err });
   };
   const accept = async (next: TurnPosition) => {
     // The point only moves forward (a lookback re-reads turns behind it).
@@ -281,11 +305,13 @@ export async function runExport(
       let batch: ReadableSpan[] = [];
       let batchEnd: TurnPosition | undefined;
       let pending: [string, SentTurn][] = [];
-      const flush = async () => {
-        if (batch.length > 0) await send(batch);
+      /** false: the batch's outcome is unknown; nothing of it is recorded and the position stays before it */
+      const flush = async (): Promise<boolean> => {
+        if (batch.length > 0 && !(await send(batch))) return false;
         for (const [turn, sent] of pending) state.sent.set(turn, sent);
         batch = [];
         pending = [];
+        return true;
       };
       for (const turn of page) {
         const unreadable = new Map<string, number>();
@@ -317,14 +343,14 @@ export async function runExport(
         summary.turns++;
         for (const [column, n] of unreadable) summary.unreadable[column] = (summary.unreadable[column] ?? 0) + n;
         if (batch.length > 0 && batch.length + spans.length > options.batchSpans) {
-          await flush();
+          if (!(await flush())) return summary;
           await accept(batchEnd!);
         }
         batch.push(...spans);
         pending.push([turnKey, entry]);
         batchEnd = turn.position;
       }
-      await flush();
+      if (!(await flush())) return summary;
       // The page's last turns may have had nothing to send (unchanged, unsettled, gone, skipped): still past them.
       const pageEnd = keys[Math.min(at + options.pageTurns, keys.length) - 1]!;
       await accept(pageEnd);
