@@ -110,6 +110,8 @@ export interface OtlpReceiver {
   readonly bytes: number;
   /** the answers to the next requests, in order (then 200): a status or a ScriptedAnswer */
   respond(...answers: (number | ScriptedAnswer)[]): void;
+  /** forgets the requests, spans and answers not yet given (a test's next case starts clean) */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -260,6 +262,11 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
       return bytes;
     },
     respond: (...answers) => script.push(...answers.map((a) => (typeof a === 'number' ? { status: a } : a))),
+    reset: () => {
+      requests.length = 0;
+      spans.length = 0;
+      script.length = 0;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

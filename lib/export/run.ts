@@ -15,6 +15,7 @@ import { turnDigest, turnKeyDigest } from './otlp/digest.js';
 import { SCHEMA_URL, type SpanOptions, turnSpans } from './otlp/spans.js';
 import { OtlpExportError, type SpanSink } from './otlp/transport.js';
 import {
+  comparePositions,
   movePosition,
   parsePosition,
   pointText,
@@ -125,14 +126,6 @@ function spanOptions(options: ExportOptions): SpanOptions {
     scope: { name: SERVICE_NAME, schemaUrl: SCHEMA_URL },
     openSpans: options.openSpans,
   };
-}
-
-/** `changed` order: negative when a comes first. */
-function compare(a: TurnPosition, b: TurnPosition): number {
-  if (a.changed !== b.changed) return a.changed < b.changed ? -1 : 1;
-  if (a.task_session_id !== b.task_session_id) return a.task_session_id < b.task_session_id ? -1 : 1;
-  if (a.turn_key !== b.turn_key) return a.turn_key < b.turn_key ? -1 : 1;
-  return 0;
 }
 
 /** The page's trees; a page that cannot be read is read turn by turn, and a turn that still fails is skipped. */
@@ -254,7 +247,7 @@ export async function runExport(
   };
   const accept = async (next: TurnPosition) => {
     // The point only moves forward (a lookback re-reads turns behind it).
-    if (state.position === undefined || compare(next, state.position) > 0) state.position = next;
+    if (state.position === undefined || comparePositions(next, state.position) > 0) state.position = next;
     if (!keep) return;
     // The record keeps the turns the next run's lookback will read again.
     const windowStart = state.position.changed - lookback;
@@ -282,12 +275,16 @@ export async function runExport(
   // rows by key, so every row is read once per export.
   const listTurns = options.pageTurns * LIST_PAGES;
   // Where the next listing starts: the lookback's start first, then after the last key listed (the
-  // point itself only moves forward, and a window of more than one listing lies behind it).
+  // point itself only moves forward, and a window of more than one listing lies behind it). With no
+  // lookback, right after the point by its whole key (changed, session, turn): the turns that share
+  // its `changed` instant and come after it are not yet sent (issue 48: `changed > point` lost them).
   let cursor: TurnPosition | undefined;
   for (;;) {
     const from =
       cursor === undefined && state.position !== undefined
-        ? { changedAfter: state.position.changed - lookback }
+        ? lookback > 0n
+          ? { changedAfter: state.position.changed - lookback }
+          : { after: state.position }
         : { after: cursor };
     const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
     // R4-3: the listed turns' times that could not be read (trees.ts ListedTurn), counted per turn sent.
@@ -337,7 +334,7 @@ export async function runExport(
         const sentBefore =
           known !== undefined
             ? known.digest !== ''
-            : previous !== undefined && compare(turn.position, previous.position) <= 0;
+            : previous !== undefined && comparePositions(turn.position, previous.position) <= 0;
         if (sentBefore) summary.re_sent++;
         else summary.new++;
         summary.turns++;

@@ -202,8 +202,11 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
     const changed = bind.time(filter.after.changed);
     const session = bind.value(filter.after.task_session_id);
     const turn = bind.value(filter.after.turn_key);
+    // The full order key, in byte order as ORDER BY below and comparePositions (export/position.ts) have it.
+    const s = d.byteOrder('task_session_id');
+    const k = d.byteOrder('turn_key');
     turnWhere.push(
-      `(turn_changed > ${changed} OR (turn_changed = ${changed} AND (task_session_id > ${session} OR (task_session_id = ${session} AND turn_key > ${turn}))))`,
+      `(turn_changed > ${changed} OR (turn_changed = ${changed} AND (${s} > ${session} OR (task_session_id = ${session} AND ${k} > ${turn}))))`,
     );
   }
   if (filter.changedAfter !== undefined) turnWhere.push(`turn_changed > ${bind.time(filter.changedAfter)}`);
@@ -224,7 +227,7 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   FROM ${TABLE}${whereClause(where)}
   GROUP BY task_session_id, COALESCE(turn_id, '')
 ) turns${whereClause(turnWhere)}
-ORDER BY turn_changed, task_session_id, turn_key${limit}`;
+ORDER BY turn_changed, ${d.byteOrder('task_session_id')}, ${d.byteOrder('turn_key')}${limit}`;
   return { sql, params: bind.params };
 }
 
