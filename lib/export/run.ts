@@ -4,6 +4,7 @@ import type { Queryable } from '../db/database.js';
 import { EXPORT_DEFAULTS, SERVICE_NAME } from '../defaults.js';
 import {
   type ChangedTurn,
+  type ListedTurn,
   listChangedTurns,
   readTurnsAt,
   type TreeFilter,
@@ -128,29 +129,42 @@ function spanOptions(options: ExportOptions): SpanOptions {
   };
 }
 
-/** The page's trees; a page that cannot be read is read turn by turn, and a turn that still fails is skipped. */
+/**
+ * The page's trees; a page that cannot be read is read turn by turn, and a turn that still fails is
+ * skipped. A turn none of whose rows has a readable observed_at has no tree (the reader leaves such
+ * rows out, R4-3): it is skipped and named too, never dropped in silence.
+ */
 async function readPage(
   db: Queryable,
-  keys: readonly TurnPosition[],
+  keys: readonly ListedTurn[],
   filter: TreeFilter,
   skipped: SkippedTurn[],
 ): Promise<ChangedTurn[]> {
+  const skip = async (key: TurnPosition, reason?: string) =>
+    skipped.push({
+      task_session_id: key.task_session_id,
+      turn_id: key.turn_key === '' ? null : key.turn_key,
+      reason: reason ?? (await unreadableTurn(db, key)) ?? 'observed_at unreadable',
+    });
   try {
-    return await readTurnsAt(db, keys, filter);
+    const turns = await readTurnsAt(db, keys, filter);
+    const read = new Set(turns.map((t) => turnKeyDigest(t.position.task_session_id, t.position.turn_key)));
+    for (const key of keys)
+      if (key.unreadable.observed_at > 0 && !read.has(turnKeyDigest(key.task_session_id, key.turn_key)))
+        await skip(key);
+    return turns;
   } catch (pageError) {
     const turns: ChangedTurn[] = [];
     for (const key of keys) {
       try {
-        turns.push(...(await readTurnsAt(db, [key], filter)));
+        const read = await readTurnsAt(db, [key], filter);
+        if (read.length === 0 && key.unreadable.observed_at > 0) await skip(key);
+        turns.push(...read);
       } catch (turnError) {
         // Only an unreadable value is skipped; anything else (a lost connection) stops the run.
         const reason = await unreadableTurn(db, key);
         if (reason === undefined) throw turnError === undefined ? pageError : turnError;
-        skipped.push({
-          task_session_id: key.task_session_id,
-          turn_id: key.turn_key === '' ? null : key.turn_key,
-          reason,
-        });
+        await skip(key, reason);
       }
     }
     return turns;
@@ -290,7 +304,7 @@ export async function runExport(
     // R4-3: the listed turns' times that could not be read (trees.ts ListedTurn), counted per turn sent.
     const unreadableTimes = new Map(
       keys
-        .filter((k) => k.unreadable.updated_at + k.unreadable.settled_at > 0)
+        .filter((k) => Object.values(k.unreadable).some((n) => n > 0))
         .map((k) => [turnKeyDigest(k.task_session_id, k.turn_key), k.unreadable]),
     );
     for (let at = 0; at < keys.length; at += options.pageTurns) {

@@ -64,6 +64,23 @@ describe.each(TARGETS)('subagent-context export against a hostile collector on %
     expect(await storedPositionText(t.db)).toBeUndefined();
   });
 
+  const unreadable = name === 'sqlite' ? ['', '10000-01-01 00:00:00+00:00'] : ['infinity'];
+  it.each(unreadable)(
+    'R4-3 (issue 48): one row whose observed_at is %j leaves its turn in the export: the readable row goes out, the odd one is counted',
+    async (value) => {
+      await insertRows(t.db, [{ tool_call_id: 'c', turn_id: 'u1', observed_at: T(5), settled_at: T(6) }]);
+      const cast = name === 'sqlite' ? '$1' : '$1::timestamp';
+      await t.db.query(`UPDATE task_session_subagents SET observed_at = ${cast} WHERE tool_call_id = 'c'`, [value]);
+      const run = await exportRun();
+      expect(run.code).toBe(EXIT.ok);
+      expect(run.json).toMatchObject({ turns: 2, skipped: [], unreadable: { observed_at: 1 } });
+      const calls = receiver().spans.flatMap((s) => s.attributes['subagent_context.tool_call_id'] ?? []);
+      expect(calls.sort()).toEqual(['a', 'b']);
+      const text = await cli('export', '--otlp', receiver().origin, '--database-url', t.url, '--no-position');
+      expect(text.stdout).toMatch(/unreadable\s+observed_at 1 \(left out\)/);
+    },
+  );
+
   it('R3-10 (issue 48): a --header value that is not a valid HTTP header value is a usage error naming the flag; nothing is sent or retried', async () => {
     for (const flags of [
       ['--header', 'x-team=Ωmega'],
