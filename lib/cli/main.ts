@@ -228,6 +228,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       statementTimeoutMs: statementTimeoutMs(values['statement-timeout']),
       readonly: mode === 'reading',
       create: mode === 'writing' && values.create,
+      env: io.env,
     });
     created = store.created;
     return store.db;
