@@ -140,8 +140,19 @@ export const EXPORT_DEFAULTS = Object.freeze({
    * health grace, the delay the pipeline already budgets for (docs/otlp.md#incremental-export)
    */
   lookbackSeconds: 900,
-  /** one attempt's bound (lib/export/otlp/transport.ts) */
+  /**
+   * one attempt's whole bound (lib/export/otlp/transport.ts): connecting, sending, the answer's
+   * status and headers and its body together, not an idle socket's (issue 48: a collector answering
+   * one byte every 2 s never idles)
+   */
   requestTimeoutMs: 10_000,
+  /**
+   * bytes of a collector's answer read at all (a partialSuccess or an error page is small); past
+   * them the connection is closed, and a 2xx answer cut there is of unknown outcome (R4-8)
+   */
+  answerBytes: 1 << 20,
+  /** the longest pause a Retry-After may ask for: beyond it the run fails and resumes later instead */
+  maxRetryAfterMs: 60_000,
   /** further attempts of a request that failed retryably (429, 5xx, a timeout, a connection error) */
   retries: 3,
   /** the first pause before such an attempt; doubles each time (a longer Retry-After wins, up to 60 s) */

@@ -43,6 +43,12 @@ export interface ScriptedAnswer {
   retryAfter?: string;
   body?: string;
   echoHeaders?: boolean;
+  /**
+   * a hostile collector (issue 48): after the status and headers, `chunk` is written again and
+   * again without end (every `everyMs`, or as fast as the socket takes it when 0) until the client
+   * closes the connection
+   */
+  endless?: { chunk: string; everyMs: number };
 }
 
 function answerBody(answer: ScriptedAnswer, status: number, json: boolean, req: IncomingMessage): string | Buffer {
@@ -104,6 +110,8 @@ export interface OtlpReceiver {
   readonly bytes: number;
   /** the answers to the next requests, in order (then 200): a status or a ScriptedAnswer */
   respond(...answers: (number | ScriptedAnswer)[]): void;
+  /** forgets the requests, spans and answers not yet given (a test's next case starts clean) */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -224,6 +232,20 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
                 : 'application/x-protobuf',
         };
         if (answer.retryAfter !== undefined) headers['retry-after'] = answer.retryAfter;
+        if (answer.endless !== undefined) {
+          const { chunk, everyMs } = answer.endless;
+          res.writeHead(status, headers);
+          const more = () => {
+            if (res.destroyed || res.writableEnded) return;
+            if (everyMs === 0) res.write(chunk, more);
+            else {
+              res.write(chunk);
+              setTimeout(more, everyMs).unref();
+            }
+          };
+          more();
+          return;
+        }
         res.writeHead(status, headers).end(answerBody(answer, status, json, req));
       } catch (err) {
         res.writeHead(500).end(String(err));
@@ -240,6 +262,11 @@ export async function startOtlpReceiver(options: { decode?: boolean } = {}): Pro
       return bytes;
     },
     respond: (...answers) => script.push(...answers.map((a) => (typeof a === 'number' ? { status: a } : a))),
+    reset: () => {
+      requests.length = 0;
+      spans.length = 0;
+      script.length = 0;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

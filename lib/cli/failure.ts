@@ -4,7 +4,7 @@ import { SubagentContextError } from '../errors.js';
 import { type HintClass, type HintDialect, hint } from '../hints.js';
 import { MigrationError } from '../migrate/run-migration.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
-import { UsageError } from './usage-error.js';
+import { UsageError, usageText } from './usage-error.js';
 
 /** A failure the CLI found itself, already worded for the person at the terminal. */
 export class CliFailure extends SubagentContextError {
@@ -40,7 +40,7 @@ export async function describeFailure(
   context: FailureContext = {},
 ): Promise<{ message: string; exitCode: ExitCode; name: string }> {
   const name = (err as Error | null)?.name ?? 'Error';
-  if (err instanceof UsageError) return { message: err.message, exitCode: EXIT.usage, name };
+  if (err instanceof UsageError) return { message: usageText(err), exitCode: EXIT.usage, name };
   if (err instanceof CliFailure) return { message: err.message, exitCode: err.exitCode, name };
   const db = databaseErrorIn(err);
   if (db !== undefined) {

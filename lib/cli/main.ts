@@ -11,6 +11,7 @@ import {
   STATEMENT_TIMEOUT_SECONDS,
 } from '../defaults.js';
 import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
+import type { ExportOptions } from '../export/run.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
 import { logger } from '../observability.js';
 import { redact, redactText } from '../redact.js';
@@ -28,7 +29,7 @@ import type { CliIo, CommandResult } from './io.js';
 import { jsonDocument, jsonDocumentChunks } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 import { discardCreatedStore, openStore } from './open-store.js';
-import { UsageError } from './usage-error.js';
+import { UsageError, usageText } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -207,7 +208,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     if (command !== undefined && COMMANDS.has(command)) checkFlagsApply(command, parsed.given, parsed.values);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`${terminalSafeLines(err.message)}\n\n${HELP_POINTER}\n`);
+    io.stderr.write(`${usageText(err)}\n\n${HELP_POINTER}\n`);
     return EXIT.usage;
   }
   const { values, positionals } = parsed;
@@ -238,6 +239,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       statementTimeoutMs: statementTimeoutMs(values['statement-timeout']),
       readonly: mode === 'reading',
       create: mode === 'writing' && values.create,
+      env: io.env,
     });
     created = store.created;
     return store.db;
@@ -306,28 +308,25 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             throw new UsageError('--restart and --no-position exclude each other');
           const positionKey = usage(() => checkPositionKey(values['position-key'] ?? POSITION_KEY));
           const keep = !values['no-position'] && (!oneOff || values['position-key'] !== undefined);
+          // Every flag is read before the store opens: a bad value is a usage error, whatever the store.
+          const options: ExportOptions = {
+            since: instantFlag('--since', values.since),
+            until: instantFlag('--until', values.until),
+            task: values.task,
+            session: values.session,
+            openSpans: values['open-spans'],
+            batchSpans: countFlag('--batch-spans', values['batch-spans'], 'spans') ?? EXPORT_DEFAULTS.batchSpans,
+            pageTurns: EXPORT_DEFAULTS.pageTurns,
+            settleSeconds: secondsFlag('--settle-seconds', values['settle-seconds']) ?? EXPORT_DEFAULTS.settleSeconds,
+            lookbackSeconds:
+              secondsFlag('--lookback-seconds', values['lookback-seconds']) ?? EXPORT_DEFAULTS.lookbackSeconds,
+            position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
+            positionKey,
+            serviceName: io.env.OTEL_SERVICE_NAME,
+          };
           // R4-5: without a position to move, an export writes nothing: a SQLite store opens read-only
           db = await open(keep ? 'writing' : 'reading');
-          return exportCommand(
-            db,
-            target,
-            {
-              since: instantFlag('--since', values.since),
-              until: instantFlag('--until', values.until),
-              task: values.task,
-              session: values.session,
-              openSpans: values['open-spans'],
-              batchSpans: countFlag('--batch-spans', values['batch-spans'], 'spans') ?? EXPORT_DEFAULTS.batchSpans,
-              pageTurns: EXPORT_DEFAULTS.pageTurns,
-              settleSeconds: secondsFlag('--settle-seconds', values['settle-seconds']) ?? EXPORT_DEFAULTS.settleSeconds,
-              lookbackSeconds:
-                secondsFlag('--lookback-seconds', values['lookback-seconds']) ?? EXPORT_DEFAULTS.lookbackSeconds,
-              position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
-              positionKey,
-              serviceName: io.env.OTEL_SERVICE_NAME,
-            },
-            io.stderr,
-          );
+          return exportCommand(db, target, options, io.stderr);
         }
         case 'ingest':
           expectArguments(rest, 1, command);
@@ -358,7 +357,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`${terminalSafeLines(err.message)}\n\n${positionals.length === 0 ? USAGE : HELP_POINTER}\n`);
+      io.stderr.write(`${usageText(err)}\n\n${positionals.length === 0 ? USAGE : HELP_POINTER}\n`);
       return EXIT.usage;
     }
     await db?.close().catch(() => undefined); // before the diagnosis: a probe must not wait behind the pool

@@ -4,6 +4,7 @@ import ws from 'ws';
 import { beforeDeadline, msUntil } from '../deadline.js';
 import { SubagentContextError } from '../errors.js';
 import { type DeadlineOwner, hint } from '../hints.js';
+import { terminalSafe } from '../terminal-text.js';
 import { coalescingWebSocket } from './coalescing-websocket.js';
 import type { Database, Queryable, QueryOptions, Row } from './database.js';
 import { postgresDialect } from './dialect/postgres.js';
@@ -41,6 +42,8 @@ export interface NeonOptions {
    * "The read side"). Writers keep the server's setting.
    */
   readOnly?: boolean;
+  /** where PGSSLMODE is read (R4-5: libpq's fallback when the URL names no sslmode); default process.env */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A read-only connection's session (NeonOptions.readOnly): one statement, sent once per connection. */
@@ -85,6 +88,60 @@ export class TlsModeError extends SubagentContextError {
 
 /** sslmode values that ask for an encrypted connection (libpq's; `no-verify` is node-postgres's). */
 const ENCRYPTED_MODES = new Set(['require', 'verify-ca', 'verify-full', 'no-verify']);
+/** Every sslmode value there is: libpq's six and node-postgres's `no-verify`. Anything else is refused, as libpq does. */
+const SSL_MODES = new Set(['disable', 'allow', 'prefer', ...ENCRYPTED_MODES]);
+/** `ssl=` (node-postgres's and JDBC's form; libpq has none): these values, and only these, are understood. */
+const SSL_FLAGS = new Map([
+  ['true', true],
+  ['1', true],
+  ['false', false],
+  ['0', false],
+]);
+
+/** A setting's value as a message shows it: quoted, terminal-safe, short (it came from the URL or the environment). */
+const shownValue = (value: string) =>
+  JSON.stringify(terminalSafe(value.length > 40 ? `${value.slice(0, 40)}…` : value));
+
+/**
+ * What the URL and the environment ask of TLS, read as libpq reads them (issue 48): of a parameter
+ * given twice the last counts; `sslmode` from the URL, else PGSSLMODE; a value that is not exactly
+ * one of libpq's (`REQUIRE`, `require `) is refused, as psql refuses it, never read as "no TLS".
+ * Beyond libpq, so that no spelling the driver might honour goes unread: parameter names in any
+ * case (`SSLMODE=`), `ssl=true|1|false|0` (node-postgres's form, which the driver honours), and
+ * libpq's deprecated `requiressl=1`. Returns the setting that asks for encryption, if any.
+ */
+export function tlsRequest(connectionString: string, env: NodeJS.ProcessEnv): string | undefined {
+  let params: URLSearchParams;
+  try {
+    params = new URL(connectionString).searchParams;
+  } catch {
+    return undefined; // not a URL: the driver refuses it, as a DatabaseError that does not quote it
+  }
+  const last = new Map<string, string>();
+  for (const [key, value] of params) last.set(key.toLowerCase(), value);
+  const asks: string[] = [];
+  const mode = last.get('sslmode') ?? env.PGSSLMODE;
+  const modeFrom = last.has('sslmode') ? 'sslmode' : 'PGSSLMODE';
+  if (mode !== undefined) {
+    if (!SSL_MODES.has(mode))
+      throw new TlsModeError(
+        `${modeFrom === 'sslmode' ? "the database URL's sslmode" : 'PGSSLMODE'} ${shownValue(mode)} is not an sslmode: use one of disable, allow, prefer, require, verify-ca, verify-full (exactly, in lower case, as libpq and psql require)`,
+      );
+    if (ENCRYPTED_MODES.has(mode)) asks.push(`${modeFrom}=${mode}`);
+  }
+  const ssl = last.get('ssl');
+  if (ssl !== undefined) {
+    const on = SSL_FLAGS.get(ssl);
+    if (on === undefined)
+      throw new TlsModeError(
+        `the database URL's ssl parameter ${shownValue(ssl)} is not understood: use sslmode=require (or disable) instead`,
+      );
+    if (on) asks.push(`ssl=${ssl}`);
+  }
+  const requiressl = last.get('requiressl');
+  if (requiressl !== undefined && requiressl !== '0') asks.push(`requiressl=${requiressl}`);
+  return asks[0];
+}
 /** URL parameters naming files the driver would read (it cannot: it has no file system of its own). */
 const FILE_PARAMETERS = ['sslrootcert', 'sslcert', 'sslkey', 'sslcrl'] as const;
 
@@ -97,29 +154,31 @@ const FILE_PARAMETERS = ['sslrootcert', 'sslcert', 'sslkey', 'sslcrl'] as const;
  * cannot read it (it crashed with `readFileSync is not a function`); a private CA is given to
  * Node with NODE_EXTRA_CA_CERTS instead.
  */
-export function checkTls(connectionString: string, proxied: boolean): void {
+export function checkTls(connectionString: string, proxied: boolean, env: NodeJS.ProcessEnv = process.env): void {
   let params: URLSearchParams;
   try {
     params = new URL(connectionString).searchParams;
   } catch {
     return; // not a URL: the driver refuses it, as a DatabaseError that does not quote it
   }
-  const file = FILE_PARAMETERS.find((name) => params.has(name));
+  const keys = new Set([...params.keys()].map((k) => k.toLowerCase()));
+  const file = FILE_PARAMETERS.find((name) => keys.has(name));
   if (file)
     throw new TlsModeError(
       `the database URL's ${file} parameter is not supported: the Neon driver reaches the server over a WebSocket whose TLS uses Node's CA store; remove ${file} from the URL and give a private CA to Node with NODE_EXTRA_CA_CERTS=<file.pem>${file === 'sslcert' || file === 'sslkey' ? ' (client certificates cannot be used)' : ''}`,
     );
-  const mode = params.get('sslmode');
-  if (proxied && mode !== null && ENCRYPTED_MODES.has(mode))
+  // Read on every path: an invalid value is refused even where the connection is TLS anyway (wss://).
+  const asked = tlsRequest(connectionString, env);
+  if (proxied && asked !== undefined)
     throw new TlsModeError(
-      `the database URL asks for sslmode=${mode}, but this connection goes through a plain WebSocket proxy (the CLI's own for a local server, or DATABASE_WS_PROXY) and would not be encrypted: remove sslmode (or use sslmode=disable or prefer) for a server on this machine, or connect to the server by a name that is not local so the driver uses TLS`,
+      `${asked.startsWith('PGSSLMODE') ? `${asked} asks for TLS` : `the database URL asks for ${asked}`}, but this connection goes through a plain WebSocket proxy (the CLI's own for a local server, or DATABASE_WS_PROXY) and would not be encrypted: remove it (or use sslmode=disable or prefer) for a server on this machine, or connect to the server by a name that is not local so the driver uses TLS`,
     );
 }
 
 /** PostgreSQL through the real Neon serverless driver (`Pool` over WebSocket). */
 export function openNeon(connectionString: string, options: NeonOptions = {}): Database {
   const proxy = options.wsProxy;
-  checkTls(connectionString, proxy !== undefined);
+  checkTls(connectionString, proxy !== undefined, options.env);
   // Per-pool proxy settings, so one process can talk to several local servers (tests do).
   class ProxiedClient extends Client {
     constructor(config: ConstructorParameters<typeof Client>[0]) {

@@ -16,6 +16,8 @@ export interface OpenOptions {
   readonly?: boolean;
   /** SQLite: make the file when it does not exist (`--create`); otherwise such a path is refused */
   create?: boolean;
+  /** PostgreSQL: the environment PGSSLMODE is read from (R4-5; the CLI's own); default process.env */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The dialect a database URL names, or undefined when this project cannot open it (one home for that rule). */
@@ -40,6 +42,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
       max: options.max,
       statementTimeoutMs: options.statementTimeoutMs,
       readOnly: options.readonly,
+      env: options.env,
     });
   }
   if (kind === 'sqlite') {

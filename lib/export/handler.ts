@@ -100,8 +100,8 @@ export function createExportHandler(deps: ExportHandlerDeps): ExportHandler {
             }),
           ),
         );
-        // A partial success or a skipped turn is for a person to look at (the CLI exits 3 for them).
-        if (summary.rejected_spans > 0 || summary.skipped.length > 0)
+        // A partial success, an answer of unknown outcome or a skipped turn is for a person to look at (the CLI exits 3 for them).
+        if (summary.rejected_spans > 0 || summary.unknown_spans > 0 || summary.skipped.length > 0)
           log.warn('otlp export needs attention', { ...summary });
         else log.info('otlp export', { ...summary });
         return summary;

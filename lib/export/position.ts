@@ -96,6 +96,20 @@ export function parsePosition(key: string, raw: string | null): StoredPosition |
   };
 }
 
+/**
+ * The `changed` order, negative when a comes first: the turn's newest change, then its session,
+ * then its turn, the strings in UTF-8 byte order, as the listing's ORDER BY has them (SQLite's
+ * BINARY, PostgreSQL's COLLATE "C"; JavaScript's `<` orders UTF-16 units, which differs past
+ * U+FFFF). The whole key: a resume at a tie goes on after the exact turn it stopped at (issue 48).
+ */
+export function comparePositions(a: TurnPosition, b: TurnPosition): number {
+  if (a.changed !== b.changed) return a.changed < b.changed ? -1 : 1;
+  return (
+    Buffer.compare(Buffer.from(a.task_session_id), Buffer.from(b.task_session_id)) ||
+    Buffer.compare(Buffer.from(a.turn_key), Buffer.from(b.turn_key))
+  );
+}
+
 /** The position's point alone (what summaries show): changed, session, turn. */
 export function pointText(position: TurnPosition): string {
   return JSON.stringify({

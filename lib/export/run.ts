@@ -4,6 +4,7 @@ import type { Queryable } from '../db/database.js';
 import { EXPORT_DEFAULTS, SERVICE_NAME } from '../defaults.js';
 import {
   type ChangedTurn,
+  type ListedTurn,
   listChangedTurns,
   readTurnsAt,
   type TreeFilter,
@@ -15,6 +16,7 @@ import { turnDigest, turnKeyDigest } from './otlp/digest.js';
 import { SCHEMA_URL, type SpanOptions, turnSpans } from './otlp/spans.js';
 import { OtlpExportError, type SpanSink } from './otlp/transport.js';
 import {
+  comparePositions,
   movePosition,
   parsePosition,
   pointText,
@@ -94,6 +96,14 @@ export interface ExportSummary {
   rejected_spans: number;
   /** the collector's latest partialSuccess.errorMessage (masked, terminal-safe, cut) */
   rejected_message?: string;
+  /**
+   * spans of a batch the collector answered 2xx but whose answer could not be read (cut at a bound,
+   * not an OTLP answer): whether it accepted them is unknown, so the run stopped there with the
+   * position before them, and a rerun sends them again (R4-8, issue 48); > 0 exits 3
+   */
+  unknown_spans: number;
+  /** why that answer could not be read */
+  unknown_reason?: string;
   /** turns left out because a value could not be read (R4-3) */
   skipped: SkippedTurn[];
   /**
@@ -119,37 +129,42 @@ function spanOptions(options: ExportOptions): SpanOptions {
   };
 }
 
-/** `changed` order: negative when a comes first. */
-function compare(a: TurnPosition, b: TurnPosition): number {
-  if (a.changed !== b.changed) return a.changed < b.changed ? -1 : 1;
-  if (a.task_session_id !== b.task_session_id) return a.task_session_id < b.task_session_id ? -1 : 1;
-  if (a.turn_key !== b.turn_key) return a.turn_key < b.turn_key ? -1 : 1;
-  return 0;
-}
-
-/** The page's trees; a page that cannot be read is read turn by turn, and a turn that still fails is skipped. */
+/**
+ * The page's trees; a page that cannot be read is read turn by turn, and a turn that still fails is
+ * skipped. A turn none of whose rows has a readable observed_at has no tree (the reader leaves such
+ * rows out, R4-3): it is skipped and named too, never dropped in silence.
+ */
 async function readPage(
   db: Queryable,
-  keys: readonly TurnPosition[],
+  keys: readonly ListedTurn[],
   filter: TreeFilter,
   skipped: SkippedTurn[],
 ): Promise<ChangedTurn[]> {
+  const skip = async (key: TurnPosition, reason?: string) =>
+    skipped.push({
+      task_session_id: key.task_session_id,
+      turn_id: key.turn_key === '' ? null : key.turn_key,
+      reason: reason ?? (await unreadableTurn(db, key)) ?? 'observed_at unreadable',
+    });
   try {
-    return await readTurnsAt(db, keys, filter);
+    const turns = await readTurnsAt(db, keys, filter);
+    const read = new Set(turns.map((t) => turnKeyDigest(t.position.task_session_id, t.position.turn_key)));
+    for (const key of keys)
+      if (key.unreadable.observed_at > 0 && !read.has(turnKeyDigest(key.task_session_id, key.turn_key)))
+        await skip(key);
+    return turns;
   } catch (pageError) {
     const turns: ChangedTurn[] = [];
     for (const key of keys) {
       try {
-        turns.push(...(await readTurnsAt(db, [key], filter)));
+        const read = await readTurnsAt(db, [key], filter);
+        if (read.length === 0 && key.unreadable.observed_at > 0) await skip(key);
+        turns.push(...read);
       } catch (turnError) {
         // Only an unreadable value is skipped; anything else (a lost connection) stops the run.
         const reason = await unreadableTurn(db, key);
         if (reason === undefined) throw turnError === undefined ? pageError : turnError;
-        skipped.push({
-          task_session_id: key.task_session_id,
-          turn_id: key.turn_key === '' ? null : key.turn_key,
-          reason,
-        });
+        await skip(key, reason);
       }
     }
     return turns;
@@ -189,6 +204,7 @@ export async function runExport(
     spans: 0,
     requests: 0,
     rejected_spans: 0,
+    unknown_spans: 0,
     skipped: [],
     unreadable: {},
     complete: true,
@@ -196,15 +212,23 @@ export async function runExport(
   };
   let moved = false;
 
-  const send = async (spans: ReadableSpan[]) => {
+  /** Sends the spans in requests; false: an answer's outcome is unknown (R4-8), and the run stops before them. */
+  const send = async (spans: ReadableSpan[]): Promise<boolean> => {
     for (let i = 0; i < spans.length; i += options.batchSpans) {
       let result: Awaited<ReturnType<SpanSink['send']>>;
+      const part = spans.slice(i, i + options.batchSpans);
       try {
-        result = await sink.send(spans.slice(i, i + options.batchSpans));
+        result = await sink.send(part);
       } catch (err) {
         throw stoppedAt(err);
       }
       summary.requests++;
+      if (result.unknown !== undefined) {
+        summary.unknown_spans += part.length;
+        summary.unknown_reason = result.unknown;
+        summary.complete = false;
+        return false;
+      }
       if (result.rejectedSpans > 0) {
         // Moved and recorded (docs/otlp.md#partial-success): OTLP forbids retrying a partial success.
         summary.rejected_spans += result.rejectedSpans;
@@ -217,20 +241,27 @@ export async function runExport(
       }
     }
     summary.spans += spans.length;
+    return true;
   };
-  /** A failed request's message, saying where the position stands now (R4-9). */
+  /**
+   * A failed request's message, saying where the position stands now (R4-9): retryable or not, a
+   * run without a position never says it resumes from one (issue 48).
+   */
   const stoppedAt = (err: unknown): unknown => {
-    if (!(err instanceof OtlpExportError) || err.retryable) return err;
+    if (!(err instanceof OtlpExportError)) return err;
+    const again = err.retryable ? 'run again later' : 'fix the cause and run again';
     const where = !keep
-      ? 'No position is kept by this run (--no-position or a one-off export): run it again once fixed'
+      ? `No position is kept by this run (--no-position or a one-off export): ${err.retryable ? 'run it again later' : 'run it again once fixed'}`
       : moved
-        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); fix the cause and run again to resume from there`
-        : 'Nothing was lost: the export position was not moved';
-    return new OtlpExportError(`${err.message}. ${where}`, err.status, false, { cause: err });
+        ? `Earlier batches of this run were accepted: the position stands after the last of them (${summary.position.after}); ${again} to resume from there`
+        : err.retryable
+          ? 'Nothing was lost: the export position was not moved; run again later to resume from it'
+          : 'Nothing was lost: the export position was not moved';
+    return new OtlpExportError(`${err.message}. ${where}`, err.status, err.retryable, { cause: err });
   };
   const accept = async (next: TurnPosition) => {
     // The point only moves forward (a lookback re-reads turns behind it).
-    if (state.position === undefined || compare(next, state.position) > 0) state.position = next;
+    if (state.position === undefined || comparePositions(next, state.position) > 0) state.position = next;
     if (!keep) return;
     // The record keeps the turns the next run's lookback will read again.
     const windowStart = state.position.changed - lookback;
@@ -258,18 +289,22 @@ export async function runExport(
   // rows by key, so every row is read once per export.
   const listTurns = options.pageTurns * LIST_PAGES;
   // Where the next listing starts: the lookback's start first, then after the last key listed (the
-  // point itself only moves forward, and a window of more than one listing lies behind it).
+  // point itself only moves forward, and a window of more than one listing lies behind it). With no
+  // lookback, right after the point by its whole key (changed, session, turn): the turns that share
+  // its `changed` instant and come after it are not yet sent (issue 48: `changed > point` lost them).
   let cursor: TurnPosition | undefined;
   for (;;) {
     const from =
       cursor === undefined && state.position !== undefined
-        ? { changedAfter: state.position.changed - lookback }
+        ? lookback > 0n
+          ? { changedAfter: state.position.changed - lookback }
+          : { after: state.position }
         : { after: cursor };
     const keys = await listChangedTurns(db, { ...filter, ...from, changedUntil, limit: listTurns });
     // R4-3: the listed turns' times that could not be read (trees.ts ListedTurn), counted per turn sent.
     const unreadableTimes = new Map(
       keys
-        .filter((k) => k.unreadable.updated_at + k.unreadable.settled_at > 0)
+        .filter((k) => Object.values(k.unreadable).some((n) => n > 0))
         .map((k) => [turnKeyDigest(k.task_session_id, k.turn_key), k.unreadable]),
     );
     for (let at = 0; at < keys.length; at += options.pageTurns) {
@@ -281,11 +316,13 @@ export async function runExport(
       let batch: ReadableSpan[] = [];
       let batchEnd: TurnPosition | undefined;
       let pending: [string, SentTurn][] = [];
-      const flush = async () => {
-        if (batch.length > 0) await send(batch);
+      /** false: the batch's outcome is unknown; nothing of it is recorded and the position stays before it */
+      const flush = async (): Promise<boolean> => {
+        if (batch.length > 0 && !(await send(batch))) return false;
         for (const [turn, sent] of pending) state.sent.set(turn, sent);
         batch = [];
         pending = [];
+        return true;
       };
       for (const turn of page) {
         const unreadable = new Map<string, number>();
@@ -311,20 +348,20 @@ export async function runExport(
         const sentBefore =
           known !== undefined
             ? known.digest !== ''
-            : previous !== undefined && compare(turn.position, previous.position) <= 0;
+            : previous !== undefined && comparePositions(turn.position, previous.position) <= 0;
         if (sentBefore) summary.re_sent++;
         else summary.new++;
         summary.turns++;
         for (const [column, n] of unreadable) summary.unreadable[column] = (summary.unreadable[column] ?? 0) + n;
         if (batch.length > 0 && batch.length + spans.length > options.batchSpans) {
-          await flush();
+          if (!(await flush())) return summary;
           await accept(batchEnd!);
         }
         batch.push(...spans);
         pending.push([turnKey, entry]);
         batchEnd = turn.position;
       }
-      await flush();
+      if (!(await flush())) return summary;
       // The page's last turns may have had nothing to send (unchanged, unsettled, gone, skipped): still past them.
       const pageEnd = keys[Math.min(at + options.pageTurns, keys.length) - 1]!;
       await accept(pageEnd);

@@ -114,6 +114,8 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
           }
         : {}),
       ...(target.region ? { region: target.region } : {}),
+      ...(target.useFipsEndpoint ? { useFipsEndpoint: true } : {}),
+      ...(target.useDualstackEndpoint ? { useDualstackEndpoint: true } : {}),
       useQueueUrlAsEndpoint: false,
       maxAttempts: 1,
       requestHandler: { connectionTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs },

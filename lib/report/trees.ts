@@ -53,10 +53,12 @@ export interface TreeFilter {
 
 /**
  * A turn in `changed` order, with how many of its rows' times could not be read (R4-3): an
- * unreadable updated_at places the turn by its other times, an unreadable settled_at reads as not settled.
+ * unreadable updated_at places the turn by its other times, an unreadable settled_at reads as not
+ * settled, a row whose observed_at is unreadable is left out of the turn's tree (it has no place in
+ * time), its other rows are not (issue 48).
  */
 export interface ListedTurn extends TurnPosition {
-  unreadable: { updated_at: number; settled_at: number };
+  unreadable: { updated_at: number; settled_at: number; observed_at: number };
 }
 
 export interface ChangedTurn {
@@ -202,8 +204,11 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
     const changed = bind.time(filter.after.changed);
     const session = bind.value(filter.after.task_session_id);
     const turn = bind.value(filter.after.turn_key);
+    // The full order key, in byte order as ORDER BY below and comparePositions (export/position.ts) have it.
+    const s = d.byteOrder('task_session_id');
+    const k = d.byteOrder('turn_key');
     turnWhere.push(
-      `(turn_changed > ${changed} OR (turn_changed = ${changed} AND (task_session_id > ${session} OR (task_session_id = ${session} AND turn_key > ${turn}))))`,
+      `(turn_changed > ${changed} OR (turn_changed = ${changed} AND (${s} > ${session} OR (task_session_id = ${session} AND ${k} > ${turn}))))`,
     );
   }
   if (filter.changedAfter !== undefined) turnWhere.push(`turn_changed > ${bind.time(filter.changedAfter)}`);
@@ -217,14 +222,16 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   const floor = bind.time(MIN_INSTANT);
   // Counted here, once per turn listed: the tree reader reads an unreadable settled_at as not settled.
   const unreadable = (c: string, readable: string) => `SUM(${unreadableFlag(c, readable)}) AS unreadable_${c}`;
-  const sql = `SELECT task_session_id, turn_key, turn_changed, unreadable_updated_at, unreadable_settled_at FROM (
+  const observed = d.readableInstant('observed_at');
+  const sql = `SELECT task_session_id, turn_key, turn_changed, unreadable_updated_at, unreadable_settled_at, unreadable_observed_at FROM (
   SELECT task_session_id, COALESCE(turn_id, '') AS turn_key,
-    COALESCE(MAX(${updated}), MAX(${d.readableInstant('observed_at')}), ${floor}) AS turn_changed,
-    ${unreadable('updated_at', updated)}, ${unreadable('settled_at', d.readableInstant('settled_at'))}
+    COALESCE(MAX(${updated}), MAX(${observed}), ${floor}) AS turn_changed,
+    ${unreadable('updated_at', updated)}, ${unreadable('settled_at', d.readableInstant('settled_at'))},
+    ${unreadable('observed_at', observed)}
   FROM ${TABLE}${whereClause(where)}
   GROUP BY task_session_id, COALESCE(turn_id, '')
 ) turns${whereClause(turnWhere)}
-ORDER BY turn_changed, task_session_id, turn_key${limit}`;
+ORDER BY turn_changed, ${d.byteOrder('task_session_id')}, ${d.byteOrder('turn_key')}${limit}`;
   return { sql, params: bind.params };
 }
 
@@ -247,7 +254,8 @@ function rowsForKeysStatement(
   );
   const bind = binder(db);
   bind.params.push(...keyParams);
-  const where = rowConditions(db, filter, bind, 'r.');
+  // R4-3 (issue 48): a row whose observed_at is not an instant is left out, not its whole turn (as in `recent` order).
+  const where = [...rowConditions(db, filter, bind, 'r.'), `${d.readableInstant('r.observed_at')} IS NOT NULL`];
   const join = (on: string) => `SELECT ${rowSelect(db, 'r.')}, ${hostTimes(host)}
 FROM k JOIN ${TABLE} r ON r.task_session_id = k.s AND ${on}
 LEFT JOIN task_session_turns h ON h.id = r.turn_id AND h.task_session_id = r.task_session_id${whereClause(where)}`;
@@ -409,7 +417,11 @@ export async function listChangedTurns(db: Queryable, filter: TreeFilter): Promi
     changed: instantOf(r.turn_changed),
     task_session_id: String(r.task_session_id),
     turn_key: String(r.turn_key),
-    unreadable: { updated_at: Number(r.unreadable_updated_at), settled_at: Number(r.unreadable_settled_at) },
+    unreadable: {
+      updated_at: Number(r.unreadable_updated_at),
+      settled_at: Number(r.unreadable_settled_at),
+      observed_at: Number(r.unreadable_observed_at),
+    },
   }));
 }
 

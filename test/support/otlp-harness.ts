@@ -18,10 +18,8 @@ export function useOtlpReceiver(): () => OtlpReceiver {
     receiver = await startOtlpReceiver();
   });
   afterAll(() => receiver.close());
-  beforeEach(() => {
-    receiver.requests.length = 0;
-    receiver.spans.length = 0;
-  });
+  // requests, spans and any scripted answer a test left unused
+  beforeEach(() => receiver.reset());
   return () => receiver;
 }
 

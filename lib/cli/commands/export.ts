@@ -25,6 +25,11 @@ export function renderExport(summary: ExportSummary): string {
       'rejected',
       `${plural(summary.rejected_spans, 'span')} by the collector${summary.rejected_message === undefined ? '' : `: ${summary.rejected_message}`}`,
     ]);
+  if (summary.unknown_spans > 0)
+    facts.push([
+      'unknown',
+      `${plural(summary.unknown_spans, 'span')} answered 2xx, but ${summary.unknown_reason ?? 'the answer could not be read'}: whether the collector accepted them is not known, so the run stopped before them and the position was kept; run again to send them again (same ids)`,
+    ]);
   const columns = Object.entries(summary.unreadable);
   if (columns.length > 0)
     facts.push(['unreadable', columns.map(([column, n]) => `${column} ${n} (left out)`).join(', ')]);
@@ -55,7 +60,8 @@ export function retryLine(notice: RetryNotice): string {
 
 /**
  * `subagent-context export --otlp <url>` (docs/otlp.md): exit 0 once every batch was accepted,
- * 3 when the collector rejected spans of an accepted batch (partialSuccess) or a turn was skipped.
+ * 3 when the collector rejected spans of an accepted batch (partialSuccess), answered a batch in a
+ * way that leaves its outcome unknown (R4-8: the run stopped before it), or a turn was skipped.
  */
 export async function exportCommand(
   db: Queryable,
@@ -78,7 +84,7 @@ export async function exportCommand(
   });
   try {
     const summary = await runExport(db, sink, target.url, options);
-    const attention = summary.rejected_spans > 0 || summary.skipped.length > 0;
+    const attention = summary.rejected_spans > 0 || summary.unknown_spans > 0 || summary.skipped.length > 0;
     return { exitCode: attention ? EXIT.attention : EXIT.ok, result: summary, text: renderExport(summary) };
   } finally {
     await sink.shutdown();

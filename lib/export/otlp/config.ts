@@ -38,15 +38,18 @@ export class OtlpConfigError extends SubagentContextError {
  * An endpoint as every output shows it (R4-9): scheme://host:port/path only. Never the query (a
  * SAS `?sig=`, an Azure Functions `?code=`, a `?key=`: credentials by another name), never the
  * fragment, never `user:password@` (shown as `***@` so a reader knows the URL carried some).
- * Text that is not a URL is only redacted and made terminal-safe.
+ * Text that is not a URL is redacted first, then cut at its query or fragment, and made
+ * terminal-safe: a password holding `#` or `?` makes the text no URL at all, and a cut before the
+ * redaction would leave the password's prefix behind its `user:` (issue 48).
  */
 export function describeEndpoint(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    const cut = url.search(/[?#]/);
-    return terminalSafe(redactText(cut < 0 ? url : `${url.slice(0, cut)}?…`));
+    const redacted = redactText(url);
+    const cut = redacted.search(/[?#]/);
+    return terminalSafe(cut < 0 ? redacted : `${redacted.slice(0, cut)}?…`);
   }
   const credentials = parsed.username !== '' || parsed.password !== '' ? '***@' : '';
   const port =
@@ -94,17 +97,37 @@ function resolveProtocol(flag: string | undefined, env: NodeJS.ProcessEnv): Otlp
   );
 }
 
+/** An HTTP field name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * An HTTP field value as Node sends it (RFC 9110 field-value: visible ASCII, space, tab, obs-text
+ * as single bytes): anything else (`Ωmega`, a line feed) Node refuses at the request, which would
+ * otherwise look like a collector's failure and be retried (issue 48).
+ */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Refuses a header Node could not send, naming where it came from; never its value (a credential). */
+function checkHeader(name: string, value: string, from: string): void {
+  if (name === '' || !HEADER_NAME.test(name))
+    throw new OtlpConfigError(`${from} needs name=value with a valid HTTP header name (the value is not shown)`);
+  if (!HEADER_VALUE.test(value))
+    throw new OtlpConfigError(
+      `${from} ${terminalSafe(name)}: the value is not a valid HTTP header value (visible ASCII, spaces and tabs only; percent-encode anything else); the value is not shown`,
+    );
+}
+
 function resolveHeaders(flags: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> {
-  const headers: Record<string, string> = {
-    ...parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_HEADERS),
-    ...parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
-  };
+  const headers: Record<string, string> = {};
+  for (const variable of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'])
+    for (const [name, value] of Object.entries(parseKeyPairsIntoRecord(env[variable]))) {
+      checkHeader(name, value, variable);
+      headers[name] = value;
+    }
   for (const flag of flags) {
     const at = flag.indexOf('=');
     const name = at < 0 ? '' : flag.slice(0, at).trim();
     // Never echo the value: a header is usually a credential.
-    if (name === '' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
-      throw new OtlpConfigError('--header needs name=value with a valid HTTP header name (the value is not shown)');
+    checkHeader(name, flag.slice(at + 1), '--header');
     headers[name] = flag.slice(at + 1);
   }
   return headers;

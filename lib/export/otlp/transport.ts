@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { gzipSync } from 'node:zlib';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { EXPORT_DEFAULTS } from '../../defaults.js';
 import { SubagentContextError } from '../../errors.js';
 import { terminalSafe } from '../../terminal-text.js';
 import { collectorBody, secretsOf } from './body.js';
@@ -17,9 +18,16 @@ import { describeEndpoint, type OtlpTarget } from './config.js';
  * the collector's body, and the answer's `partialSuccess` (rejected spans), which the SDK only
  * passes to `diag.warn`.
  *
- * Retried with a doubling pause (Retry-After honoured, up to MAX_WAIT_MS): 429 and every 5xx, a
- * timeout, a connection error. Never retried: any other 4xx, and a partial success (the OTLP
- * specification: the client MUST NOT retry a request the server answered with partial success).
+ * Retried with a doubling pause (Retry-After honoured, up to EXPORT_DEFAULTS.maxRetryAfterMs): 429
+ * and every 5xx, a timeout before the answer's status, a connection error. Never retried: any other
+ * 4xx, and a 2xx (the OTLP specification: the client MUST NOT retry a request the server answered
+ * with partial success, and a 2xx may be one).
+ *
+ * Every wait is bounded (issue 48): one attempt, from connecting to the answer's last byte, takes at
+ * most `timeoutMillis` whatever the collector sends or how slowly, and at most `answerBytes` of the
+ * answer are read, then the connection is closed. A 2xx answer that was cut there, or that is not an
+ * ExportTraceServiceResponse, says nothing of what was accepted: its outcome is unknown, never
+ * success (R4-8: the run stops before that batch, its position kept, exit 3).
  */
 
 export interface SendResult {
@@ -27,6 +35,11 @@ export interface SendResult {
   rejectedSpans: number;
   /** its partialSuccess.errorMessage, as a message may show it (masked, terminal-safe, cut) */
   errorMessage?: string;
+  /**
+   * set when the collector answered 2xx but its answer could not be read (cut at a bound, or not an
+   * ExportTraceServiceResponse): what it accepted is unknown (R4-8), and this says why
+   */
+  unknown?: string;
 }
 
 export interface SpanSink {
@@ -62,8 +75,10 @@ export interface RetryNotice {
 }
 
 export interface SinkOptions {
-  /** one attempt's bound */
+  /** one attempt's whole bound: connecting, sending, the answer's headers and body */
   timeoutMillis: number;
+  /** bytes of an answer read at most (default EXPORT_DEFAULTS.answerBytes); then the connection is closed */
+  answerBytes?: number;
   /** further attempts of a request that failed retryably */
   retries: number;
   /** the first pause before such an attempt; doubles each time (Retry-After wins when longer) */
@@ -71,11 +86,6 @@ export interface SinkOptions {
   /** told before each pause */
   onRetry?: (notice: RetryNotice) => void;
 }
-
-/** The longest pause a Retry-After may ask for: beyond it the run fails and resumes later instead. */
-const MAX_WAIT_MS = 60_000;
-/** Bytes of an answer read at all (a partialSuccess or an error page is small). */
-const MAX_ANSWER_BYTES = 1 << 20;
 
 function hint(status: number): string {
   if (status === 401 || status === 403) return 'check the credentials headers (--header, OTEL_EXPORTER_OTLP_HEADERS)';
@@ -88,7 +98,10 @@ function hint(status: number): string {
 interface Answer {
   status: number;
   headers: IncomingMessage['headers'];
+  /** the answer's body, as far as it was read */
   body: Buffer;
+  /** why the body was not read to its end (a bound), if it was not */
+  cut?: string;
 }
 
 /** Seconds or an HTTP date (RFC 9110, section 10.2.3); undefined when absent or unreadable. */
@@ -102,15 +115,27 @@ function retryAfterMillis(value: string | string[] | undefined): number | undefi
 
 /** The answer's partialSuccess, from either encoding (the serializers' own readers). */
 function partialSuccess(answer: Answer, json: boolean, secrets: readonly string[]): SendResult {
+  // R4-8: a cut answer may have held a partialSuccess; what was accepted is not known
+  if (answer.cut !== undefined) return { rejectedSpans: 0, unknown: answer.cut };
+  // An empty body is the empty ExportTraceServiceResponse: no partialSuccess, all accepted.
   if (answer.body.length === 0) return { rejectedSpans: 0 };
   const type = String(answer.headers['content-type'] ?? '');
   const asJson = type.includes('json') || (type === '' && json);
   let response: { partialSuccess?: { rejectedSpans?: unknown; errorMessage?: unknown } };
   try {
-    response = (asJson ? JsonTraceSerializer : ProtobufTraceSerializer).deserializeResponse(answer.body) as never;
+    // JSON read here: the serializer's JSON reader answers `{}` (all accepted) for text that is not JSON
+    response = asJson
+      ? JSON.parse(answer.body.toString('utf8'))
+      : ProtobufTraceSerializer.deserializeResponse(answer.body);
+    if (typeof response !== 'object' || response === null || Array.isArray(response))
+      throw new TypeError('not an object');
   } catch {
-    // A 2xx whose body is not an ExportTraceServiceResponse: accepted, as the SDK would take it.
-    return { rejectedSpans: 0 };
+    // R4-8 (issue 48): a 2xx whose body is not an ExportTraceServiceResponse may be a partial
+    // success this reader cannot see: unknown, never taken as all accepted.
+    return {
+      rejectedSpans: 0,
+      unknown: `the answer (${answer.body.length} bytes, ${type === '' ? 'no Content-Type' : terminalSafe(type.slice(0, 80))}) is not an OTLP ExportTraceServiceResponse`,
+    };
   }
   const partial = response?.partialSuccess;
   if (partial === undefined || partial === null) return { rejectedSpans: 0 };
@@ -146,30 +171,66 @@ export function createOtlpSink(target: OtlpTarget, options: SinkOptions): SpanSi
   // A URL's user:password is sent as Basic authentication by Node's own http.request (decoded, and
   // only where no Authorization header is given, in any case): `url` goes to it as it is.
 
+  const maxBytes = options.answerBytes ?? EXPORT_DEFAULTS.answerBytes;
   const attempt = (body: Buffer) =>
     new Promise<Answer>((resolve, reject) => {
-      const req = request(
-        url,
-        {
-          method: 'POST',
-          headers: { ...headers, 'Content-Length': String(body.length) },
-          timeout: options.timeoutMillis,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size <= MAX_ANSWER_BYTES) chunks.push(chunk);
-          });
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`timed out after ${options.timeoutMillis} ms`)));
-      req.on('error', reject);
+      let req: ReturnType<typeof request>;
+      let settled = false;
+      /** The answer so far, once its status arrived (a bound hit after it cuts the body, it does not fail). */
+      let answer: Answer | undefined;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const finish = (cut?: string) => {
+        if (settled || answer === undefined) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ ...answer, body: Buffer.concat(chunks), ...(cut === undefined ? {} : { cut }) });
+      };
+      const fail = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      };
+      // The whole attempt's bound: before the status it is a timeout (retried); after it, the body is cut there.
+      const timer = setTimeout(() => {
+        const reason = `timed out after ${options.timeoutMillis} ms`;
+        if (answer !== undefined) finish(`the answer's body was still arriving when the request ${reason}`);
+        else fail(new Error(reason));
+        req.destroy();
+      }, options.timeoutMillis);
+      try {
+        req = request(
+          url,
+          { method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) } },
+          (res) => {
+            answer = { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.alloc(0) };
+            res.on('data', (chunk: Buffer) => {
+              if (settled) return;
+              const room = maxBytes - size;
+              chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+              size += Math.min(chunk.length, room);
+              if (chunk.length > room) {
+                // Read no further: the connection is closed, whatever the collector still sends.
+                finish(`the answer was cut after ${maxBytes} bytes`);
+                req.destroy();
+              }
+            });
+            res.on('end', () => finish());
+            res.on('error', fail);
+          },
+        );
+      } catch (error) {
+        // Refused by Node before anything was sent (a header value it cannot send): local, not the collector's.
+        clearTimeout(timer);
+        throw new OtlpExportError(
+          `the export could not make its request to ${endpoint}: ${networkReason(error)}; check --header and OTEL_EXPORTER_OTLP_HEADERS`,
+          undefined,
+          false,
+          { cause: error },
+        );
+      }
+      req.on('error', fail);
       req.end(body);
     });
 
@@ -189,12 +250,14 @@ export function createOtlpSink(target: OtlpTarget, options: SinkOptions): SpanSi
         try {
           answer = await attempt(body);
         } catch (err) {
+          if (err instanceof OtlpExportError) throw err;
           lastReason = networkReason(err);
           lastStatus = undefined;
         }
         if (answer !== undefined) {
           lastStatus = answer.status;
           if (answer.status >= 200 && answer.status < 300) return partialSuccess(answer, json, secrets);
+          // A refusal's body is its text as far as it was read (an endless one is cut at the bound).
           const text = collectorBody(answer.body.toString('utf8'), secrets);
           if (answer.status !== 429 && answer.status < 500)
             throw new OtlpExportError(
@@ -204,11 +267,11 @@ export function createOtlpSink(target: OtlpTarget, options: SinkOptions): SpanSi
             );
           lastReason = `HTTP ${answer.status}${text === '' ? '' : `: ${text}`}`;
           const after = retryAfterMillis(answer.headers['retry-after']);
-          if (after !== undefined) wait = Math.max(wait, Math.min(after, MAX_WAIT_MS));
+          if (after !== undefined) wait = Math.max(wait, Math.min(after, EXPORT_DEFAULTS.maxRetryAfterMs));
         }
         if (n >= attempts)
           throw new OtlpExportError(
-            `the OTLP collector at ${endpoint} did not accept the batch after ${attempts} attempt(s) (last: ${lastReason}); run the export again later: it resumes from its position`,
+            `the OTLP collector at ${endpoint} did not accept the batch after ${attempts} attempt(s) (last: ${lastReason}); run the export again later`,
             lastStatus,
             true,
           );

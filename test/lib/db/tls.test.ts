@@ -40,6 +40,45 @@ describe.each(POSTGRES_TARGETS)('R4-5: TLS modes of the database URL on %s', (na
     expect(run.code).toBe(0);
   });
 
+  // issue 48: each of these gave a full report from a server with ssl=off; psql refuses every one
+  it.each([
+    ['sslmode=disable&sslmode=require', {}, /asks for sslmode=require, but this connection goes through a plain/],
+    ['sslmode=REQUIRE', {}, /sslmode "REQUIRE" is not an sslmode: use one of disable, allow, prefer, require/],
+    ['sslmode=Require', {}, /sslmode "Require" is not an sslmode/],
+    ['sslmode=require%20', {}, /sslmode "require " is not an sslmode/],
+    ['ssl=true', {}, /asks for ssl=true, but this connection goes through a plain/],
+    ['ssl=1', {}, /asks for ssl=1, but this connection goes through a plain/],
+    ['SSLMODE=require', {}, /asks for sslmode=require, but/],
+    ['ssl=yes', {}, /ssl parameter "yes" is not understood/],
+    ['', { PGSSLMODE: 'require' }, /PGSSLMODE=require asks for TLS, but this connection goes through a plain/],
+    ['', { PGSSLMODE: 'REQUIRE' }, /PGSSLMODE "REQUIRE" is not an sslmode/],
+  ] as const)(
+    'R4-5 (issue 48): ?%s with env %j is refused (exit 1) before anything is read: no plaintext report',
+    async (params, env, said) => {
+      const url = params === '' ? t.url : withParams(t.url, params);
+      const run = await runCliJson(['report', '--database-url', url, '--json'], { ...testProxyEnv(), ...env });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(said);
+      // --json on a failure carries the error alone: no report document, no figure of the store
+      expect(run.json).toEqual({ error: expect.any(String), name: 'TlsModeError' });
+    },
+  );
+
+  it.each([
+    ['sslmode=require&sslmode=disable', {}],
+    ['sslmode=disable', { PGSSLMODE: 'require' }],
+    ['ssl=false', {}],
+    ['', { PGSSLMODE: 'prefer' }],
+  ] as const)(
+    'R4-5 (issue 48): ?%s with env %j allows plaintext (the last value, the URL before PGSSLMODE): the local server is read',
+    async (params, env) => {
+      const url = params === '' ? t.url : withParams(t.url, params);
+      const run = await runCliJson(['report', '--database-url', url, '--json'], { ...testProxyEnv(), ...env });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+    },
+  );
+
   it.each(['sslrootcert', 'sslcert', 'sslkey'])(
     'R4-5: %s is refused with what to do instead (NODE_EXTRA_CA_CERTS), not a crash in the driver',
     async (param) => {

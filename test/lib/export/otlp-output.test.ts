@@ -90,6 +90,10 @@ describe('R4-9 an endpoint as every output prints it', () => {
     ['https://me:pa55@otel.example:8443/p/v1/traces?api_key=x#frag', 'https://***@otel.example:8443/p/v1/traces'],
     ['http://[::1]:4318/v1/traces?x=1', 'http://[::1]:4318/v1/traces'],
     ['not a url?key=K3Y', 'not a url?…'],
+    // issue 48: `#` or `?` in a password makes the text no URL; redacted before the cut, not after
+    ['http://admin:Sup3r#Secret@collector:4318/v1/traces', 'http://***@collector:4318/v1/traces'],
+    ['http://admin:Sup3r?Secret@collector:4318/v1/traces', 'http://***@collector:4318/v1/traces'],
+    ['"http://admin:Sup3r#Secret@collector:4318/v1/traces"', '"http://***@collector:4318/v1/traces"'],
   ])('R4-9: %s → %s', (url, shown) => {
     expect(describeEndpoint(url)).toBe(shown);
   });

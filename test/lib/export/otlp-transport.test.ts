@@ -195,7 +195,7 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
     ]);
     const endpoint = `http://127.0.0.1:${new URL(receiver.origin).port}/v1/traces`;
     expect(error.message).toBe(
-      `the OTLP collector at ${endpoint} did not accept the batch after 3 attempt(s) (last: HTTP 503: unavailable); run the export again later: it resumes from its position`,
+      `the OTLP collector at ${endpoint} did not accept the batch after 3 attempt(s) (last: HTTP 503: unavailable); run the export again later`,
     );
     expect(error.status).toBe(503);
     expect(error.retryable).toBe(true);
@@ -295,7 +295,7 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
     },
   );
 
-  it('R4-9: a 2xx whose body is empty, not an answer, or has no partialSuccess is all accepted; the answer read by its own Content-Type', async () => {
+  it('R4-9, R4-8: a 2xx whose body is empty or has no partialSuccess is all accepted, one that is not an answer is unknown; the answer read by its own Content-Type', async () => {
     const answers: [number, Record<string, string>, string][] = [
       [200, {}, ''],
       [200, { 'content-type': 'application/json' }, 'not json'],
@@ -314,7 +314,11 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
       const protobuf = sink({ url: server.url, protocol: 'http/protobuf' }).sink;
       const json = sink({ url: server.url, protocol: 'http/json' }).sink;
       expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 0 });
-      expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      // issue 48: not an answer may be a partial success unread: never taken as all accepted
+      expect(await protobuf.send(SPANS)).toEqual({
+        rejectedSpans: 0,
+        unknown: 'the answer (8 bytes, application/json) is not an OTLP ExportTraceServiceResponse',
+      });
       expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 0 });
       // a JSON answer to a protobuf request is read as JSON (its Content-Type)
       expect(await protobuf.send(SPANS)).toEqual({ rejectedSpans: 3 });
@@ -361,19 +365,21 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
     }
   });
 
-  it('R4-9: a 2xx protobuf answer that cannot be read (truncated) is all accepted', async () => {
+  it('R4-8: a 2xx protobuf answer that cannot be read (truncated) is of unknown outcome, not all accepted', async () => {
     // partial_success announced 5 bytes long, 2 given
     const server = await rawServer((respond) =>
       respond(200, { 'content-type': 'application/x-protobuf' }, '\x0a\x05\x08\x02'),
     );
     try {
-      expect(await sink({ url: server.url }).sink.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect((await sink({ url: server.url }).sink.send(SPANS)).unknown).toMatch(
+        /is not an OTLP ExportTraceServiceResponse/,
+      );
     } finally {
       await server.close();
     }
   });
 
-  it('R4-9: an answer is read up to 1 MiB: a partialSuccess of exactly 1 MiB is read, one byte more is cut (unreadable: accepted)', async () => {
+  it('R4-8: an answer is read up to 1 MiB: a partialSuccess of exactly 1 MiB is read, one byte more is cut (unknown, never accepted)', async () => {
     /** ExportTraceServiceResponse { partial_success { rejected_spans: 3, error_message: 'x' × n } } of `total` bytes. */
     const answer = (total: number): Buffer => {
       const varint = (v: number) => {
@@ -400,7 +406,7 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
       const s = sink({ url }).sink;
       expect((await s.send(SPANS)).rejectedSpans).toBe(3);
-      expect(await s.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect(await s.send(SPANS)).toEqual({ rejectedSpans: 0, unknown: `the answer was cut after ${1 << 20} bytes` });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -442,5 +448,107 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+  /** A collector on 127.0.0.1 that answers `status` with `head`, then writes `chunk` every `everyMs` without end. */
+  async function endlessServer(status: number, chunk: Buffer, everyMs: number) {
+    const timers = new Set<NodeJS.Timeout>();
+    let written = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(status, { 'content-type': 'application/x-protobuf' });
+        const write = () => {
+          if (res.destroyed) return;
+          written += chunk.length;
+          // an endless answer: the next chunk as soon as the last is taken (or after `everyMs`)
+          if (everyMs === 0) res.write(chunk, write);
+          else {
+            res.write(chunk);
+            const timer = setTimeout(write, everyMs);
+            timers.add(timer);
+          }
+        };
+        res.on('close', () => undefined);
+        write();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+      written: () => written,
+      close: async () => {
+        for (const t of timers) clearTimeout(t);
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  it('R4-8 (issue 48): a 200 that then trickles one byte every 2 s ends at the whole-request bound, of unknown outcome, never retried', async () => {
+    // the first byte of a partial_success field, then one byte at a time: the socket never idles
+    const server = await endlessServer(200, Buffer.from([0x0a]), 2_000);
+    try {
+      const { sink: s, notices } = sink({ url: server.url }, { retries: 2, timeoutMillis: 3_000 });
+      const started = Date.now();
+      const result = await s.send(SPANS);
+      const took = Date.now() - started;
+      expect(result).toEqual({
+        rejectedSpans: 0,
+        unknown: "the answer's body was still arriving when the request timed out after 3000 ms",
+      });
+      expect(notices).toEqual([]);
+      expect(took).toBeGreaterThanOrEqual(2_900);
+      expect(took).toBeLessThan(4_500);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('R3-10 (issue 48): a 503 with an endless body is read to 1 MiB, its connection closed, and retried as a 503', async () => {
+    const server = await endlessServer(503, Buffer.alloc(64 * 1024, 'x'), 0);
+    try {
+      const { sink: s, notices } = sink({ url: server.url }, { retries: 1, timeoutMillis: 20_000 });
+      const started = Date.now();
+      const error = await failure(s.send(SPANS));
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect([error.status, error.retryable]).toEqual([503, true]);
+      expect(notices).toEqual([{ attempt: 1, attempts: 2, reason: 'HTTP 503', waitMillis: 10 }]);
+      expect(error.message).toMatch(/\(last: HTTP 503: x{10}/);
+      // the connection was closed at the bound: the server could not go on writing
+      const after = server.written();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(server.written() - after).toBeLessThanOrEqual(2 * 64 * 1024);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('R3-10 (issue 48): the whole-request bound holds before the status too: a collector that takes the body and trickles nothing is a timeout, retried', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      // headers never come, the socket is kept busy from the server's side only by keep-alive
+      req.on('end', () => res.socket?.setKeepAlive(true));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+      const { sink: s, notices } = sink({ url }, { retries: 0, timeoutMillis: 200 });
+      const error = await failure(s.send(SPANS));
+      expect(error.message).toMatch(/\(last: timed out after 200 ms\)/);
+      expect(notices).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('R3-10 (issue 48): a header value Node cannot send fails locally at once, not retried, not blamed on the collector', async () => {
+    const { sink: s, notices } = sink({ headers: { 'x-team': 'Ωmega' } }, { retries: 3 });
+    const error = await failure(s.send(SPANS));
+    expect(error.retryable).toBe(false);
+    expect(error.message).toMatch(/could not make its request .*ERR_INVALID_CHAR; check --header/);
+    expect(error.message).not.toContain('collector at');
+    expect(notices).toEqual([]);
+    expect(receiver.requests).toHaveLength(0);
   });
 });

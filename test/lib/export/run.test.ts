@@ -164,4 +164,21 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
       expect((error as Error).cause).toBeInstanceOf(OtlpExportError);
     },
   );
+
+  it.each([
+    ['resume', /Nothing was lost: the export position was not moved; run again later to resume from it$/],
+    ['none', /No position is kept by this run \(--no-position or a one-off export\): run it again later$/],
+  ] as const)(
+    'R4-9 (issue 48): a collector that stays unavailable with position %s is retryable and says where the position stands; no position, no "resumes"',
+    async (position, said) => {
+      await insertRows(t.db, [row('s1', 'u1', 1)]);
+      receiver().respond(503);
+      const error = await exportTo({ position }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OtlpExportError);
+      expect((error as OtlpExportError).message).toMatch(said);
+      if (position === 'none') expect((error as Error).message).not.toMatch(/resume/);
+      expect((error as OtlpExportError).retryable).toBe(true);
+      expect((error as OtlpExportError).status).toBe(503);
+    },
+  );
 });

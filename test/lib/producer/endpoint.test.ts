@@ -1,4 +1,4 @@
-import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueEndpoint } from '../../../lib/producer/endpoint.js';
 import { createFrameProducer } from '../../../lib/producer/producer.js';
@@ -74,6 +74,56 @@ describe('R4-11: the endpoint of a queue URL', () => {
     ],
   ])('R4-11: %s', (_name, url, env, expected) => {
     expect(queueEndpoint(url, env)).toEqual(expected);
+  });
+
+  it.each([
+    [
+      'a FIPS URL',
+      'https://sqs-fips.us-east-2.amazonaws.com/123456789012/frames.fifo',
+      { region: 'us-east-2', useFipsEndpoint: true, label: 'sqs-fips.us-east-2.amazonaws.com:443' },
+    ],
+    [
+      'a dual-stack URL',
+      'https://sqs.eu-west-1.api.aws/123456789012/frames.fifo',
+      { region: 'eu-west-1', useDualstackEndpoint: true, label: 'sqs.eu-west-1.api.aws:443' },
+    ],
+    [
+      'a FIPS dual-stack URL',
+      'https://sqs-fips.us-gov-west-1.api.aws/123456789012/frames.fifo',
+      {
+        region: 'us-gov-west-1',
+        useFipsEndpoint: true,
+        useDualstackEndpoint: true,
+        label: 'sqs-fips.us-gov-west-1.api.aws:443',
+      },
+    ],
+    [
+      'a VPC endpoint URL: the endpoint itself, signed for its region',
+      'https://vpce-0a1b2c3d4e5f67890-abcdefgh.sqs.eu-west-1.vpce.amazonaws.com/123456789012/frames.fifo',
+      {
+        endpoint: 'https://vpce-0a1b2c3d4e5f67890-abcdefgh.sqs.eu-west-1.vpce.amazonaws.com',
+        region: 'eu-west-1',
+        label: 'vpce-0a1b2c3d4e5f67890-abcdefgh.sqs.eu-west-1.vpce.amazonaws.com:443',
+      },
+    ],
+  ])('R4-11 (issue 48): %s names its region, with AWS_REGION unset', async (_name, url, expected) => {
+    const target = queueEndpoint(url, {});
+    expect(target).toEqual(expected);
+    if (target.endpoint !== undefined) return;
+    // the SDK's own resolution of that region and variant is the URL's host: where AWS expects the signature
+    const client = new SQSClient({
+      region: target.region,
+      useFipsEndpoint: target.useFipsEndpoint ?? false,
+      useDualstackEndpoint: target.useDualstackEndpoint ?? false,
+      credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+    });
+    const resolved = client.config.endpointProvider({
+      Region: target.region,
+      UseFIPS: target.useFipsEndpoint ?? false,
+      UseDualStack: target.useDualstackEndpoint ?? false,
+    });
+    expect(resolved.url.hostname).toBe(new URL(url).hostname);
+    client.destroy();
   });
 
   it('R4-11: a queue URL that is no URL gives no endpoint and says so', () => {
