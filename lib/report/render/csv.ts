@@ -104,7 +104,7 @@ export function completenessComments(doc: ReportDocument): string[] {
     `filters: by=${f.by ?? '-'} since=${f.since ?? '-'} until=${f.until ?? '-'} task=${f.task ?? '-'} session=${f.session ?? '-'} sort=${f.sort} limit=${f.limit ?? '-'}`,
     `capture_since: ${c.capture_since ?? 'null (not activated)'}`,
     `backfill_through: ${c.backfill_through ?? 'null'}`,
-    `verified_through: ${c.verified_through ?? 'null (the scheduled check has not run)'}`,
+    `verified_through: ${c.verified_through ?? 'null (no readable checkpoint: see the notes)'}`,
     `shortfall: ${c.shortfall.checked ? `${c.shortfall.open ? 'OPEN' : 'none'} (${c.shortfall.count})` : 'not checked'}`,
     ...c.missing.map((m) => `missing: ${JSON.stringify([m.task_session_id, m.tool_call_id])}`),
     `unreadable: ${JSON.stringify(c.unreadable)}`,

@@ -38,7 +38,7 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
     [
       ['capture_since', c.capture_since ?? 'null (capture not activated)'],
       ['backfill_through', c.backfill_through ?? 'null'],
-      ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
+      ['verified_through', c.verified_through ?? 'null (no readable checkpoint: see the notes)'],
       ['shortfall', shortfall],
       ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
       ['unreadable', unreadableText(c.unreadable)],
