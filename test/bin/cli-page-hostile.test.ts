@@ -110,4 +110,22 @@ describe.each(TARGETS)('R4-4 on %s: a hostile store still makes a page under 2 M
       expect(text.length).toBeGreaterThan(1);
     }
   }, 60_000);
+
+  it('R4-4: one row dated 9999-12-31 leaves every real day on the per-day charts and is named as an outlier', async () => {
+    const rows = Array.from({ length: 32 }, (_, i) => ({
+      tool_call_id: `c${i}`,
+      observed_at: `2026-07-${String(i + 1).padStart(2, '0')}T10:00:00.000001Z`.replace('07-32', '08-01'),
+    }));
+    rows.push({ tool_call_id: 'late', observed_at: '9999-12-31T10:00:00.000001Z' });
+    await insertRows(t.db, rows);
+    const file = join(dir, `${name}-days.html`);
+    const run = await cli('report', '--database-url', t.url, '--html', file);
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    const html = readFileSync(file, 'utf8');
+    const start = html.indexOf('<figure class="chart" id="chart-per-day"');
+    const chart = html.slice(start, html.indexOf('</figure>', start));
+    expect(chart).toContain('32 of 33 days');
+    expect(chart).toMatch(/1 later day not drawn, such as 31 Dec 9999 \(1 subagent\)/);
+    expect(chart.match(/<th scope="row">/g)).toHaveLength(32);
+  }, 60_000);
 });
