@@ -1,7 +1,7 @@
 import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js';
 import { terminalSafe } from '../../terminal-text.js';
 import type { Figures, Group, ReportDocument } from '../document.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
+import { keyText, NOT_REPORTED_LABEL } from './labels.js';
 
 /**
  * The terminal table (docs/report.md#the-table): completeness first (R3-8), then the totals, then
@@ -72,9 +72,8 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
   return parts.join('\n');
 }
 
-/** A group's key as people read it: one label for a key the host never reported, one for '' (labels.ts). */
-const keyLabel = (key: string | null): string =>
-  key === null ? NOT_REPORTED_LABEL : key === '' ? EMPTY_KEY_LABEL : key;
+/** A group's key as people read it: the CSV's rule (labels.ts keyText), so no two keys print alike. */
+const keyLabel = keyText;
 
 /** Values the report could not read (R4-3), per column: `none`, or each column with a count. */
 function unreadableText(u: ReportDocument['completeness']['unreadable']): string {
