@@ -37,6 +37,16 @@ export function indexedRange(dialect: Dialect, column: string, lo: number, hi: n
   return `(${range(' ')} OR ${range('T')})`;
 }
 
+/**
+ * A message's created_at between two finite bounds, read by the one instant reader (R4-3,
+ * issue 48: `readableInstant`, any offset read as its UTC instant, garbage as none). On
+ * PostgreSQL the column itself is that reading there: `infinity`, BC and years past 9999 fall
+ * outside any finite range, and the created_at index serves the column, not the guarded reading.
+ * A range open below (the history's `< capture_since`) reads `readableInstant` on both.
+ */
+const createdBetween = (dialect: Dialect, column: string) =>
+  dialect.name === 'postgres' ? dialect.comparable(column) : dialect.readableInstant(column);
+
 // ---------------------------------------------------------------------------------------------
 // Full audit
 // ---------------------------------------------------------------------------------------------
@@ -50,7 +60,7 @@ export function shortfallSql(dialect: Dialect, options: { messagesFrom?: number 
   const cutoff = dialect.timestampParam(2);
   // `messagesFrom`: messages created from that `$n` on only (an acknowledgment); rows still from $1.
   const from = options.messagesFrom === undefined ? since : dialect.timestampParam(options.messagesFrom);
-  const created = dialect.readableInstant('msg.created_at');
+  const created = createdBetween(dialect, 'msg.created_at');
   // The audit reads most messages: each document parsed once; the creation range inside (its index).
   const read = { fenced: true, where: `${created} >= ${from} AND ${created} < ${cutoff}` };
   return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
@@ -126,14 +136,14 @@ export function lastObservedSql(dialect: Dialect): string {
  * the total and the earliest over all missing keys, so the checkpoint can stop right before it.
  */
 export function windowShortfallSql(dialect: Dialect): string {
-  const created = dialect.readableInstant('msg.created_at');
+  const created = createdBetween(dialect, 'msg.created_at');
   // The window's messages through the created_at index, each document parsed once (the fence).
   const read = {
     fenced: true,
     where: `${indexedRange(dialect, 'msg.created_at', 2, 3)} AND ${created} >= ${dialect.timestampParam(2)} AND ${created} < ${dialect.timestampParam(3)}`,
   };
   return `SELECT task_session_id, tool_call_id, first_created, COUNT(*) OVER () AS total, MIN(first_created) OVER () AS earliest FROM (
-  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id, MIN(${dialect.readableInstant('sm_all.created_at')}) AS first_created
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id, MIN(${createdBetween(dialect, 'sm_all.created_at')}) AS first_created
   FROM ${subagentMessages(dialect, read)}
   WHERE ${QUALIFYING}
     AND NOT EXISTS (SELECT 1 FROM ${TABLE} r WHERE r.task_session_id = sm_all.task_session_id
