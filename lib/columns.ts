@@ -138,3 +138,11 @@ type ValueOf<C extends Column, Time> = C extends { values: readonly (infer V)[] 
 export type RowOf<Time> = {
   -readonly [C in ColumnDef as C['name']]: C['nullable'] extends true ? ValueOf<C, Time> | null : ValueOf<C, Time>;
 };
+
+/**
+ * R4-3 (docs/report.md): a row is async when its stored `is_async` is the integer 1, the one value
+ * the writers store for it; any other value the host could store (0.5, 2, 'true', a blob) is not.
+ * One rule, read in SQL by the totals and the trees alike (so the page and the spans, which read
+ * the trees, agree): a condition on `column`.
+ */
+export const isAsyncCondition = (column: string) => `${column} = 1`;

@@ -129,3 +129,60 @@ export function storedTextSql(d: Dialect, expr: string): string {
   const nulRemoved = `replace(${expr}, ${chr(d, NUL_STAND_IN)}, '')`;
   return `substr(replace(${nulRemoved}, ${chr(d, UNPAIRED_STAND_IN)}, ${chr(d, 0xfffd)}), 1, ${MAX_TEXT_CHARS})`;
 }
+
+/*
+ * Host text shown to a person (the page, the table, a note that quotes a stored value): cut, so
+ * any size the store holds costs a bounded part of what is shown (R4-4).
+ */
+
+export interface Cut {
+  text: string;
+  /** the whole string's length in characters (code points) when it was cut, else undefined */
+  cutFrom?: number;
+}
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+/** a valid surrogate pair starts at i */
+const pairAt = (s: string, i: number) => isHigh(s.charCodeAt(i)) && i + 1 < s.length && isLow(s.charCodeAt(i + 1));
+
+/** Characters (code points; a lone surrogate counts as one). */
+export function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i += pairAt(s, i) ? 2 : 1) n++;
+  return n;
+}
+
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+/**
+ * At most `max` characters (code points) of `s`, ended on a grapheme cluster's boundary
+ * (`Intl.Segmenter`), so what a reader sees as one character is never split: `e` + U+0301 keeps its
+ * accent, 👨‍👩‍👧 stays a family, 🇺🇸 a flag (a cluster the cut falls in is left out whole). Only a
+ * first cluster longer than `max` (thousands of combining marks) is cut inside, at a code point.
+ * The caller states `cutFrom`, the full length, next to the text.
+ */
+export function cutText(s: string, max: number): Cut {
+  if (s.length <= max) return { text: s };
+  let end = 0;
+  for (let chars = 0; end < s.length && chars < max; chars++) end += pairAt(s, end) ? 2 : 1;
+  if (end >= s.length) return { text: s };
+  // whether `end` is a boundary depends on what precedes it and on the code point at it: the
+  // window reaches one code point past it, never the rest of a long string
+  const start = graphemes.segment(s.slice(0, end + 2)).containing(end)?.index ?? end;
+  return { text: s.slice(0, start > 0 ? start : end), cutFrom: codePoints(s) };
+}
+
+/** Host characters a message quotes at most (a kandev_meta value, say). */
+export const QUOTED_CHARS = 80;
+
+/**
+ * A stored value quoted in a message or note: JSON-quoted, cut at QUOTED_CHARS with its full
+ * length stated (a 3,000,000-character kandev_meta value must not become a 3 MB note).
+ */
+export function quoteHostValue(value: string): string {
+  const cut = cutText(value, QUOTED_CHARS);
+  return cut.cutFrom === undefined
+    ? JSON.stringify(value)
+    : `${JSON.stringify(cut.text)}… (${cut.cutFrom.toLocaleString('en-US')} characters)`;
+}

@@ -23,6 +23,33 @@ export function parseStoredTimestamp(text: string): Micros | undefined {
   return m ? toMicros(m) : undefined;
 }
 
+/**
+ * A host text instant with an offset other than UTC, in SQLite's and Go's layouts (mattn/go-sqlite3
+ * writes `2006-01-02 15:04:05.999999999-07:00`; SQLite reads `±HH:MM` too): `T` or ' ' between
+ * date and time, up to nine fraction digits, any offset `±HH:MM` up to ±14:59 (as far as SQLite's
+ * own date functions read one).
+ */
+const OFFSET_TEXT = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?()([+-])(\d{2}):(\d{2})$/;
+
+/**
+ * R4-3, issue 48: the host's text with an offset (`2026-12-03 18:20:00+02:00` is 16:20 UTC), as
+ * fixed-width UTC `YYYY-MM-DD HH:MM:SS.ffffff` (further digits dropped, as SQLite's comparable
+ * form drops them), else null: the slow path of the SQLite dialect's one
+ * instant reader (lib/db/dialect/sqlite.ts readInstant), which reads UTC forms in place. A leap
+ * second is no instant there, so none here.
+ */
+export function utcTextOfOffsetInstant(value: string): string | null {
+  const m = OFFSET_TEXT.exec(value);
+  if (m === null || m[6] === '60' || Number(m[10]) > 14) return null;
+  const fraction = (m[7] ?? '').padEnd(9, '0');
+  // the microseconds exactly: digits past them are dropped, never rounded up (as the fast path)
+  const truncated = [...m] as unknown as RegExpExecArray;
+  truncated[7] = fraction.slice(0, 6);
+  const us = toMicros(truncated);
+  if (us === undefined) return null;
+  return formatCanonical(us);
+}
+
 /** 0001-01-01T00:00:00Z … 9999-12-31T23:59:59.999999Z: what every stored and key form can write. */
 export const MIN_INSTANT: Micros = -62_135_596_800_000_000n;
 const MAX_INSTANT: Micros = 253_402_300_799_999_999n;

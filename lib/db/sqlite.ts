@@ -1,6 +1,19 @@
-import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  ftruncateSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
 import { SubagentContextError } from '../errors.js';
@@ -107,16 +120,25 @@ function isMissingBinding(err: unknown): boolean {
  * How a read-only open reads the file (R4-5: it leaves no file that was not there, and works on a
  * read-only snapshot), and the words for the note that says so:
  * - `file`: SQLite opens it read-only and creates nothing: a rollback-journal store, or a WAL store
- *   whose -wal is already there (the host has it open, or left it: its pages are read through it);
+ *   whose -wal and -shm are both already there (the host has it open, or left them);
  * - `tidy`: a WAL store nobody has open, in a folder this user may write, owned by this user:
  *   SQLite needs -wal/-shm beside it while reading; when it closes, one read-write connection that
  *   writes nothing lets SQLite remove them under its own locks (it keeps them if the host opened
  *   the store meanwhile);
- * - `copy`: a WAL store nobody has open that this user may not make files beside (a read-only
- *   folder, a snapshot, or another user's file, where files it made would be this user's): read
- *   from an in-memory copy of the file, so nothing is created. Costs the file's size in memory.
+ * - `copy`: no way reads it in place without making a file beside it: a WAL store this user may
+ *   not make files beside (a read-only folder, a snapshot, another user's file), or a -wal without
+ *   its -shm (a backup's shape: SQLite makes the -shm to read the -wal, and a read-only
+ *   connection cannot read it without one). Read from a copy in a private temporary folder, made
+ *   in chunks (R4-12: memory stays bounded whatever the file's size; holes stay holes), removed
+ *   when the store closes or the process exits.
+ *
+ * Why not SQLite's `immutable=1` / `mode=ro` URIs, which read such a file in place: better-sqlite3
+ * 12 builds SQLite with SQLITE_USE_URI=0 and opens without SQLITE_OPEN_URI, so a `file:` name is
+ * a plain path (ATTACH reads the same flags), and its only other source is an in-memory Buffer.
+ * A read-only connection in exclusive locking mode (the wal-index in heap, no -shm) needs a write
+ * lock the read-only descriptor cannot take (SQLITE_IOERR_LOCK).
  */
-type ReadPlan = { how: 'file' | 'tidy' | 'copy'; note: string };
+type ReadPlan = { how: 'file' | 'tidy' | 'copy'; note: string; wal?: boolean };
 
 function readPlan(path: string): ReadPlan {
   const header = Buffer.alloc(20);
@@ -131,10 +153,17 @@ function readPlan(path: string): ReadPlan {
   const wal = read === 20 && (header[18] === 2 || header[19] === 2);
   if (!wal)
     return { how: 'file', note: 'opened read-only (a rollback-journal store: SQLite creates nothing to read it)' };
-  if (existsSync(`${path}-wal`))
+  const hasWal = existsSync(`${path}-wal`);
+  if (hasWal && existsSync(`${path}-shm`))
     return {
       how: 'file',
       note: 'opened read-only, through the -wal and -shm already beside it (the host has the store open, or left them)',
+    };
+  if (hasWal)
+    return {
+      how: 'copy',
+      wal: true,
+      note: `read from a copy of the file and its -wal in a temporary folder under ${tmpdir()}, removed when the command ends: a -wal without its -shm (a backup's shape) cannot be read in place without SQLite making a -shm beside it; nothing was created beside the store`,
     };
   if (mayMakeFilesBeside(path))
     return {
@@ -143,7 +172,7 @@ function readPlan(path: string): ReadPlan {
     };
   return {
     how: 'copy',
-    note: 'read from an in-memory copy of the file (a WAL store in a folder or file this user may not make files beside, such as a snapshot): nothing was created',
+    note: `read from a copy of the file in a temporary folder under ${tmpdir()}, removed when the command ends: a WAL store in a folder or file this user may not make files beside (such as a snapshot) cannot be read in place; nothing was created beside the store`,
   };
 }
 
@@ -158,18 +187,94 @@ function mayMakeFilesBeside(path: string): boolean {
   }
 }
 
-/** The file's bytes, checked unchanged while they were read (a checkpoint meanwhile would tear them). */
-function copyOf(path: string): Buffer {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const before = statSync(path, { bigint: true });
-    const bytes = readFileSync(path);
-    const after = statSync(path, { bigint: true });
-    if (before.mtimeNs === after.mtimeNs && before.size === after.size && BigInt(bytes.length) === after.size) {
-      // the copy lives in memory, where WAL cannot be used: mark it a rollback-journal database
-      bytes[18] = 1;
-      bytes[19] = 1;
-      return bytes;
+const CHUNK = 1 << 20;
+
+/**
+ * `from` → `to` in 1 MiB chunks (R4-12: the memory is one chunk, whatever the size; a Buffer of
+ * the whole file failed past 2 GiB with ERR_FS_FILE_TOO_LARGE); a chunk of zeros is skipped, so a
+ * sparse file's holes stay holes in the copy.
+ */
+function copyInChunks(from: string, to: string): void {
+  const chunk = Buffer.alloc(CHUNK);
+  const zeros = Buffer.alloc(CHUNK);
+  const input = openSync(from, 'r');
+  try {
+    const output = openSync(to, 'wx', 0o600);
+    try {
+      let at = 0;
+      for (;;) {
+        const n = readSync(input, chunk, 0, CHUNK, at);
+        if (n === 0) break;
+        const part = chunk.subarray(0, n);
+        if (!part.equals(zeros.subarray(0, n))) writeSync(output, part, 0, n, at);
+        at += n;
+      }
+      ftruncateSync(output, at);
+    } finally {
+      closeSync(output);
     }
+  } finally {
+    closeSync(input);
+  }
+}
+
+const stamp = (file: string) => {
+  if (!existsSync(file)) return 'none';
+  const s = statSync(file, { bigint: true });
+  return `${s.mtimeNs}:${s.size}`;
+};
+
+/** Temporary folders of copies not yet removed: the process's exit removes what close() did not. */
+const copies = new Set<string>();
+let exitHookSet = false;
+function removeCopy(folder: string): void {
+  copies.delete(folder);
+  rmSync(folder, { recursive: true, force: true });
+}
+
+/**
+ * The store (and its -wal when `wal`) copied into a private temporary folder (0700), checked
+ * unchanged while copied (a checkpoint meanwhile would tear them); returns the copy's path. Without
+ * a -wal the copy is marked a rollback-journal store, so SQLite reads it making nothing.
+ */
+function copyOf(path: string, wal: boolean): { folder: string; file: string } {
+  if (!exitHookSet) {
+    exitHookSet = true;
+    process.once('exit', () => {
+      for (const folder of copies) removeCopy(folder);
+    });
+  }
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const folder = mkdtempSync(join(tmpdir(), 'subagent-context-read-'));
+    copies.add(folder);
+    const file = join(folder, 'store.db');
+    try {
+      const before = [stamp(path), stamp(`${path}-wal`)];
+      copyInChunks(path, file);
+      if (wal) copyInChunks(`${path}-wal`, `${file}-wal`);
+      const after = [stamp(path), stamp(`${path}-wal`)];
+      if (before[0] === after[0] && before[1] === after[1]) {
+        if (!wal) {
+          const fd = openSync(file, 'r+');
+          try {
+            writeSync(fd, Buffer.from([1, 1]), 0, 2, 18);
+          } finally {
+            closeSync(fd);
+          }
+        }
+        return { folder, file };
+      }
+    } catch (err) {
+      removeCopy(folder);
+      throw new DatabaseError(
+        `the SQLite store ${path} could not be copied to be read (${(err as Error).message}): free space under ${tmpdir()}, or set TMPDIR to a folder with room for the store`,
+        'system',
+        '58030',
+        'SQLITE_CANTOPEN',
+        { cause: err, hintClass: 'sqlite_system' },
+      );
+    }
+    removeCopy(folder);
   }
   throw new DatabaseError(
     `the SQLite store ${path} kept changing while it was copied to be read: run the command again when the host is idle`,
@@ -178,6 +283,25 @@ function copyOf(path: string): Buffer {
     'SQLITE_BUSY',
     { hintClass: 'transient' },
   );
+}
+
+/**
+ * A write command on a file this user may not write: SQLite would open it read-only without a word,
+ * make -wal/-shm beside it (owned by this user) to read a WAL store, and only then refuse the write,
+ * leaving them for the next command to trip on. Refused before SQLite touches anything.
+ */
+function refuseUnwritable(path: string): void {
+  try {
+    accessSync(path, constants.W_OK);
+  } catch (err) {
+    throw new DatabaseError(
+      `the SQLite store ${path} is read-only for this user (${(err as { code?: string }).code ?? 'EACCES'}), and this command writes: ${hint('sqlite_readonly', 'cli', 'sqlite')}`,
+      'system',
+      '25006',
+      'SQLITE_READONLY',
+      { cause: err, hintClass: 'sqlite_readonly' },
+    );
+  }
 }
 
 /**
@@ -198,13 +322,15 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
   }
   const Driver = loadDriver();
   const plan = options.readonly && !isMemory(path) ? readPlan(path) : undefined;
+  if (!options.readonly && exists && !isMemory(path)) refuseUnwritable(path);
+  const copy = plan?.how === 'copy' ? copyOf(path, plan.wal === true) : undefined;
   let db: BetterSqlite3.Database;
   try {
-    db =
-      plan?.how === 'copy'
-        ? new Driver(copyOf(path), { readonly: true })
-        : new Driver(path, { readonly: options.readonly === true, fileMustExist: !options.create });
+    db = copy
+      ? new Driver(copy.file, { readonly: true, fileMustExist: true })
+      : new Driver(path, { readonly: options.readonly === true, fileMustExist: !options.create });
   } catch (err) {
+    if (copy) removeCopy(copy.folder);
     if (isMissingBinding(err)) throw new SqliteUnavailableError(SQLITE_UNBUILT_HINT, { cause: err });
     throw toDatabaseError(err);
   }
@@ -299,6 +425,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
       await lock;
       db.close();
       if (plan?.how === 'tidy') tidy(path, Driver);
+      if (copy) removeCopy(copy.folder);
     },
   };
 }

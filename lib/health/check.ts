@@ -4,6 +4,7 @@ import { HEALTH_MIN_CATCH_UP_SECONDS, HEALTH_MIN_WINDOW_SECONDS } from '../defau
 import { SubagentContextError } from '../errors.js';
 import { CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { forReading, HOST_TOOL_CALL_INDEX } from '../store/reading.js';
+import { quoteHostValue } from '../text.js';
 import {
   earliestOf,
   formatCanonical,
@@ -481,7 +482,7 @@ function activationInstant(value: string | undefined): Micros | undefined {
   const us = parseStoredTimestamp(value);
   if (us === undefined) {
     throw new HealthCheckError(
-      `kandev_meta key ${CAPTURE_SINCE_KEY} holds ${JSON.stringify(value)}, which is not an RFC 3339 instant; ` +
+      `kandev_meta key ${CAPTURE_SINCE_KEY} holds ${quoteHostValue(value)}, which is not an RFC 3339 instant; ` +
         `set it to the activation time (e.g. 2026-08-12T13:24:58.123456000Z) or delete it and re-invoke migrate`,
       CAPTURE_SINCE_KEY,
       value,

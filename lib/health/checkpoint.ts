@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
+import { quoteHostValue } from '../text.js';
 import { formatKey, type Micros, parseStoredTimestamp } from '../time.js';
 
 /**
@@ -31,7 +32,7 @@ export class CheckpointError extends SubagentContextError {
     readonly value: string,
   ) {
     super(
-      `kandev_meta key ${key} holds ${JSON.stringify(value)}, which is not an RFC 3339 instant; ` +
+      `kandev_meta key ${key} holds ${quoteHostValue(value)}, which is not an RFC 3339 instant; ` +
         `delete the key (the next scheduled check then starts again from capture_since, or from the other health key) ` +
         `or set it to an instant in the key form (e.g. 2026-08-12T13:24:58.123456000Z)`,
     );

@@ -17,21 +17,35 @@ import { MISSING_SAMPLE_SIZE } from './report.js';
  */
 
 /**
- * A condition on a host timestamp column that is a superset of `comparable(column) ∈ [$lo, $hi)`
+ * A condition on a host timestamp column that is a superset of `readableInstant(column) ∈ [$lo, $hi)`
  * and that the column's plain index can serve. PostgreSQL compares the column itself, so the
  * exact condition already is one. SQLite stores text whose width varies (docs/time.md), so the
- * exact comparison wraps the column in an expression no index serves; the text of any stored
+ * exact reading wraps the column in an expression no index serves; the text of any stored
  * value starts with its 19-character `YYYY-MM-DD?HH:MM:SS` (? = ' ' or 'T'), which orders like
- * the instant to the second, so two text ranges of whole seconds bound it (one per separator).
+ * the local time to the second; an offset (`+02:00`, any up to ±23:59, issue 48) moves the instant
+ * less than a day from it, so two text ranges of whole seconds, a day wider on each side, bound it
+ * (one per separator).
  */
 export function indexedRange(dialect: Dialect, column: string, lo: number, hi: number): string {
   if (dialect.name === 'postgres') return 'TRUE';
-  const seconds = (p: number, sep: string) =>
-    sep === ' ' ? `substr($${p}, 1, 19)` : `substr($${p}, 1, 10) || 'T' || substr($${p}, 12, 8)`;
+  const at = (p: number, shift: string) => `datetime(substr($${p}, 1, 19), '${shift}')`;
+  const seconds = (p: number, shift: string, sep: string) =>
+    sep === ' ' ? at(p, shift) : `replace(${at(p, shift)}, ' ', 'T')`;
   // Every character after the seconds ('.', '+', '-', 'Z') sorts before '~'.
-  const range = (sep: string) => `(${column} >= ${seconds(lo, sep)} AND ${column} < ${seconds(hi, sep)} || '~')`;
+  const range = (sep: string) =>
+    `(${column} >= ${seconds(lo, '-1 day', sep)} AND ${column} < ${seconds(hi, '+1 day', sep)} || '~')`;
   return `(${range(' ')} OR ${range('T')})`;
 }
+
+/**
+ * A message's created_at between two finite bounds, read by the one instant reader (R4-3,
+ * issue 48: `readableInstant`, any offset read as its UTC instant, garbage as none). On
+ * PostgreSQL the column itself is that reading there: `infinity`, BC and years past 9999 fall
+ * outside any finite range, and the created_at index serves the column, not the guarded reading.
+ * A range open below (the history's `< capture_since`) reads `readableInstant` on both.
+ */
+const createdBetween = (dialect: Dialect, column: string) =>
+  dialect.name === 'postgres' ? dialect.comparable(column) : dialect.readableInstant(column);
 
 // ---------------------------------------------------------------------------------------------
 // Full audit
@@ -46,7 +60,7 @@ export function shortfallSql(dialect: Dialect, options: { messagesFrom?: number 
   const cutoff = dialect.timestampParam(2);
   // `messagesFrom`: messages created from that `$n` on only (an acknowledgment); rows still from $1.
   const from = options.messagesFrom === undefined ? since : dialect.timestampParam(options.messagesFrom);
-  const created = dialect.comparable('msg.created_at');
+  const created = createdBetween(dialect, 'msg.created_at');
   // The audit reads most messages: each document parsed once; the creation range inside (its index).
   const read = { fenced: true, where: `${created} >= ${from} AND ${created} < ${cutoff}` };
   return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
@@ -67,7 +81,7 @@ LIMIT ${MISSING_SAMPLE_SIZE}`;
  * keys, each carrying the total count.
  */
 export function historyShortfallSql(dialect: Dialect): string {
-  const created = dialect.comparable('msg.created_at');
+  const created = dialect.readableInstant('msg.created_at');
   const read = { fenced: true, where: `${created} < ${dialect.timestampParam(1)}` };
   return `SELECT task_session_id, tool_call_id, COUNT(*) OVER () AS total FROM (
   SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id FROM ${subagentMessages(dialect, read)}
@@ -122,14 +136,14 @@ export function lastObservedSql(dialect: Dialect): string {
  * the total and the earliest over all missing keys, so the checkpoint can stop right before it.
  */
 export function windowShortfallSql(dialect: Dialect): string {
-  const created = dialect.comparable('msg.created_at');
+  const created = createdBetween(dialect, 'msg.created_at');
   // The window's messages through the created_at index, each document parsed once (the fence).
   const read = {
     fenced: true,
     where: `${indexedRange(dialect, 'msg.created_at', 2, 3)} AND ${created} >= ${dialect.timestampParam(2)} AND ${created} < ${dialect.timestampParam(3)}`,
   };
   return `SELECT task_session_id, tool_call_id, first_created, COUNT(*) OVER () AS total, MIN(first_created) OVER () AS earliest FROM (
-  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id, MIN(${dialect.comparable('sm_all.created_at')}) AS first_created
+  SELECT sm_all.task_session_id, sm_all.meta_tool_call_id AS tool_call_id, MIN(${createdBetween(dialect, 'sm_all.created_at')}) AS first_created
   FROM ${subagentMessages(dialect, read)}
   WHERE ${QUALIFYING}
     AND NOT EXISTS (SELECT 1 FROM ${TABLE} r WHERE r.task_session_id = sm_all.task_session_id

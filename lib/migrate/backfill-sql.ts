@@ -58,12 +58,13 @@ const SOURCES = {
   observed_at: (d) => d.storedTimestamp('q.created_at'),
   settled_at: (d) =>
     `CASE WHEN ${text(d, '$.status')} IN (${TERMINAL_LIST}) THEN ${d.storedTimestamp('q.updated_at')} END`,
-  updated_at: (d) => d.storedTimestamp('q.updated_at'),
+  // an unreadable updated_at (R4-3) is no observation: the row's newest is its created_at
+  updated_at: (d) => `COALESCE(${d.storedTimestamp('q.updated_at')}, ${d.storedTimestamp('q.created_at')})`,
   // The row's values are the message's as of its updated_at, so that is the newest observation they
   // reflect (R2-7, R3-1): a live frame observed between created_at and updated_at only fills NULLs.
   // Never earlier than observed_at, should a host row hold updated_at < created_at.
   last_observed_at: (d) =>
-    `CASE WHEN ${d.comparable('q.updated_at')} > ${d.comparable('q.created_at')} THEN ${d.storedTimestamp('q.updated_at')} ELSE ${d.storedTimestamp('q.created_at')} END`,
+    `CASE WHEN ${d.readableInstant('q.updated_at')} > ${d.readableInstant('q.created_at')} THEN ${d.storedTimestamp('q.updated_at')} ELSE ${d.storedTimestamp('q.created_at')} END`,
 } satisfies Record<ColumnName, (d: Dialect) => string>;
 
 /** A column without a source here does not compile: the record is keyed by every column name. */
@@ -71,8 +72,19 @@ function source(dialect: Dialect, column: ColumnName): string {
   return SOURCES[column](dialect);
 }
 
-/** The backfill reads every message: each document parsed once (lib/store/messages.ts). */
-const EVERY_MESSAGE = { fenced: true } as const;
+/**
+ * The backfill reads every message whose created_at is an instant (each document parsed once,
+ * lib/store/messages.ts). R4-3, issue 48: the one instant reader (`readableInstant`: any offset,
+ * `+02:00` read as the UTC instant it is) decides, as in the health check and the report; a
+ * created_at that is no instant ('', year 10000, a number) gives no row, whose observed_at the
+ * report could not read; the health check counts such messages unreadable, never missing.
+ */
+const readableMessages = (dialect: Dialect, where?: string) => ({
+  fenced: true,
+  where: [`${dialect.readableInstant('msg.created_at')} IS NOT NULL`, ...(where === undefined ? [] : [where])].join(
+    ' AND ',
+  ),
+});
 
 /**
  * `{ newest, matched }`: MAX(created_at) with every digit the host stored (or NULL) and COUNT(*) of
@@ -81,7 +93,7 @@ const EVERY_MESSAGE = { fenced: true } as const;
  */
 export function highWaterSql(dialect: Dialect): string {
   return `SELECT MAX(${dialect.exact('sm_all.created_at')}) AS newest, COUNT(*) AS matched
-FROM ${subagentMessages(dialect, EVERY_MESSAGE)} WHERE ${QUALIFYING}`;
+FROM ${subagentMessages(dialect, readableMessages(dialect))} WHERE ${QUALIFYING}`;
 }
 
 /**
@@ -91,15 +103,14 @@ FROM ${subagentMessages(dialect, EVERY_MESSAGE)} WHERE ${QUALIFYING}`;
  * a row the host's own backfill wrote (same id) is skipped too, whichever constraint meets it.
  */
 export function backfillInsertSql(dialect: Dialect, read: { createdBefore?: number } = {}): string {
-  const newestFirst = `${dialect.comparable('sm_all.created_at')} DESC, sm_all.id DESC`;
+  const newestFirst = `${dialect.readableInstant('sm_all.created_at')} DESC, sm_all.id DESC`;
   // R3-4's rerun: only the history, messages created before the `$n` instant (capture_since).
-  const messages =
+  const messages = readableMessages(
+    dialect,
     read.createdBefore === undefined
-      ? EVERY_MESSAGE
-      : {
-          fenced: true,
-          where: `${dialect.comparable('msg.created_at')} < ${dialect.timestampParam(read.createdBefore)}`,
-        };
+      ? undefined
+      : `${dialect.readableInstant('msg.created_at')} < ${dialect.timestampParam(read.createdBefore)}`,
+  );
   return `INSERT INTO ${TABLE} (${COLUMN_NAMES.join(', ')})
 SELECT ${COLUMN_NAMES.map((name) => source(dialect, name)).join(',\n  ')}
 FROM (

@@ -3,6 +3,7 @@ import { CheckpointError, readCheckpoint } from '../health/checkpoint.js';
 import { windowShortfallSql } from '../health/queries.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
 import { forReading, NotMigratedError, type ReadingConnection } from '../store/reading.js';
+import { quoteHostValue } from '../text.js';
 import { formatCanonical, formatRfc3339, type Micros, parseStoredTimestamp } from '../time.js';
 import type { Completeness } from './document.js';
 
@@ -28,7 +29,7 @@ function instantKey(key: string, value: string | undefined, notes: string[]): Mi
   const us = parseStoredTimestamp(value);
   if (us === undefined) {
     notes.push(
-      `kandev_meta key ${key} holds ${JSON.stringify(value)}, which is not an instant: it is reported as null (migrate and health say how to repair it).`,
+      `kandev_meta key ${key} holds ${quoteHostValue(value)}, which is not an instant: it is reported as null (migrate and health say how to repair it).`,
     );
   }
   return us;

@@ -1,4 +1,4 @@
-import { MAX_METRIC, TABLE } from '../columns.js';
+import { isAsyncCondition, MAX_METRIC, TABLE } from '../columns.js';
 import type { Dialect } from '../db/dialect/dialect.js';
 import { formatCanonical, type Micros } from '../time.js';
 import type { StoreCatalog } from './catalog.js';
@@ -233,7 +233,7 @@ const ROW_FIGURES: readonly RowFigure[] = [
   { name: 'subagents', fn: 'COUNT', arg: '*' },
   { name: 'top_level', fn: 'SUM', arg: `CASE WHEN ${TOP_LEVEL} THEN 1 ELSE 0 END` },
   { name: 'nested', fn: 'SUM', arg: `CASE WHEN ${TOP_LEVEL} THEN 0 ELSE 1 END` },
-  { name: 'async', fn: 'SUM', arg: 'CASE WHEN is_async <> 0 THEN 1 ELSE 0 END' },
+  { name: 'async', fn: 'SUM', arg: `CASE WHEN ${isAsyncCondition('is_async')} THEN 1 ELSE 0 END` },
   { name: 'live', fn: 'SUM', arg: "CASE WHEN source = 'live' THEN 1 ELSE 0 END" },
   { name: 'backfill', fn: 'SUM', arg: "CASE WHEN source = 'backfill' THEN 1 ELSE 0 END" },
   { name: 'settled', fn: 'SUM', arg: 'CASE WHEN settled_at IS NOT NULL THEN 1 ELSE 0 END' },

@@ -1,4 +1,4 @@
-import { TABLE } from '../columns.js';
+import { isAsyncCondition, TABLE } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
@@ -140,6 +140,8 @@ function rowSelect(db: Queryable, alias: string): string {
   // R4-3: only readable values (lib/report/sql.ts METRIC_RANGE): an odd metric is null, an odd settled_at too.
   const readable: Partial<Record<(typeof ROW_COLUMNS)[number], string>> = {
     parent_tool_call_id: `NULLIF(${q('parent_tool_call_id')}, '')`,
+    // R4-3: the totals' rule (columns.ts), so a tree's async node is one the totals count
+    is_async: `CASE WHEN ${isAsyncCondition(q('is_async'))} THEN 1 ELSE 0 END`,
     total_tokens: metric('total_tokens'),
     tool_use_count: metric('tool_use_count'),
     duration_ms: metric('duration_ms'),

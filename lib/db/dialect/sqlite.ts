@@ -1,10 +1,12 @@
-import { formatHostSqlite } from '../../time.js';
+import { formatHostSqlite, utcTextOfOffsetInstant } from '../../time.js';
 import { type Dialect, type LastWins, sqlLiteral } from './dialect.js';
 
 /**
  * Any stored width or separator → fixed-width `YYYY-MM-DD HH:MM:SS.f…f` with `digits` fraction
  * digits (further ones dropped), which orders and compares as text. Offsets are always UTC here
- * (converted before binding).
+ * (converted before binding). Plain SQL on purpose: idx_subagents_observed_at is built on it, and
+ * the host's own writer must be able to maintain that index (no function of our connection in it);
+ * host text with another offset is read by readInstant (`readableInstant`).
  */
 const fixedWidth = (expr: string, digits: number) =>
   `(substr(replace(${expr}, 'T', ' '), 1, 19) || '.' || substr(` +
@@ -15,8 +17,9 @@ const fixedWidth = (expr: string, digits: number) =>
  * R4-3: a stored value SQLite's date functions and lib/time.ts read as one UTC instant, in
  * `comparable`'s fixed width (six fraction digits, further ones dropped), else null: text
  * `YYYY-MM-DD HH:MM:SS` (or `T`) with a real date (no 30 February) in years 0001 … 9999, an hour
- * of at most 23, at most nine fraction digits, and `Z`, `+00:00` or no offset. Anything else
- * (another offset, a number, a blob, a NUL, a leap second) is not an instant.
+ * of at most 23, at most nine fraction digits, and `Z`, `+00:00` or no offset, or any other
+ * `±HH:MM` offset, converted to UTC (lib/time.ts utcTextOfOffsetInstant). Anything else (a
+ * number, a blob, a NUL, a leap second, year 10000, '') is not an instant.
  *
  * R4-12: a function of the connection, not SQL: the same test written in SQL (strftime, GLOB,
  * substr) cost ~1.8 µs a value, this ~0.33 (0.14 of it the call), and the report reads every
@@ -27,7 +30,9 @@ const fixedWidth = (expr: string, digits: number) =>
 function readInstant(value: unknown): string | null {
   // R4-12: the regex tests, then the fields are read as digits in place: capturing them (exec,
   // Number per field) cost 0.75 µs a value, this 0.33 with the call
-  if (typeof value !== 'string' || !INSTANT_TEXT.test(value)) return null;
+  if (typeof value !== 'string') return null;
+  // another offset (issue 48: `2026-12-03 18:20:00+02:00` is 16:20 UTC): lib/time.ts converts it
+  if (!INSTANT_TEXT.test(value)) return utcTextOfOffsetInstant(value);
   const year = digits(value, 0, 4);
   const month = digits(value, 5, 2);
   const day = digits(value, 8, 2);
@@ -187,8 +192,9 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
     return `(CASE WHEN json_type(${document}, '${path}') IN ('integer', 'real') AND ${value} >= 0 AND ${value} <= ${max} AND ${value} = CAST(${value} AS INTEGER) THEN CAST(${value} AS INTEGER) END)`;
   },
   jsonIsTrue: (document, path) => `COALESCE(json_type(${document}, '${path}') = 'true', 0)`,
-  // comparable's fixed width with the fraction's trailing zeros trimmed and +00:00: the host's form.
-  storedTimestamp: (expr) => `(rtrim(rtrim(${sqliteDialect.comparable(expr)}, '0'), '.') || '+00:00')`,
+  // the instant read (any offset, readInstant; NULL when none) with the fraction's trailing zeros
+  // trimmed and +00:00: the host's form
+  storedTimestamp: (expr) => `(rtrim(rtrim(subagent_context_instant(${expr}), '0'), '.') || '+00:00')`,
   // better-sqlite3 runs one statement per call; changes() reads the same connection's last count.
   countInserted: (insert) => [insert, 'SELECT changes() AS inserted'],
   jsonParam: (index) => `$${index}`,

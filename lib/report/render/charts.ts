@@ -146,15 +146,34 @@ export interface GroupsAt {
   path: string;
 }
 
-/** Days as time: the groups oldest first, those with a day key, the last CHART_DAYS days. */
-function dayPoints(days: GroupsAt | undefined): { shown: { g: SeriesGroup; i: number; t: number }[]; of: number } {
-  if (days === undefined) return { shown: [], of: 0 };
+type DayPoint = { g: SeriesGroup; i: number; t: number };
+interface DayPoints {
+  shown: DayPoint[];
+  of: number;
+  /** days with groups after the span shown (a row dated 9999-12-31, a host clock at 2099); earlier ones are the history the span leaves out */
+  later: DayPoint[];
+}
+
+/**
+ * Days as time: the groups oldest first, those with a day key, within the CHART_DAYS-day span that
+ * holds the most days with groups (the latest such span at a tie; issue 48: the span ending at the
+ * last day showed "the last 1 of 33 days" when one row was dated 9999-12-31, every real day gone).
+ * A later day outside it is named in the caption as an outlier, never silently dropped.
+ */
+function dayPoints(days: GroupsAt | undefined): DayPoints {
+  if (days === undefined) return { shown: [], of: 0, later: [] };
   const all = days.groups
     .map((g, i) => ({ g, i, t: g.key === null ? Number.NaN : Date.parse(`${g.key}T00:00:00Z`) }))
     .filter((d) => Number.isFinite(d.t))
     .sort((a, b) => a.t - b.t);
-  const last = all.at(-1)?.t;
-  return { shown: last === undefined ? [] : all.filter((d) => d.t > last - CHART_DAYS * DAY_MS), of: all.length };
+  // two pointers: for each last day `end`, the first day `start` within CHART_DAYS of it
+  let best = { start: 0, end: -1 };
+  for (let start = 0, end = 0; end < all.length; end++) {
+    while (all[start]!.t <= all[end]!.t - CHART_DAYS * DAY_MS) start++;
+    if (end - start >= best.end - best.start) best = { start, end };
+  }
+  const shown = all.slice(best.start, best.end + 1);
+  return { shown, of: all.length, later: all.slice(best.end + 1) };
 }
 
 /** A time axis over whole UTC days, half a day of room on each side so the first and last bars show. */
@@ -171,8 +190,17 @@ function dayAxis(points: readonly { t: number }[], v: Variant): Record<string, u
   };
 }
 
-function daysCaption(shown: number, of: number): string {
-  return of > shown ? `the last ${shown} of ${of} days` : `${shown} days`;
+/** The days shown, and the later outliers left out, by name (the last three). */
+function daysCaption({ shown, of, later }: DayPoints): string {
+  if (later.length === 0) return of > shown.length ? `the last ${shown.length} of ${of} days` : `${shown.length} days`;
+  const named = later
+    .slice(-3)
+    .map(
+      (d) =>
+        `${humanDay(d.g.key!)} (${d.g.subagents.toLocaleString('en-US')} subagent${d.g.subagents === 1 ? '' : 's'})`,
+    )
+    .join(', ');
+  return `${shown.length} of ${of} days (the ${CHART_DAYS}-day span with the most days); ${later.length} later day${later.length === 1 ? '' : 's'} not drawn, such as ${named}: a host clock or a stored date far from the rest`;
 }
 
 export function perDayChart(days: GroupsAt | undefined): Chart {
@@ -180,7 +208,8 @@ export function perDayChart(days: GroupsAt | undefined): Chart {
   const base = days?.path;
   // R5-4: the tokens are what each subagent reported of its context at finish, never its usage
   const title = 'Subagents per day, and their context at finish';
-  const { shown, of } = dayPoints(days);
+  const points = dayPoints(days);
+  const { shown } = points;
   if (shown.length === 0) {
     return { id, title, caption: 'This document has no per-day groups.', svg: null, table: null };
   }
@@ -229,7 +258,7 @@ export function perDayChart(days: GroupsAt | undefined): Chart {
   return {
     id,
     title,
-    caption: `${capitalize(daysCaption(shown.length, of))}, on a time axis: a day without subagents is an empty place. The line is the tokens of context each subagent reported having when it finished, as reported, summed per day: not what it consumed over its run, and not what any cost paid for. A day where none reported is a gap in the line, not 0.`,
+    caption: `${capitalize(daysCaption(points))}, on a time axis: a day without subagents is an empty place. The line is the tokens of context each subagent reported having when it finished, as reported, summed per day: not what it consumed over its run, and not what any cost paid for. A day where none reported is a gap in the line, not 0.`,
     svg,
     table: {
       columns: ['Day (UTC)', 'Subagents', 'Context at finish, tokens, as reported'],
@@ -253,7 +282,8 @@ export function liveBackfillChart(days: GroupsAt | undefined, totals: Figures): 
   const id = 'chart-live-backfill';
   const base = days?.path;
   const title = 'Live and backfilled subagents';
-  const { shown, of } = dayPoints(days);
+  const points = dayPoints(days);
+  const { shown } = points;
   const perDay = shown.length > 0;
   const series = () => [
     {
@@ -284,7 +314,7 @@ export function liveBackfillChart(days: GroupsAt | undefined, totals: Figures): 
   return {
     id,
     title,
-    caption: `${totals.live.toLocaleString('en-US')} live and ${totals.backfill.toLocaleString('en-US')} backfilled subagents${perDay ? `, per day (${daysCaption(shown.length, of)})` : ' (no per-day groups in this document)'}.`,
+    caption: `${totals.live.toLocaleString('en-US')} live and ${totals.backfill.toLocaleString('en-US')} backfilled subagents${perDay ? `, per day (${daysCaption(points)})` : ' (no per-day groups in this document)'}.`,
     svg,
     table: perDay
       ? {

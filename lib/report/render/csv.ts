@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Figures, Group, ReportDocument } from '../document.js';
-import { EMPTY_KEY_LABEL, fanOutCostGap, NOT_REPORTED_LABEL } from './labels.js';
+import { escapedText, fanOutCostGap, keyText } from './labels.js';
 
 /**
  * `report --csv` (docs/report.md#csv, R4-6): one table a spreadsheet and a CSV reader read the same
@@ -8,11 +8,11 @@ import { EMPTY_KEY_LABEL, fanOutCostGap, NOT_REPORTED_LABEL } from './labels.js'
  * like every other cell: quoted, so a comma, a quote or a line break in a host id stays inside it,
  * and starting with `#`, so no spreadsheet runs it as a formula. Then a header and one row per group;
  * without --by, one row for the totals (`by` = `totals`). A NULL figure is an empty cell, never 0
- * (R3-6); a NULL key is `(not reported)`, a key '' is `(empty)` (labels.ts). `models` is a JSON array
+ * (R3-6); a NULL key is `(not reported)`, a key '' is `(empty)`, and a key or title that starts with
+ * `'` or a formula character, or is spelled like a label, gets a leading `'` (labels.ts keyText,
+ * escapedText: drop one leading `'` to read it back). `models` is a JSON array
  * (`[{"model":"m=5;fake=999","subagents":2}]`: any model name reads back exactly); `fan_out` is
- * `k:turns …` (numbers only). A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab,
- * CR first; a negative number is a number) gets a leading `'` (csv-stringify `escape_formulas`);
- * nothing else is changed (R4-1). No trailing empty record: the text ends with the last row.
+ * `k:turns …` (numbers only). Nothing else is changed (R4-1). No trailing empty record: the text ends with the last row.
  */
 export const CSV_COLUMNS = [
   'by',
@@ -105,10 +105,16 @@ function figureCells(f: Figures): Cell[] {
   ];
 }
 
-const keyCell = (key: string | null): string =>
-  key === null ? NOT_REPORTED_LABEL : key === '' ? EMPTY_KEY_LABEL : key;
-
-const groupRow = (g: Group): Cell[] => [g.by, keyCell(g.key), g.title, g.lower_bound, g.started_at, ...figureCells(g)];
+// R4-6: the key and the title are the host's text in a row (the other cells are numbers, instants,
+// our words and JSON): one rule escapes both (labels.ts), so each reads back exactly
+const groupRow = (g: Group): Cell[] => [
+  g.by,
+  keyText(g.key),
+  g.title === null ? null : escapedText(g.title),
+  g.lower_bound,
+  g.started_at,
+  ...figureCells(g),
+];
 
 /** R3-8 as comment lines (`# …`), one per fact: what a spreadsheet user needs to read the rows honestly. */
 export function completenessComments(doc: ReportDocument): string[] {
@@ -119,7 +125,7 @@ export function completenessComments(doc: ReportDocument): string[] {
     `filters: by=${f.by ?? '-'} since=${f.since ?? '-'} until=${f.until ?? '-'} task=${f.task ?? '-'} session=${f.session ?? '-'} sort=${f.sort} limit=${f.limit ?? '-'}`,
     `capture_since: ${c.capture_since ?? 'null (not activated)'}`,
     `backfill_through: ${c.backfill_through ?? 'null'}`,
-    `verified_through: ${c.verified_through ?? 'null (the scheduled check has not run)'}`,
+    `verified_through: ${c.verified_through ?? 'null (no readable checkpoint: see the notes)'}`,
     `shortfall: ${c.shortfall.checked ? `${c.shortfall.open ? 'OPEN' : 'none'} (${c.shortfall.count})` : 'not checked'}`,
     ...c.missing.map((m) => `missing: ${JSON.stringify([m.task_session_id, m.tool_call_id])}`),
     `unreadable: ${JSON.stringify(c.unreadable)}`,
@@ -149,9 +155,8 @@ function fanOutCostComments(doc: ReportDocument): string[] {
 
 const STRINGIFY = {
   cast: { boolean: (value: boolean) => (value ? 'true' : 'false') },
-  // A task title or a model is the host's text: a cell starting = + - @ is not run as a formula
-  // by a spreadsheet (the library prefixes it with ').
-  escape_formulas: true,
+  // no escape_formulas: it prefixes ' to `=1+1` but not to `'=1+1`, so both read `'=1+1`; the
+  // host's cells are escaped by labels.ts's one rule instead
 } as const;
 
 export function renderReportCsv(doc: ReportDocument): string {

@@ -71,6 +71,18 @@ function host(value: string, max: number = PAGE_DEFAULTS.textChars, cls?: string
 /** An id from the host (task, session, turn, tool call): monospace, isolated, cut at idChars. */
 const id = (value: string, cls?: string) => host(value, PAGE_DEFAULTS.idChars, cls, 'code');
 
+/**
+ * An id in an attribute (`data-key`, `data-turn`): cut at idChars as the text beside it is (R4-4:
+ * 210 rows of 20,000-character ids made a 4.4 MB page), `…` where it was cut.
+ */
+const idAttribute = (value: string | null) => {
+  const cut = cutText(value ?? '', PAGE_DEFAULTS.idChars);
+  return cut.cutFrom === undefined ? cut.text : `${cut.text}…`;
+};
+
+/** UTF-8 bytes of markup: the page's budget is in bytes (R4-4), a JavaScript length counts UTF-16 units. */
+const bytes = (markup: string) => Buffer.byteLength(markup, 'utf8');
+
 /** A group key: the shared labels for NULL and '' (lib/report/render/labels.ts), else the id. */
 const key = (value: string | null) =>
   value === null
@@ -190,7 +202,7 @@ function banner(doc: ReportDocument): Html {
   return html`<section id="completeness" class="banner${open ? ' open' : ''}" aria-labelledby="completeness-h">
 <h2 id="completeness-h">Completeness</h2>
 <dl>
-  <div><dt>Verified through (scheduled check)</dt><dd>${instant(c.verified_through, 'completeness.verified_through', 'the check has not run')}</dd></div>
+  <div><dt>Verified through (scheduled check)</dt><dd>${instant(c.verified_through, 'completeness.verified_through', 'no readable checkpoint (see the notes)')}</dd></div>
   <div><dt>Capture since</dt><dd>${instant(c.capture_since, 'completeness.capture_since', 'never activated')}</dd></div>
   <div><dt>Backfill through</dt><dd>${instant(c.backfill_through, 'completeness.backfill_through', 'no backfill ran')}</dd></div>
 </dl>
@@ -311,7 +323,7 @@ function charts(doc: ReportDocument): Html {
 
 function taskRow(g: SeriesGroup, path: string, firstTree: number | undefined): Html {
   const title = g.title ?? null;
-  return html`<tr data-key="${g.key ?? ''}">
+  return html`<tr data-key="${idAttribute(g.key)}">
 <th scope="row">${title !== null ? host(title, PAGE_DEFAULTS.textChars, 'task-title') : ''}${key(g.key)}${g.lower_bound ? html` <span class="lower-bound" title="a session had activity before capture began: the fan-out is a lower bound">≥</span>` : ''}${firstTree === undefined ? '' : html` <a class="to-tree" href="#turn-${firstTree}">trees</a>`}</th>
 <td class="num">${fig(g.subagents, `${path}.subagents`)}</td>
 <td class="num">${sumWithN(g.tokens.sum, g.tokens.reported, `${path}.tokens`)}</td>
@@ -430,7 +442,7 @@ function turnList(t: TurnTree, i: number, budget: Budget): { markup: string; dra
     else out.push(`${'</li></ul>'.repeat(open - level)}</li><li>`);
     const markup = nodeMarkup(node, `trees.${i}.nodes.${drawn}`, depth);
     out.push(markup);
-    budget.bytes -= markup.length + 24;
+    budget.bytes -= bytes(markup) + 24;
     open = level;
     drawn++;
   }
@@ -448,8 +460,10 @@ function tree(t: TurnTree, i: number, titles: ReadonlyMap<string, string>, budge
     drawn < total
       ? html`<p class="more">and ${plural(total - drawn, 'more subagent')} in this turn (the page draws at most ${count(PAGE_DEFAULTS.nodesPerTurn)} a turn; report --json --trees has them all).</p>`
       : '';
-  return html`<details class="turn" id="turn-${i}" data-turn="${t.turn_id ?? ''}">
-<summary>${at(t.started_at)} · ${title === undefined ? '' : html`${host(title, PAGE_DEFAULTS.textChars, 'tree-title')} · `}task ${id(t.task_id)} · session ${id(t.task_session_id)} · turn ${t.turn_id === null ? html`<span class="none">not recorded</span>` : id(t.turn_id)} · ${plural(total, 'subagent')}, ${count(t.subagents.length)} top-level</summary>
+  const summary = html`<summary>${at(t.started_at)} · ${title === undefined ? '' : html`${host(title, PAGE_DEFAULTS.textChars, 'tree-title')} · `}task ${id(t.task_id)} · session ${id(t.task_session_id)} · turn ${t.turn_id === null ? html`<span class="none">not recorded</span>` : id(t.turn_id)} · ${plural(total, 'subagent')}, ${count(t.subagents.length)} top-level</summary>`;
+  budget.bytes -= bytes(summary.value);
+  return html`<details class="turn" id="turn-${i}" data-turn="${idAttribute(t.turn_id)}">
+${summary}
 ${trusted(markup)}
 ${more}
 </details>`;

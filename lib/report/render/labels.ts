@@ -35,3 +35,27 @@ export function fanOutCostGap(notes: readonly string[]): string {
  */
 export const TURN_COST_WORDS =
   "A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. No agent reports what each subagent spent: this is the whole turn's cost, never a per-subagent figure.";
+
+/** What a spreadsheet runs as a formula when a cell starts with it: csv-stringify's escape_formulas list, the fullwidth forms included. */
+const FORMULA_START = /^[=+\-@\t\r＝＋－＠]/;
+
+/**
+ * R4-6 (docs/report.md#one-rule-for-host-text): host text in the table and the CSV, read back
+ * exactly by one rule: a leading `'` is an escape, and one is added to a value that starts with
+ * `'` or with a formula character (`=`, `+`, `-`, `@`, tab, CR). So `=1+1` shows as `'=1+1` and
+ * `'=1+1` as `''=1+1`: drop one leading `'` (when there is one) to get the stored text.
+ */
+export function escapedText(text: string): string {
+  return text.startsWith("'") || FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+/**
+ * A group key (or a model) in the table and the CSV: NULL is `(not reported)`, '' is `(empty)`, and a
+ * host value spelled like either label carries the leading `'` as well, so no two keys print alike:
+ * a cell that is exactly a label is the label; otherwise drop one leading `'` to get the key.
+ */
+export function keyText(key: string | null): string {
+  if (key === null) return NOT_REPORTED_LABEL;
+  if (key === '') return EMPTY_KEY_LABEL;
+  return key === NOT_REPORTED_LABEL || key === EMPTY_KEY_LABEL ? `'${key}` : escapedText(key);
+}

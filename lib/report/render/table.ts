@@ -2,8 +2,8 @@ import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js'
 import { terminalSafe } from '../../terminal-text.js';
 import type { FanOutCost, Figures, Group, ReportDocument } from '../document.js';
 import {
-  EMPTY_KEY_LABEL,
   fanOutCostGap,
+  keyText,
   NOT_REPORTED_LABEL,
   TURN_COST_WORDS,
   UNPRICED_NOT_KNOWN,
@@ -46,7 +46,7 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
     [
       ['capture_since', c.capture_since ?? 'null (capture not activated)'],
       ['backfill_through', c.backfill_through ?? 'null'],
-      ['verified_through', c.verified_through ?? 'null (the scheduled health check has not run)'],
+      ['verified_through', c.verified_through ?? 'null (no readable checkpoint: see the notes)'],
       ['shortfall', shortfall],
       ...c.missing.map((m): [string, Cell] => ['  missing', `${m.task_session_id} ${m.tool_call_id}`]),
       ['unreadable', unreadableText(c.unreadable)],
@@ -85,9 +85,8 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
   return parts.join('\n');
 }
 
-/** A group's key as people read it: one label for a key the host never reported, one for '' (labels.ts). */
-const keyLabel = (key: string | null): string =>
-  key === null ? NOT_REPORTED_LABEL : key === '' ? EMPTY_KEY_LABEL : key;
+/** A group's key as people read it: the CSV's rule (labels.ts keyText), so no two keys print alike. */
+const keyLabel = keyText;
 
 /** Values the report could not read (R4-3), per column: `none`, or each column with a count. */
 function unreadableText(u: ReportDocument['completeness']['unreadable']): string {

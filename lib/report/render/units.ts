@@ -59,35 +59,9 @@ export function humanDay(day: string): string {
   return at === `${day}T00:00Z` ? day : at.slice(0, at.indexOf(','));
 }
 
-export interface Cut {
-  text: string;
-  /** the whole string's length in characters (code points) when it was cut, else undefined */
-  cutFrom?: number;
-}
+import { codePoints, cutText } from '../../text.js';
 
-/**
- * At most `max` characters (code points) of `s`: a surrogate pair is one character and is never
- * split. The caller states `cutFrom`, the full length, next to the text.
- */
-export function cutText(s: string, max: number): Cut {
-  if (s.length <= max) return { text: s };
-  let end = 0;
-  for (let chars = 0; end < s.length && chars < max; chars++) end += pairAt(s, end) ? 2 : 1;
-  if (end >= s.length) return { text: s };
-  return { text: s.slice(0, end), cutFrom: codePoints(s) };
-}
-
-const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
-const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
-/** a valid surrogate pair starts at i */
-const pairAt = (s: string, i: number) => isHigh(s.charCodeAt(i)) && i + 1 < s.length && isLow(s.charCodeAt(i + 1));
-
-/** Characters (code points; a lone surrogate counts as one). */
-export function codePoints(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i += pairAt(s, i) ? 2 : 1) n++;
-  return n;
-}
+export { type Cut, codePoints, cutText } from '../../text.js';
 
 /** A chart label: at most `max` characters, "…" where it was cut (the tables carry the full text). */
 export function shortLabel(s: string, max: number): string {

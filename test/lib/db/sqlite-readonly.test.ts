@@ -1,5 +1,16 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,19 +62,28 @@ async function walStore(options: { migrated?: boolean } = {}): Promise<{ dir: st
 
 const files = (dir: string) => readdirSync(dir).sort();
 
-/** The real CLI as user nobody (uid 65534), from this checkout's bin. */
+/** The real CLI as user nobody (uid 65534), from this checkout's bin; `wrap` runs it under another program (time). */
 function cliAsNobody(...args: string[]) {
+  return cliAs({}, ...args);
+}
+
+function cliAs(options: { env?: NodeJS.ProcessEnv; wrap?: string[] }, ...args: string[]) {
   return run(
     'setpriv',
     [
       '--reuid=65534',
       '--regid=65534',
       '--clear-groups',
+      ...(options.wrap ?? []),
       process.execPath,
       join(ROOT, 'bin/subagent-context.mjs'),
       ...args,
     ],
-    { cwd: ROOT, env: { PATH: process.env.PATH, HOME: '/tmp', TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') } },
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: '/tmp', TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'), ...options.env },
+      maxBuffer: 64 << 20,
+    },
   ).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: { code: number; stdout: string; stderr: string }) => ({
@@ -114,7 +134,9 @@ describe('R4-5: a read-only command on a SQLite store leaves it as it was', () =
     const before = readFileSync(path);
     const report = await runCliJson(['report', '--database-url', url, '--json']);
     expect(report.code).toBe(0);
-    expect(report.stderr).toMatch(/^note: the SQLite store was read from an in-memory copy of the file/);
+    expect(report.stderr).toMatch(
+      /^note: the SQLite store was read from a copy of the file in a temporary folder under .*: a WAL store in a folder or file this user may not make files beside/,
+    );
     expect(files(dir)).toEqual(['kandev.db']);
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(statSync(path).uid).toBe(65534);
@@ -125,7 +147,9 @@ describe('R4-5: a read-only command on a SQLite store leaves it as it was', () =
     chmodSync(path, 0o444);
     chmodSync(dir, 0o555);
     const report = await cliAsNobody('report', '--database-url', url, '--json');
-    expect(report.stderr).toMatch(/^note: the SQLite store was read from an in-memory copy of the file/);
+    expect(report.stderr).toMatch(
+      /^note: the SQLite store was read from a copy of the file in a temporary folder under .*: a WAL store in a folder or file this user may not make files beside/,
+    );
     expect(report.code).toBe(0);
     expect(JSON.parse(report.stdout)).toBeTypeOf('object');
     expect(files(dir)).toEqual(['kandev.db']);
@@ -158,5 +182,135 @@ describe('R4-5: a read-only command on a SQLite store leaves it as it was', () =
     expect(migrate.stderr).toMatch(/read-only for this user/);
     expect(migrate.stderr).not.toMatch(/server/i);
     expect(migrate.stderr).not.toMatch(/\n\s+at /); // no stack
+  }, 60_000);
+});
+
+/** A WAL store as a backup leaves it: the file and its -wal (holding session s2), no -shm. */
+async function backupShape(): Promise<{ dir: string; path: string; url: string }> {
+  const store = await walStore();
+  const host = new BetterSqlite3(store.path);
+  host.pragma('wal_autocheckpoint = 0');
+  host.exec("INSERT INTO task_sessions (id, task_id) VALUES ('s2', 't2')");
+  const db = readFileSync(store.path);
+  const wal = readFileSync(`${store.path}-wal`);
+  host.close(); // checkpoints and removes both: put the backup's two files back
+  writeFileSync(store.path, db);
+  writeFileSync(`${store.path}-wal`, wal);
+  expect(files(store.dir)).toEqual(['kandev.db', 'kandev.db-wal']);
+  return store;
+}
+
+/** The copies a read left in `tmp` (tsx keeps its own cache there too). */
+const copiesIn = (tmp: string) => files(tmp).filter((name) => name.startsWith('subagent-context-'));
+
+/** A folder for TMPDIR that nobody may write, so a copy left behind is seen. */
+function tempFolder(): string {
+  const dir = join(work, `tmp${++stores}`);
+  mkdirSync(dir);
+  chmodSync(dir, 0o1777);
+  return dir;
+}
+
+describe('R4-5: a WAL store with a -wal but no -shm (a backup) is read in place of nothing', () => {
+  it('R4-5: in a writable folder a report reads the -wal, leaves no -shm, and says it read a copy', async () => {
+    const { dir, url } = await backupShape();
+    const tmp = tempFolder();
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      const report = await runCliJson(['report', '--database-url', url, '--by', 'session', '--json']);
+      expect(report.code).toBe(0);
+      expect(report.stderr).toMatch(/^note: the SQLite store was read from a copy of the file and its -wal/);
+      expect(report.stderr).not.toMatch(/already beside it/);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    expect(files(dir)).toEqual(['kandev.db', 'kandev.db-wal']);
+    expect(copiesIn(tmp)).toEqual([]);
+  });
+
+  it('R4-5: in a read-only folder a user who may write nothing reads it (no SQLITE_CANTOPEN), the -wal included', async () => {
+    const { dir, path, url } = await backupShape();
+    chmodSync(path, 0o444);
+    chmodSync(`${path}-wal`, 0o444);
+    chmodSync(dir, 0o555);
+    const tmp = tempFolder();
+    const report = await cliAs({ env: { TMPDIR: tmp } }, 'report', '--database-url', url, '--json');
+    expect(report.stderr).not.toMatch(/CANTOPEN/);
+    expect(report.code).toBe(0);
+    expect(files(dir)).toEqual(['kandev.db', 'kandev.db-wal']);
+    expect(copiesIn(tmp)).toEqual([]);
+  }, 60_000);
+});
+
+describe('R4-5: a failing read leaves nothing either', () => {
+  it('R4-5: a report that fails (a store never migrated) on a read-only snapshot leaves no copy and no file beside it', async () => {
+    const { dir, path, url } = await walStore({ migrated: false });
+    chmodSync(path, 0o444);
+    chmodSync(dir, 0o555);
+    const tmp = tempFolder();
+    const report = await cliAs({ env: { TMPDIR: tmp } }, 'report', '--database-url', url, '--json');
+    expect(report.code).not.toBe(0);
+    expect(files(dir)).toEqual(['kandev.db']);
+    expect(copiesIn(tmp)).toEqual([]);
+  }, 60_000);
+});
+
+describe('R4-12: a read-only WAL snapshot is read with memory bounded, whatever its size', () => {
+  it('R4-12: a 2.5 GiB (sparse) WAL snapshot in a read-only folder is reported on at a peak RSS far below its size, its copy removed', async () => {
+    const { dir, path, url } = await walStore();
+    // past 2 GiB: a Buffer of the whole file is refused (ERR_FS_FILE_TOO_LARGE); SQLite reads the
+    // pages the header counts and ignores the rest
+    truncateSync(path, 2.5 * 2 ** 30);
+    chmodSync(path, 0o444);
+    chmodSync(dir, 0o555);
+    const tmp = tempFolder();
+    const report = await cliAs(
+      { env: { TMPDIR: tmp }, wrap: ['/usr/bin/time', '-f', 'maxrss=%M'] },
+      'report',
+      '--database-url',
+      url,
+      '--json',
+    );
+    expect(report.stderr).not.toMatch(/ERR_FS_FILE_TOO_LARGE/);
+    expect(report.code).toBe(0);
+    expect(JSON.parse(report.stdout)).toBeTypeOf('object');
+    const maxRssKiB = Number(/maxrss=(\d+)/.exec(report.stderr)?.[1]);
+    expect(maxRssKiB).toBeLessThan(400 * 1024); // 400 MiB, a sixth of the file
+    expect(files(dir)).toEqual(['kandev.db']);
+    expect(copiesIn(tmp)).toEqual([]);
+  }, 120_000);
+});
+
+describe('R4-5: a command that writes leaves no file beside a store this user may not write', () => {
+  /** A store nobody may read but not write, in a folder nobody may write (so SQLite could make files there). */
+  async function foreignStore() {
+    const store = await walStore();
+    chmodSync(store.path, 0o644);
+    chownSync(store.dir, 65534, 65534);
+    return store;
+  }
+
+  it('R4-5: a failing health (the scheduled check writes its checkpoint) leaves no -wal or -shm, says read-only', async () => {
+    const { dir, url } = await foreignStore();
+    const health = await cliAsNobody('health', '--database-url', url);
+    expect(health.code).toBe(1);
+    expect(health.stderr).toMatch(/read-only for this user/);
+    expect(files(dir)).toEqual(['kandev.db']);
+    // the next report does not meet files it would blame on the host
+    const report = await runCliJson(['report', '--database-url', url, '--json']);
+    expect(report.stderr).not.toMatch(/already beside it/);
+  }, 60_000);
+
+  it('R4-5: ingest as another user leaves no -wal or -shm, says read-only', async () => {
+    const { dir, url } = await foreignStore();
+    const frames = join(work, `frames${++stores}.jsonl`);
+    writeFileSync(frames, '{}\n');
+    chmodSync(frames, 0o644);
+    const ingest = await cliAsNobody('ingest', frames, '--database-url', url);
+    expect(ingest.code).toBe(1);
+    expect(ingest.stderr).toMatch(/read-only for this user/);
+    expect(files(dir)).toEqual(['kandev.db']);
   }, 60_000);
 });

@@ -7,9 +7,8 @@ import { at, check, MINUTE, SECOND, seedMessage, seedRow, setCaptureSince } from
 /*
  * R4-3 for the health check: the host's task_session_messages has no CHECKs either, so a message's
  * created_at can hold a value that is not an instant. Such a message has no place in time: it is in
- * no window of either kind (docs/health.md), and it never makes the check fail. Where the full
- * audit's history puts it depends on how the dialect orders the stored value (docs/health.md says
- * so); that part is not asserted here.
+ * no window of either kind (docs/health.md), and it never makes the check fail. The full audit's
+ * history never calls it missing either (test/lib/health/host-offsets.test.ts).
  */
 
 const SINCE = at('2026-08-12T12:00:00Z');

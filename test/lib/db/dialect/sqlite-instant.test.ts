@@ -12,11 +12,25 @@ import { useTestDatabase } from '../../../support/targets.js';
  * stop at a NUL, substr does not), which no reader of the report could parse back.
  */
 
-const ORACLE = (x: string) =>
+const UTC_ORACLE = (x: string) =>
   `(CASE WHEN typeof(${x}) = 'text' AND substr(${x}, 1, 4) >= '0001' AND substr(${x}, 12, 2) <= '23'` +
   ` AND strftime('%Y-%m-%d %H:%M:%S', ${x}) = replace(substr(${x}, 1, 19), 'T', ' ')` +
   ` AND NOT substr(${x}, 20) GLOB '*[^0-9.Z+:]*' AND length(rtrim(replace(substr(${x}, 20), '+00:00', ''), 'Z')) <= 10` +
   ` THEN ${sqliteDialect.comparable(x)} END)`;
+
+/**
+ * Issue 48: another offset (`±HH:MM`, as SQLite's date functions read it: hours up to 14), read as
+ * the UTC instant SQLite's own strftime converts it to, the fraction's first six digits kept.
+ */
+const OFFSET_ORACLE = (x: string) =>
+  `(CASE WHEN typeof(${x}) = 'text' AND ${x} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][ T][0-9][0-9]:[0-9][0-9]:[0-9][0-9]*[+-][0-9][0-9]:[0-9][0-9]'` +
+  ` AND substr(${x}, 1, 4) >= '0001' AND substr(${x}, 12, 2) <= '23' AND substr(${x}, -6) <> '+00:00'` +
+  ` AND strftime('%Y-%m-%d %H:%M:%S', substr(${x}, 1, 19)) = replace(substr(${x}, 1, 19), 'T', ' ')` +
+  ` AND (length(${x}) = 25 OR (substr(${x}, 20, 1) = '.' AND length(${x}) BETWEEN 27 AND 35 AND NOT substr(${x}, 21, length(${x}) - 26) GLOB '*[^0-9]*'))` +
+  ` AND strftime('%Y', ${x}) BETWEEN '0001' AND '9999'` +
+  ` THEN strftime('%Y-%m-%d %H:%M:%S', ${x}) || '.' || substr(CASE WHEN length(${x}) > 25 THEN substr(${x}, 21, length(${x}) - 26) ELSE '' END || '000000', 1, 6) END)`;
+
+const ORACLE = (x: string) => `COALESCE(${UTC_ORACLE(x)}, ${OFFSET_ORACLE(x)})`;
 
 const digits = (n: number, min: number, max: number) => fc.integer({ min, max }).map((v) => String(v).padStart(n, '0'));
 /** Mostly a readable field, sometimes one at or past its edges (a readable value needs every field). */
@@ -109,7 +123,10 @@ describe('R4-3 on sqlite: readableInstant reads what SQLite’s date parser read
     ['29 February of 2000 (a leap year: divisible by 400)', '2000-02-29 12:00:00Z', '2000-02-29 12:00:00.000000'],
     ['the last instant', '9999-12-31 23:59:59.999999999Z', '9999-12-31 23:59:59.999999'],
     ['29 February of 1900', '1900-02-29 00:00:00+00:00', null],
-    ['another offset', '2026-08-12 13:24:58+01:00', null],
+    ['another offset (issue 48)', '2026-08-12 13:24:58+01:00', '2026-08-12 12:24:58.000000'],
+    ['a negative offset, nine digits', '2026-12-03 11:20:00.123456789-07:00', '2026-12-03 18:20:00.123456'],
+    ['an offset past midnight', '2026-12-31 23:30:00-01:00', '2027-01-01 00:30:00.000000'],
+    ['an offset SQLite does not read (15 hours)', '2026-08-12 13:24:58+15:00', null],
     ['ten fraction digits', '2026-08-12 13:24:58.1234567890Z', null],
     ['hour 24', '2026-08-12 24:00:00Z', null],
     ['year 0000', '0000-01-01 00:00:00Z', null],

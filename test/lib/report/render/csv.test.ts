@@ -132,7 +132,7 @@ describe('report --csv completeness cells (R3-8), written out', () => {
         '# filters: by=- since=- until=- task=- session=- sort=subagents limit=-',
         '# capture_since: null (not activated)',
         '# backfill_through: null',
-        '# verified_through: null (the scheduled check has not run)',
+        '# verified_through: null (no readable checkpoint: see the notes)',
         '# shortfall: not checked',
         unreadable,
         '# lower_bound_sessions: 0',

@@ -111,7 +111,7 @@ describe("the page's words (docs/page.md)", () => {
     });
     const uncheckedBanner = section(renderHtml(unchecked), 'completeness');
     expect(words(uncheckedBanner)).toBe(
-      'Completeness Verified through (scheduled check) the check has not run Capture since never activated Backfill through no backfill ran The shortfall could not be checked (see the notes below): completeness is unknown. 0 sessions in scope had activity before capture began: no fan-out here is a lower bound. 0 cost events in scope are unpriced: every cost is as the ledger priced it. No unreadable value in scope.',
+      'Completeness Verified through (scheduled check) no readable checkpoint (see the notes) Capture since never activated Backfill through no backfill ran The shortfall could not be checked (see the notes below): completeness is unknown. 0 sessions in scope had activity before capture began: no fan-out here is a lower bound. 0 cost events in scope are unpriced: every cost is as the ledger priced it. No unreadable value in scope.',
     );
     expect(uncheckedBanner).toContain('<p class="lower-bound">The shortfall could not be checked');
     expect(uncheckedBanner).toContain(
@@ -366,9 +366,9 @@ describe("the page's words (docs/page.md)", () => {
     const nodes = last.match(/<div class="node">/g)!.length;
     expect(nodes).toBeLessThan(200);
     expect(words(last)).toContain(`and ${300 - nodes} more subagents in this turn`);
-    // under the budget it is about the page's bytes: the trees' markup stays under 800,000 and some
-    expect(many.length).toBeLessThan(800_000 + 20_000);
-    expect(many.length).toBeGreaterThan(800_000 - 20_000);
+    // under the budget it is about the page's bytes (UTF-8): the trees' markup stays under 800,000 and some
+    expect(Buffer.byteLength(many, 'utf8')).toBeLessThan(800_000 + 20_000);
+    expect(Buffer.byteLength(many, 'utf8')).toBeGreaterThan(800_000 - 20_000);
     expect(countNodes(d.trees[0]!.subagents)).toBe(300);
   });
 

@@ -141,7 +141,7 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
       ]),
     );
     for (const f of nulls) expect(f.shown, f.path).not.toMatch(/\d/);
-    expect(html).toContain('the check has not run');
+    expect(html).toContain('no readable checkpoint (see the notes)');
     expect(html).toContain('never activated');
   });
 

@@ -156,7 +156,7 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
       'R3-8: the health check has not run',
       reportDoc([]),
       'verified_through',
-      'null (the scheduled health check has not run)',
+      'null (no readable checkpoint: see the notes)',
     ],
     [
       'R3-8: the shortfall not checked',
