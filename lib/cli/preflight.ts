@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { HOST_TABLES, MIGRATED_TABLES, missingTables } from '../store/probe.js';
+import { describeShape, hostShape, MIGRATED_TABLES, missingTables } from '../store/probe.js';
 import { terminalSafe } from '../terminal-text.js';
 import { EXIT } from './exit-codes.js';
 import { cliFailure } from './failure.js';
@@ -7,12 +7,18 @@ import { cliFailure } from './failure.js';
 const list = (names: readonly string[]) => `${names.join(' or ')} table`;
 
 /**
- * Every command reads the host's tables: a database without them (an empty one, the wrong one) is
- * named as such before anything runs, in the same words on both dialects.
+ * Every command reads the host's tables: a database without them (an empty one, the wrong one), or
+ * whose tables lack a column every command reads (issue 51), is named as such before anything
+ * runs or is written, in the same words on both dialects.
  */
 export async function requireHostStore(db: Queryable): Promise<void> {
-  const missing = await missingTables(db, HOST_TABLES);
-  if (missing.length > 0) throw cliFailure(`${await databaseName(db)} has no ${list(missing)}`, 'not_host_database');
+  const shape = await hostShape(db);
+  const problem = describeShape(shape);
+  if (problem === undefined) return;
+  throw cliFailure(
+    `${await databaseName(db)} ${problem}`,
+    shape.missingTables.length > 0 ? 'not_host_database' : 'host_shape',
+  );
 }
 
 /**

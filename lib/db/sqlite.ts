@@ -334,8 +334,10 @@ export function sqlstateOfSqliteCode(driverCode: string | undefined): string {
  * The hint for a SQLite failure: SQLite has no server, so its system failures get SQLite's own
  * words (R4-5: a write refused on a read-only file or folder says so, never "the server's log").
  */
-function sqliteHintClass(driverCode: string | undefined, sqlstate: string): HintClass {
+function sqliteHintClass(driverCode: string | undefined, sqlstate: string, message: string): HintClass {
   if (driverCode?.startsWith('SQLITE_READONLY') || driverCode?.startsWith('SQLITE_PERM')) return 'sqlite_readonly';
+  // SQLITE_ERROR is every SQL error; a missing table or column is the schema's shape, not the disk (issue 51)
+  if (driverCode === 'SQLITE_ERROR' && /^no such (table|column)\b/.test(message)) return 'missing_object';
   const cls = hintClassOf(sqlstate);
   return cls === 'system' || cls === 'unreachable' ? 'sqlite_system' : cls;
 }
@@ -345,7 +347,7 @@ function toDatabaseError(err: unknown): DatabaseError {
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
   const sqlstate = sqlstateOfSqliteCode(driverCode);
   const detail = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate})`;
-  const hintClass = sqliteHintClass(driverCode, sqlstate);
+  const hintClass = sqliteHintClass(driverCode, sqlstate, e.message ?? '');
   return new DatabaseError(
     `${detail}: ${hint(hintClass, 'function', 'sqlite')}`,
     classifySqlstate(sqlstate),

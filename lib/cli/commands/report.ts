@@ -9,6 +9,7 @@ import { formatRfc3339 } from '../../time.js';
 import { EXIT } from '../exit-codes.js';
 import { countFlag, instantFlag } from '../flags.js';
 import type { CommandResult } from '../io.js';
+import { requireHostStore } from '../preflight.js';
 import { UsageError } from '../usage-error.js';
 
 /** The flags `report` reads, as parseArgs gives them. */
@@ -111,6 +112,8 @@ export async function reportCommand(
   request: ReportRequest,
   ctx: RenderContext & { graceSeconds?: number },
 ): Promise<CommandResult<ReportDocument>> {
+  // issue 51: a store of another shape is named before any report statement meets a missing column
+  await requireHostStore(db);
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
   // --json: main.ts writes the document itself, in pieces (R4-12: one string cannot hold 500,000
   // groups), so its text is not made here
