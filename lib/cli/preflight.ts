@@ -1,4 +1,6 @@
+import { TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
+import { DatabaseError } from '../db/errors.js';
 import { describeShape, hostShape, MIGRATED_TABLES, missingTables } from '../store/probe.js';
 import { terminalSafe } from '../terminal-text.js';
 import { EXIT } from './exit-codes.js';
@@ -46,4 +48,19 @@ export async function requireMigrated(db: Queryable, exitCode: 1 | 3 = EXIT.fail
   await requireHostStore(db);
   const missing = await missingTables(db, MIGRATED_TABLES);
   if (missing.length > 0) throw cliFailure(`the store has no ${list(missing)}`, 'not_migrated', exitCode);
+}
+
+/**
+ * A command that writes (ingest) finds a store it may not write once, before any frame is spent
+ * (issue 51): an UPDATE that matches no row still takes the write lock (SQLite) and is checked
+ * against read-only transactions and privileges (PostgreSQL), so it fails exactly where the
+ * first write would, and changes nothing where it succeeds.
+ */
+export async function requireWritable(db: Queryable, what: string): Promise<void> {
+  try {
+    await db.query(`UPDATE ${TABLE} SET tool_call_id = tool_call_id WHERE 1 = 0`);
+  } catch (err) {
+    if (!(err instanceof DatabaseError)) throw err;
+    throw cliFailure(`${what}: the store refused a write (${err.detail})`, err.hintClass);
+  }
 }

@@ -7,7 +7,7 @@ import type { DeadLetter } from '../dead-letters.js';
 import { EXIT } from '../exit-codes.js';
 import type { IngestTotals } from '../ingest-totals.js';
 import type { CliIo, CommandResult } from '../io.js';
-import { requireMigrated } from '../preflight.js';
+import { requireMigrated, requireWritable } from '../preflight.js';
 import { createProgress } from '../progress.js';
 import { type IngestSummary, ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
 import { UsageError } from '../usage-error.js';
@@ -72,6 +72,7 @@ export async function ingestCommand(
   if (options.rejectedFile)
     await writeFile(options.rejectedFile, '').catch(fileProblem('--rejected', options.rejectedFile));
   await requireMigrated(db);
+  await requireWritable(db, 'no frame was sent');
   const progress = createProgress('ingest', bodies.length, io.stderr);
   let delivered = 0;
   const pipeline = await startPipeline({

@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -158,5 +168,26 @@ describe('R4-5: a read-only command on a SQLite store leaves it as it was', () =
     expect(migrate.stderr).toMatch(/read-only for this user/);
     expect(migrate.stderr).not.toMatch(/server/i);
     expect(migrate.stderr).not.toMatch(/\n\s+at /); // no stack
+  }, 60_000);
+
+  it('issue 51: ingest into a store this user may not write fails at once, before any frame is sent (exit 1)', async () => {
+    const { dir, path, url } = await walStore();
+    const host = new BetterSqlite3(path);
+    host.pragma('journal_mode = DELETE'); // so SQLite opens it and the write itself is refused
+    host.close();
+    chmodSync(path, 0o444);
+    chmodSync(dir, 0o555);
+    const frames = join(work, 'frames.jsonl');
+    writeFileSync(frames, readFileSync(join(ROOT, 'examples/frames.jsonl')));
+    chmodSync(frames, 0o644);
+    const started = performance.now();
+    const ingest = await cliAsNobody('ingest', frames, '--database-url', url, '--json');
+    expect(ingest.code).toBe(1);
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(ingest.stderr).toMatch(
+      /^subagent-context: no frame was sent: the store refused a write \(attempt to write a readonly database.*read-only for this user/m,
+    );
+    expect(ingest.stderr).not.toMatch(/retries_exhausted|ERROR/);
+    expect(JSON.parse(ingest.stdout)).toMatchObject({ name: 'CliFailure' });
   }, 60_000);
 });
