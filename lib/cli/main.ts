@@ -23,6 +23,7 @@ import { parseReportFlags, reportCommand } from './commands/report.js';
 import { EXIT } from './exit-codes.js';
 import { describeFailure } from './failure.js';
 import { checkFlagsApply, countFlag, instantFlag, parseFlags, secondsFlag } from './flags.js';
+import { EXIT_INTERRUPTED, type Interrupt, Interrupted, NO_INTERRUPT } from './interrupt.js';
 import type { CliIo, CommandResult } from './io.js';
 import { jsonDocument, jsonDocumentChunks } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
@@ -176,6 +177,8 @@ export interface CliDeps {
   startPipeline: StartIngestPipeline;
   /** the package's version, for --version (the entry point reads package.json) */
   version?: string;
+  /** Ctrl-C (lib/cli/interrupt.ts): the entry point installs the one handler; none in tests that do not send one */
+  interrupt?: Interrupt;
 }
 
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
@@ -208,6 +211,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     io.stdout.write(`${deps.version ?? 'unknown'}\n`);
     return EXIT.ok;
   }
+  const interrupt = deps.interrupt ?? NO_INTERRUPT;
   // INFO lines go to stdout, which belongs to the result here; WARN and ERROR go to stderr.
   logger.setLogLevel(values.verbose ? 'WARN' : 'ERROR');
 
@@ -304,6 +308,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
               position: !keep ? 'none' : values.restart ? 'restart' : 'resume',
               positionKey,
               serviceName: io.env.OTEL_SERVICE_NAME,
+              // Ctrl-C: stop before the next page (the position already stands after the last accepted batch)
+              keepGoing: () => !interrupt.signal.aborted,
             },
             io.stderr,
           );
@@ -313,7 +319,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           db = await open();
           return ingestCommand(
             db,
-            { file: rest[0]!, rejectedFile: values.rejected },
+            { file: rest[0]!, rejectedFile: values.rejected, interrupt: interrupt.signal },
             // --quiet: the progress bar goes nowhere; errors and notes still reach stderr
             values.quiet ? { ...io, stderr: { isTTY: false, write: () => true } } : io,
             deps.startPipeline,
@@ -325,6 +331,9 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       }
     };
     const outcome = await run();
+    // Ctrl-C during a command with no boundary of its own (one transaction: migrate, health; a
+    // read: report): it finished first, so its result is where it stands
+    const stopped = interrupt.signal.aborted ? interruptedAfter(command, outcome.result) : undefined;
     // R4-5: a read-only command says how it read a SQLite store (whether SQLite made files to read it)
     const readNote = db?.readNote === undefined ? [] : [`the SQLite store was ${db.readNote}`];
     for (const note of [...readNote, ...(outcome.notes ?? [])]) io.stderr.write(`note: ${terminalSafeLines(note)}\n`);
@@ -334,8 +343,19 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     // a JSON document is redacted value by value before it is serialised, so it stays valid JSON
     else if (values.json) rawIo.stdout.write(jsonDocument(redact(outcome.result)));
     else io.stdout.write(`${outcome.text}\n`);
+    if (stopped !== undefined) {
+      io.stderr.write(`subagent-context: ${terminalSafeLines(stopped.message)}\n`);
+      return EXIT_INTERRUPTED;
+    }
     return outcome.exitCode;
   } catch (err) {
+    if (err instanceof Interrupted) {
+      // issue 51: where it stands and what to run next, on stderr; --json gets the same as a document
+      if (values.json)
+        rawIo.stdout.write(jsonDocument(redact({ error: err.message, name: err.name, progress: err.progress })));
+      io.stderr.write(`subagent-context: ${terminalSafeLines(err.message)}\n`);
+      return EXIT_INTERRUPTED;
+    }
     if (err instanceof UsageError) {
       io.stderr.write(`${terminalSafeLines(err.message)}\n\n${positionals.length === 0 ? USAGE : HELP_POINTER}\n`);
       return EXIT.usage;
@@ -351,6 +371,25 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     await db?.close();
     await proxy?.close();
   }
+}
+
+/**
+ * What a command that ran to its end after Ctrl-C says (exit 130): an export stopped between pages
+ * with its position stored; the others finished their one transaction or read.
+ */
+function interruptedAfter(command: string | undefined, result: unknown): Interrupted {
+  if (command === 'export' && (result as { complete?: boolean }).complete === false) {
+    const after = (result as { position?: { after?: string | null } }).position?.after;
+    return new Interrupted(
+      `export stopped between pages; the position stands after the last batch the collector accepted${after ? ` (${after})` : ''}`,
+      'run the same command again to resume from there',
+    );
+  }
+  const what = command === 'report' ? 'it wrote nothing' : 'its transaction was committed before it stopped';
+  return new Interrupted(
+    `${command ?? 'the command'} ran to its end (${what}; the result above is complete)`,
+    'nothing is left to run',
+  );
 }
 
 /** A configuration error of a flag's value is a usage error (exit 2); `also`: a lazily loaded module's own such class. */
