@@ -28,12 +28,14 @@ export function installInterrupt(
   target: InterruptTarget,
   report: (text: string) => void,
   forced: () => void,
+  /** `true`: the first SIGINT only aborts `signal` (its listener stops the program and says why) */
+  quiet = false,
 ): Interrupt & { dispose(): void } {
   const controller = new AbortController();
   const force: Array<() => void> = [];
   const listener = () => {
     if (!controller.signal.aborted) {
-      report('interrupted: finishing the batch or transaction in progress (Ctrl-C again stops at once)\n');
+      if (!quiet) report('interrupted: finishing the batch or transaction in progress (Ctrl-C again stops at once)\n');
       controller.abort();
       return;
     }

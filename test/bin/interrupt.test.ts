@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +19,13 @@ const dir = mkdtempSync(join(tmpdir(), 'subagent-context-interrupt-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The CLI as a person runs it; `interruptWhen`: SIGINT once stderr matches it. */
-function cli(args: string[], interruptWhen?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(args: string[], interruptWhen?: RegExp) {
+  return run([join(ROOT, 'bin/subagent-context.mjs'), ...args], interruptWhen);
+}
+
+function run(args: string[], interruptWhen?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/subagent-context.mjs'), ...args], {
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME },
     });
@@ -76,4 +80,21 @@ describe('issue 51: Ctrl-C during ingest', () => {
     expect(Number(after)).toBe(total);
     await db.close();
   }, 120_000);
+});
+
+describe('issue 51: Ctrl-C during npm start', () => {
+  it('issue 51: SIGINT during `npm start -- --sqlite F` removes the partial store and its -wal/-shm, says so, exits 130; the rerun is not refused', async () => {
+    const store = join(dir, 'demo.db');
+    const stopped = await run(
+      ['--import', 'tsx', 'bin/local-stack.ts', '--sqlite', store, '--messages', '20000', '--live', '2000'],
+      /\S/,
+    );
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toMatch(
+      new RegExp(
+        `interrupted: the demo stopped before its summary; its partial store ${store} was removed, so \`npm start -- --sqlite ${store}\` runs again as it was`,
+      ),
+    );
+    expect(readdirSync(dir).filter((f) => f.startsWith('demo.db'))).toEqual([]);
+  }, 60_000);
 });
