@@ -28,6 +28,7 @@ import type { CliIo, CommandResult } from './io.js';
 import { jsonDocument, jsonDocumentChunks } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 import { discardCreatedStore, openStore } from './open-store.js';
+import { terminalWidth } from './table.js';
 import { UsageError } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
@@ -272,6 +273,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           db = await open('reading');
           return reportCommand(db, request, {
             color: !values['no-color'] && wantsColor(io.stdout, io.env),
+            width: terminalWidth(rawIo.stdout, io.env),
             graceSeconds,
           });
         }

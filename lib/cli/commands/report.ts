@@ -31,6 +31,8 @@ export interface ReportFlags {
 export interface RenderContext {
   /** colour is wanted (a TTY without NO_COLOR) */
   color: boolean;
+  /** the terminal's width (COLUMNS, or the TTY's), when known: the table fits it */
+  width?: number;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface RenderContext {
  * itself: main.ts writes it through the CLI's one serialiser (lib/cli/json.ts), in pieces (R4-12).
  */
 export const REPORT_FORMATS = {
-  table: (doc: ReportDocument, ctx: RenderContext) => renderReportTable(doc, { color: ctx.color }),
+  table: (doc: ReportDocument, ctx: RenderContext) => renderReportTable(doc, { color: ctx.color, width: ctx.width }),
   csv: (doc: ReportDocument) => renderReportCsv(doc),
 } as const satisfies Record<string, (doc: ReportDocument, ctx: RenderContext) => string>;
 

@@ -13,6 +13,8 @@ import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL } from './labels.js';
  */
 export interface TableOptions {
   color: boolean;
+  /** the terminal's width, when known: the groups table fits it (lib/cli/table.ts, issue 51) */
+  width?: number;
 }
 
 /** Colour is for a terminal: never in a pipe or a file, never with NO_COLOR set (no-color.org). */
@@ -67,7 +69,7 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
         `by ${doc.filters.by}, sorted by ${doc.filters.sort}${doc.filters.limit === null ? '' : `, first ${doc.filters.limit}`}`,
       ),
     );
-    parts.push(doc.groups.length === 0 ? '(no groups in scope)' : groupTable(doc.groups));
+    parts.push(doc.groups.length === 0 ? '(no groups in scope)' : groupTable(doc.groups, options.width));
   }
   return parts.join('\n');
 }
@@ -150,7 +152,7 @@ function totalFacts(f: Figures): [string, Cell][] {
   ];
 }
 
-function groupTable(groups: readonly Group[]): string {
+function groupTable(groups: readonly Group[], width: number | undefined): string {
   const titled = groups.some((g) => g.title !== null);
   const orphans = groups.some((g) => g.orphan_rows > 0);
   const headers = [
@@ -185,5 +187,19 @@ function groupTable(groups: readonly Group[]): string {
     n(g.cost_per_context_subcents),
     g.lower_bound ? 'yes' : '',
   ]);
-  return renderTable(headers, rows);
+  const see = '--json or --csv has every column; a wider terminal (or COLUMNS=200) shows more';
+  // with no room, the breakdowns go first and the figures a group is compared by (subagents, contexts, cost) last
+  const dropFirst = [
+    'async',
+    'nested',
+    'reported',
+    'p95 ms',
+    'orphan rows',
+    'sessions',
+    'per context (subcents)',
+    'tokens',
+    'lower bound',
+    'title',
+  ];
+  return renderTable(headers, rows, { fit: { width, keep: 1, see, dropFirst } });
 }
