@@ -20,9 +20,10 @@ import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { parseReportFlags, reportCommand } from './commands/report.js';
+import type { ExportDocument } from './documents.js';
 import { EXIT } from './exit-codes.js';
 import { describeFailure } from './failure.js';
-import { checkFlagsApply, countFlag, instantFlag, parseFlags, secondsFlag } from './flags.js';
+import { checkFlagsApply, countFlag, instantFlag, nearestFlag, parseFlags, secondsFlag } from './flags.js';
 import { EXIT_INTERRUPTED, type Interrupt, Interrupted, NO_INTERRUPT } from './interrupt.js';
 import type { CliIo, CommandResult } from './io.js';
 import { jsonDocument, jsonDocumentChunks } from './json.js';
@@ -115,6 +116,39 @@ Reading the output (each field: README "Reading the output"):
            are RFC 3339 UTC strings with microseconds, e.g. 2026-12-01T13:00:00.123456Z`;
 
 /**
+ * One command's help (issue 51), cut from USAGE so there is one text: its line under Commands, the
+ * options that name it (`health: …`, `report, export: …`) and those that name no command (every
+ * command takes them), and its part of "Reading the output".
+ */
+export function commandHelp(command: string): string {
+  const [head = '', rest = ''] = USAGE.split('\n\nOptions:\n');
+  const [options = '', tail = ''] = rest.split('\n\nExit codes:');
+  const blocks = (text: string) => text.split(/\n(?= {2}\S)/);
+  const line = blocks(head.split('Commands:\n')[1] ?? '').find((b) => b.trimStart().startsWith(command)) ?? '';
+  const applies = (block: string) => {
+    const description = block.replace(/^\s*\S+(?: <[^>]+>)?(?:, \S+(?: <[^>]+>)?)?\s+/, '').replace(/^\n\s+/, '');
+    const named = /^([a-z]+(?:, [a-z]+)*)(?: --[a-z]+)?: /.exec(description.trimStart());
+    return named === null || named[1]!.split(', ').includes(command);
+  };
+  const reading = (tail.split('Reading the output (each field: README "Reading the output"):\n')[1] ?? '')
+    .split(/\n(?= {2}\S)/)
+    .filter((b) => b.trimStart().startsWith(`${command} `) || b.trimStart().startsWith('--json'));
+  return [
+    `Usage: subagent-context ${command} [options]`,
+    '',
+    line.replace(/^ {2}/, ''),
+    '',
+    'Options:',
+    blocks(options).filter(applies).join('\n'),
+    '',
+    `Exit codes:${tail.split('\n\nReading the output')[0]}`,
+    ...(reading.length > 0 ? ['', 'Reading the output:', ...reading] : []),
+    '',
+    'subagent-context --help lists every command and option.',
+  ].join('\n');
+}
+
+/**
  * `--statement-timeout`: a positive number of seconds, in milliseconds as the server takes it (a
  * bound is always kept, R2-5): rounded up to at least 1 ms, at most PostgreSQL's maximum (D8).
  */
@@ -205,7 +239,9 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
+    // issue 51: `health --help` is health's help, not the whole
+    const asked = parsed.positionals[0];
+    io.stdout.write(`${asked !== undefined && COMMANDS.has(asked) ? commandHelp(asked) : USAGE}\n`);
     return EXIT.ok;
   }
   if (values.version) {
@@ -328,8 +364,11 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           );
         case undefined:
           throw new UsageError('no command given');
-        default:
-          throw new UsageError(`unknown command "${command}"`);
+        default: {
+          // issue 51: a mistyped command gets the nearest one, as a mistyped flag does
+          const near = nearestFlag(command, [...COMMANDS]);
+          throw new UsageError(`unknown command "${command}"${near ? `: did you mean ${near}?` : ''}`);
+        }
       }
     };
     const outcome = await run();
@@ -381,9 +420,9 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
  */
 function interruptedAfter(command: string | undefined, result: unknown): Interrupted {
   if (command === 'export' && (result as { complete?: boolean }).complete === false) {
-    const after = (result as { position?: { after?: string | null } }).position?.after;
+    const after = (result as ExportDocument).position.after;
     return new Interrupted(
-      `export stopped between pages; the position stands after the last batch the collector accepted${after ? ` (${after})` : ''}`,
+      `export stopped between pages; the position stands after the last batch the collector accepted${after ? ` (changed ${after.changed})` : ''}`,
       'run the same command again to resume from there',
     );
   }

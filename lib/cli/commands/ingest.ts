@@ -4,13 +4,14 @@ import type { Database } from '../../db/database.js';
 import type { BatchReport } from '../../ingest/report.js';
 import { messageSize, SQS_MAX_BATCH_BYTES } from '../../queue/pack.js';
 import type { DeadLetter } from '../dead-letters.js';
+import { type IngestDocument, ingestJson } from '../documents.js';
 import { EXIT } from '../exit-codes.js';
 import type { IngestTotals } from '../ingest-totals.js';
 import { Interrupted } from '../interrupt.js';
 import type { CliIo, CommandResult } from '../io.js';
 import { requireMigrated, requireWritable } from '../preflight.js';
 import { createProgress } from '../progress.js';
-import { type IngestSummary, ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
+import { ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
 import { UsageError } from '../usage-error.js';
 
 /**
@@ -52,7 +53,7 @@ export async function ingestCommand(
   options: IngestOptions,
   io: CliIo,
   startPipeline: StartIngestPipeline,
-): Promise<CommandResult<IngestSummary>> {
+): Promise<CommandResult<IngestDocument>> {
   // A BOM at the start of the file is the editor's, not part of the first frame.
   const lines = (await readFramesFile(options.file))
     .replace(/^\uFEFF/, '')
@@ -109,7 +110,7 @@ export async function ingestCommand(
     const text = [`frames read: ${lines.length}`, renderCounters(pipeline.totals), renderDeadLetters(letters)].join(
       '\n\n',
     );
-    return { exitCode: letters.length > 0 ? EXIT.attention : EXIT.ok, result: summary, text };
+    return { exitCode: letters.length > 0 ? EXIT.attention : EXIT.ok, result: ingestJson(summary), text };
   } finally {
     await pipeline.stop();
   }
