@@ -19,6 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../lib/db/open.js';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { createHostSchema } from '../../../local/host-schema.js';
+import { nobodyCheckout } from '../../support/as-nobody.js';
 import { runCliJson } from '../../support/cli-run.js';
 
 /*
@@ -29,12 +30,19 @@ import { runCliJson } from '../../support/cli-run.js';
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+// issue 51: where nobody can run the CLI from (a copy when this checkout is under a private folder)
+const NOBODY_CHECKOUT = nobodyCheckout(ROOT);
+const AS_NOBODY = NOBODY_CHECKOUT.root ?? ROOT;
+if (NOBODY_CHECKOUT.skip !== undefined)
+  console.warn(`sqlite-readonly: the tests that run the CLI as user nobody are skipped: ${NOBODY_CHECKOUT.skip}`);
+const asNobody = it.skipIf(NOBODY_CHECKOUT.skip !== undefined);
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'sqlite-readonly-'));
 chmodSync(work, 0o755); // nobody must reach the stores below
 afterAll(() => {
   chmodRecursive(work);
   rmSync(work, { recursive: true, force: true });
+  if (AS_NOBODY !== ROOT) rmSync(AS_NOBODY, { recursive: true, force: true });
 });
 
 function chmodRecursive(dir: string): void {
@@ -70,10 +78,13 @@ function cliAsNobody(...args: string[]) {
       '--regid=65534',
       '--clear-groups',
       process.execPath,
-      join(ROOT, 'bin/subagent-context.mjs'),
+      join(AS_NOBODY, 'bin/subagent-context.mjs'),
       ...args,
     ],
-    { cwd: ROOT, env: { PATH: process.env.PATH, HOME: '/tmp', TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') } },
+    {
+      cwd: AS_NOBODY,
+      env: { PATH: process.env.PATH, HOME: '/tmp', TSX_TSCONFIG_PATH: join(AS_NOBODY, 'tsconfig.json') },
+    },
   ).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: { code: number; stdout: string; stderr: string }) => ({
@@ -130,64 +141,76 @@ describe('R4-5: a read-only command on a SQLite store leaves it as it was', () =
     expect(statSync(path).uid).toBe(65534);
   });
 
-  it('R4-5: a read-only WAL store in a read-only folder (a snapshot) is reported on by a user who may write neither', async () => {
-    const { dir, path, url } = await walStore();
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const report = await cliAsNobody('report', '--database-url', url, '--json');
-    expect(report.stderr).toMatch(/^note: the SQLite store was read from an in-memory copy of the file/);
-    expect(report.code).toBe(0);
-    expect(JSON.parse(report.stdout)).toBeTypeOf('object');
-    expect(files(dir)).toEqual(['kandev.db']);
-    // the same store read-only for real: SQLite itself refuses the user a plain read-only open
-    const direct = await run(
-      'setpriv',
-      [
-        '--reuid=65534',
-        '--regid=65534',
-        '--clear-groups',
-        process.execPath,
-        '-e',
-        `try { new (require(${JSON.stringify(join(ROOT, 'node_modules/better-sqlite3'))}))(${JSON.stringify(path)}, { readonly: true }).prepare('SELECT 1 FROM task_sessions').get() } catch (e) { console.log(e.code) }`,
-      ],
-      { cwd: '/' },
-    );
-    expect(direct.stdout.trim()).toBe('SQLITE_READONLY_DIRECTORY');
-  }, 60_000);
+  asNobody(
+    'R4-5: a read-only WAL store in a read-only folder (a snapshot) is reported on by a user who may write neither',
+    async () => {
+      const { dir, path, url } = await walStore();
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const report = await cliAsNobody('report', '--database-url', url, '--json');
+      expect(report.stderr).toMatch(/^note: the SQLite store was read from an in-memory copy of the file/);
+      expect(report.code).toBe(0);
+      expect(JSON.parse(report.stdout)).toBeTypeOf('object');
+      expect(files(dir)).toEqual(['kandev.db']);
+      // the same store read-only for real: SQLite itself refuses the user a plain read-only open
+      const direct = await run(
+        'setpriv',
+        [
+          '--reuid=65534',
+          '--regid=65534',
+          '--clear-groups',
+          process.execPath,
+          '-e',
+          `try { new (require(${JSON.stringify(join(AS_NOBODY, 'node_modules/better-sqlite3'))}))(${JSON.stringify(path)}, { readonly: true }).prepare('SELECT 1 FROM task_sessions').get() } catch (e) { console.log(e.code) }`,
+        ],
+        { cwd: '/' },
+      );
+      expect(direct.stdout.trim()).toBe('SQLITE_READONLY_DIRECTORY');
+    },
+    60_000,
+  );
 
-  it('R4-5: a write the store refuses (migrate on a read-only snapshot) says what is read-only, never "server"', async () => {
-    const { dir, path, url } = await walStore({ migrated: false }); // so migrate has something to write
-    // a rollback-journal store, so SQLite opens it and the write itself is refused
-    const host = new BetterSqlite3(path);
-    host.pragma('journal_mode = DELETE');
-    host.close();
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const migrate = await cliAsNobody('migrate', '--database-url', url);
-    expect(migrate).toMatchObject({ code: 1 });
-    expect(migrate.stderr).toMatch(/read-only for this user/);
-    expect(migrate.stderr).not.toMatch(/server/i);
-    expect(migrate.stderr).not.toMatch(/\n\s+at /); // no stack
-  }, 60_000);
+  asNobody(
+    'R4-5: a write the store refuses (migrate on a read-only snapshot) says what is read-only, never "server"',
+    async () => {
+      const { dir, path, url } = await walStore({ migrated: false }); // so migrate has something to write
+      // a rollback-journal store, so SQLite opens it and the write itself is refused
+      const host = new BetterSqlite3(path);
+      host.pragma('journal_mode = DELETE');
+      host.close();
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const migrate = await cliAsNobody('migrate', '--database-url', url);
+      expect(migrate).toMatchObject({ code: 1 });
+      expect(migrate.stderr).toMatch(/read-only for this user/);
+      expect(migrate.stderr).not.toMatch(/server/i);
+      expect(migrate.stderr).not.toMatch(/\n\s+at /); // no stack
+    },
+    60_000,
+  );
 
-  it('issue 51: ingest into a store this user may not write fails at once, before any frame is sent (exit 1)', async () => {
-    const { dir, path, url } = await walStore();
-    const host = new BetterSqlite3(path);
-    host.pragma('journal_mode = DELETE'); // so SQLite opens it and the write itself is refused
-    host.close();
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const frames = join(work, 'frames.jsonl');
-    writeFileSync(frames, readFileSync(join(ROOT, 'examples/frames.jsonl')));
-    chmodSync(frames, 0o644);
-    const started = performance.now();
-    const ingest = await cliAsNobody('ingest', frames, '--database-url', url, '--json');
-    expect(ingest.code).toBe(1);
-    expect(performance.now() - started).toBeLessThan(15_000);
-    expect(ingest.stderr).toMatch(
-      /^subagent-context: no frame was sent: the store refused a write \(attempt to write a readonly database.*read-only for this user/m,
-    );
-    expect(ingest.stderr).not.toMatch(/retries_exhausted|ERROR/);
-    expect(JSON.parse(ingest.stdout)).toMatchObject({ name: 'CliFailure' });
-  }, 60_000);
+  asNobody(
+    'issue 51: ingest into a store this user may not write fails at once, before any frame is sent (exit 1)',
+    async () => {
+      const { dir, path, url } = await walStore();
+      const host = new BetterSqlite3(path);
+      host.pragma('journal_mode = DELETE'); // so SQLite opens it and the write itself is refused
+      host.close();
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const frames = join(work, 'frames.jsonl');
+      writeFileSync(frames, readFileSync(join(ROOT, 'examples/frames.jsonl')));
+      chmodSync(frames, 0o644);
+      const started = performance.now();
+      const ingest = await cliAsNobody('ingest', frames, '--database-url', url, '--json');
+      expect(ingest.code).toBe(1);
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(ingest.stderr).toMatch(
+        /^subagent-context: no frame was sent: the store refused a write \(attempt to write a readonly database.*read-only for this user/m,
+      );
+      expect(ingest.stderr).not.toMatch(/retries_exhausted|ERROR/);
+      expect(JSON.parse(ingest.stdout)).toMatchObject({ name: 'CliFailure' });
+    },
+    60_000,
+  );
 });
