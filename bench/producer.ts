@@ -9,6 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { Frame } from '../lib/producer/frame.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 import { sqsClientFor, startLocalSqs } from '../local/fauxqs.js';
 import { createIngestQueues } from '../local/queues.js';
@@ -130,7 +131,7 @@ async function runScenario(name: string): Promise<void> {
   const baselineRssMb = process.memoryUsage().rss / 2 ** 20;
   const producer = createFrameProducer({ queueUrl: process.env.QUEUE_URL!, sqs });
   const started = performance.now();
-  for (let i = 0; i < scenario.frames; i += 1) producer.record(scenario.frame(i));
+  for (let i = 0; i < scenario.frames; i += 1) producer.record(scenario.frame(i) as unknown as Frame);
   const recorded = performance.now();
   const report = (closeMs: number): Result => ({
     scenario: name,

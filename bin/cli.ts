@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { StartIngestPipeline } from '../lib/cli/commands/ingest.js';
 import { CliFailure } from '../lib/cli/failure.js';
+import { EXIT_INTERRUPTED, installInterrupt } from '../lib/cli/interrupt.js';
 import { runCli } from '../lib/cli/main.js';
 import { FAUXQS_MISSING_HINT } from '../lib/hints.js';
 
@@ -41,7 +42,14 @@ function packageVersion(): string | undefined {
 }
 
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
-const code = await runCli(process.argv.slice(2), io, { startPipeline, version: packageVersion() });
+// issue 51: Ctrl-C asks the command to stop at its next boundary and say where it stands; a second one stops at once
+const interrupt = installInterrupt(
+  process,
+  (text) => process.stderr.write(text),
+  () => process.exit(EXIT_INTERRUPTED),
+);
+const code = await runCli(process.argv.slice(2), io, { startPipeline, version: packageVersion(), interrupt });
+interrupt.dispose();
 process.exitCode = code;
 // Idle keep-alive sockets (SQS, the database pool) would hold the process for seconds after the
 // answer; once stdout has drained there is nothing left to wait for.

@@ -1,7 +1,8 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describeFailure, type FailureContext } from '../lib/cli/failure.js';
 import { parseFlags } from '../lib/cli/flags.js';
+import { EXIT_INTERRUPTED, installInterrupt } from '../lib/cli/interrupt.js';
 import { jsonDocument } from '../lib/cli/json.js';
 import { UsageError } from '../lib/cli/usage-error.js';
 import { databaseKind } from '../lib/db/open.js';
@@ -95,6 +96,16 @@ async function main(): Promise<number> {
     localPostgres:
       databaseUrl !== undefined && databaseKind(databaseUrl) === 'postgres' ? hostPort(databaseUrl) : undefined,
   };
+  // issue 51: Ctrl-C leaves no partial store that a rerun would refuse as if it were finished
+  installInterrupt(
+    process,
+    (text) => process.stderr.write(text),
+    () => process.exit(EXIT_INTERRUPTED),
+    true,
+  ).signal.addEventListener('abort', () => {
+    process.stderr.write(`\n${interruptedDemo(values['database-url'], values.sqlite)}\n`);
+    process.exit(EXIT_INTERRUPTED);
+  });
   const result = await runLocalStack({
     databaseUrl,
     messages: number('messages', values.messages, 1),
@@ -129,6 +140,22 @@ function hostPort(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The demo was stopped before its summary: a new SQLite store it made is removed with its -wal,
+ * -shm and -journal (it was never finished, and the path is free again for the rerun); a database
+ * named by --database-url keeps what was written, and says so.
+ */
+function interruptedDemo(databaseUrl: string | undefined, sqlite: string | undefined): string {
+  if (sqlite !== undefined && databaseUrl === undefined) {
+    const path = resolve(sqlite);
+    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
+    return `interrupted: the demo stopped before its summary; its partial store ${path} was removed, so \`npm start -- --sqlite ${sqlite}\` runs again as it was`;
+  }
+  if (databaseUrl !== undefined)
+    return 'interrupted: the demo stopped before its summary; the database named by --database-url holds a partial demo store: drop and create it again (it must be empty) before a rerun';
+  return 'interrupted: the demo stopped before its summary; its store was in memory, nothing was kept: run `npm start` again';
 }
 
 /** What is left to explore after the run, and the command that reads it (issue 34). */

@@ -33,6 +33,7 @@ export type HintClass =
   | 'no_database'
   | 'missing_object'
   | 'not_host_database'
+  | 'host_shape'
   | 'not_migrated'
   | 'privilege'
   | 'pooler'
@@ -76,6 +77,12 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
     cli: "this is not the host's store: point --database-url at the database the orchestrator writes task_sessions and task_session_messages to (a demo store: `npm start -- --sqlite <path>`)",
     function:
       "DATABASE_URL names a database without the host's task_sessions and task_session_messages tables; point the SSM parameter at the host's database",
+  },
+  // issue 51: the host's tables are there but lack a column every command reads (another version, another product)
+  host_shape: {
+    cli: "nothing was written: point --database-url at the host's own database, or bring its schema to the host's (the columns above are what this tool reads)",
+    function:
+      "nothing was written: DATABASE_URL names a database whose host tables lack columns this service reads; point the SSM parameter at the host's database",
   },
   not_migrated: {
     cli: 'this store was never migrated: run `subagent-context migrate` with the same --database-url first',

@@ -43,8 +43,8 @@ export interface LocalPipeline {
   readonly queues: IngestQueues;
   readonly poller: Poller;
   readonly totals: IngestTotals;
-  /** sends message bodies (valid frames or not) in order, as a producer would; returns how many */
-  send(bodies: readonly string[]): Promise<number>;
+  /** sends message bodies (valid frames or not) in order, as a producer would; returns how many (fewer when `signal` stopped it between batches) */
+  send(bodies: readonly string[], signal?: AbortSignal): Promise<number>;
   depth(queueUrl?: string): Promise<QueueDepth>;
   /** takes everything off the dead-letter queue */
   deadLetters(): Promise<DeadLetter[]>;
@@ -96,7 +96,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     queues,
     poller,
     totals,
-    async send(bodies) {
+    async send(bodies, signal) {
       const entries = bodies.map((body, i) => {
         const { group, dedup } = messageFor(body);
         return { Id: `m${i}`, MessageBody: body, MessageGroupId: group, MessageDeduplicationId: dedup };
@@ -104,14 +104,17 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       const { batches, oversize } = packBatches(entries, (e) => messageSize(e.MessageBody));
       if (oversize.length > 0)
         throw new Error(`${oversize.length} message(s) exceed the SQS batch size limit; split the input`);
+      let sent = 0;
       for (const batch of batches) {
+        if (signal?.aborted) return sent;
         const { Failed = [] } = await sqs.send(
           new SendMessageBatchCommand({ QueueUrl: queues.queueUrl, Entries: batch }),
         );
         if (Failed.length > 0)
           throw new Error(`the queue refused ${Failed.length} message(s): ${Failed[0]!.Code} ${Failed[0]!.Message}`);
+        sent += batch.length;
       }
-      return entries.length;
+      return sent;
     },
     async depth(queueUrl = queues.queueUrl) {
       const { Attributes = {} } = await sqs.send(

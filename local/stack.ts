@@ -13,6 +13,7 @@ import { PAGE_DEFAULTS, SERVICE_NAME } from '../lib/defaults.js';
 import { runHealthCheck } from '../lib/health/check.js';
 import type { HealthReport } from '../lib/health/report.js';
 import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
+import type { Frame } from '../lib/producer/frame.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
 import { redactText } from '../lib/redact.js';
 import { buildReport } from '../lib/report/build.js';
@@ -285,7 +286,7 @@ async function streamLive(db: Database, plan: LivePlan, logger: Logger, say: (li
     await pipeline.send(plan.invalidBodies);
   };
   for (let i = 0; i < plan.frames.length; i += STREAM_CHUNK) {
-    for (const frame of plan.frames.slice(i, i + STREAM_CHUNK)) producer.record(frame);
+    for (const frame of plan.frames.slice(i, i + STREAM_CHUNK)) producer.record(frame as unknown as Frame);
     if (i === STREAM_CHUNK || i + STREAM_CHUNK >= plan.frames.length) await sendInvalid();
     await producer.flush();
     show();

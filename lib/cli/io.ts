@@ -2,8 +2,8 @@ import type { ProgressStream } from './progress.js';
 
 /** Where a command writes: results to stdout (tables or --json), progress and errors to stderr. */
 export interface CliIo {
-  /** `isTTY`: a terminal (colour may be used; lib/report/render/table.ts) */
-  stdout: { write(text: string): unknown; isTTY?: boolean };
+  /** `isTTY`: a terminal (colour may be used; lib/report/render/table.ts); `columns`: its width (tables fit it) */
+  stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
   stderr: ProgressStream;
   env: NodeJS.ProcessEnv;
 }

@@ -22,13 +22,16 @@ import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { parseReportFlags, reportCommand } from './commands/report.js';
+import type { ExportDocument } from './documents.js';
 import { EXIT } from './exit-codes.js';
 import { describeFailure } from './failure.js';
-import { checkFlagsApply, countFlag, instantFlag, parseFlags, secondsFlag } from './flags.js';
+import { checkFlagsApply, countFlag, instantFlag, nearestFlag, parseFlags, secondsFlag } from './flags.js';
+import { EXIT_INTERRUPTED, type Interrupt, Interrupted, NO_INTERRUPT } from './interrupt.js';
 import type { CliIo, CommandResult } from './io.js';
 import { jsonDocument, jsonDocumentChunks } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 import { discardCreatedStore, openStore } from './open-store.js';
+import { terminalWidth } from './table.js';
 import { UsageError, usageText } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
@@ -123,6 +126,39 @@ Reading the output (each field: README "Reading the output"):
            are RFC 3339 UTC strings with microseconds, e.g. 2026-12-01T13:00:00.123456Z`;
 
 /**
+ * One command's help (issue 51), cut from USAGE so there is one text: its line under Commands, the
+ * options that name it (`health: …`, `report, export: …`) and those that name no command (every
+ * command takes them), and its part of "Reading the output".
+ */
+export function commandHelp(command: string): string {
+  const [head = '', rest = ''] = USAGE.split('\n\nOptions:\n');
+  const [options = '', tail = ''] = rest.split('\n\nExit codes:');
+  const blocks = (text: string) => text.split(/\n(?= {2}\S)/);
+  const line = blocks(head.split('Commands:\n')[1] ?? '').find((b) => b.trimStart().startsWith(command)) ?? '';
+  const applies = (block: string) => {
+    const description = block.replace(/^\s*\S+(?: <[^>]+>)?(?:, \S+(?: <[^>]+>)?)?\s+/, '').replace(/^\n\s+/, '');
+    const named = /^([a-z]+(?:, [a-z]+)*)(?: --[a-z]+)?: /.exec(description.trimStart());
+    return named === null || named[1]!.split(', ').includes(command);
+  };
+  const reading = (tail.split('Reading the output (each field: README "Reading the output"):\n')[1] ?? '')
+    .split(/\n(?= {2}\S)/)
+    .filter((b) => b.trimStart().startsWith(`${command} `) || b.trimStart().startsWith('--json'));
+  return [
+    `Usage: subagent-context ${command} [options]`,
+    '',
+    line.replace(/^ {2}/, ''),
+    '',
+    'Options:',
+    blocks(options).filter(applies).join('\n'),
+    '',
+    `Exit codes:${tail.split('\n\nReading the output')[0]}`,
+    ...(reading.length > 0 ? ['', 'Reading the output:', ...reading] : []),
+    '',
+    'subagent-context --help lists every command and option.',
+  ].join('\n');
+}
+
+/**
  * `--statement-timeout`: a positive number of seconds, in milliseconds as the server takes it (a
  * bound is always kept, R2-5): rounded up to at least 1 ms, at most PostgreSQL's maximum (D8).
  */
@@ -188,6 +224,8 @@ export interface CliDeps {
   startPipeline: StartIngestPipeline;
   /** the package's version, for --version (the entry point reads package.json) */
   version?: string;
+  /** Ctrl-C (lib/cli/interrupt.ts): the entry point installs the one handler; none in tests that do not send one */
+  interrupt?: Interrupt;
 }
 
 /** The CLI without the process: parses argv, runs one command, returns the exit code. */
@@ -213,13 +251,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    io.stdout.write(`${USAGE}\n`);
+    // issue 51: `health --help` is health's help, not the whole
+    const asked = parsed.positionals[0];
+    io.stdout.write(`${asked !== undefined && COMMANDS.has(asked) ? commandHelp(asked) : USAGE}\n`);
     return EXIT.ok;
   }
   if (values.version) {
     io.stdout.write(`${deps.version ?? 'unknown'}\n`);
     return EXIT.ok;
   }
+  const interrupt = deps.interrupt ?? NO_INTERRUPT;
   // INFO lines go to stdout, which belongs to the result here; WARN and ERROR go to stderr.
   logger.setLogLevel(values.verbose ? 'WARN' : 'ERROR');
 
@@ -281,6 +322,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           db = await open('reading');
           return reportCommand(db, request, {
             color: !values['no-color'] && wantsColor(io.stdout, io.env),
+            width: terminalWidth(rawIo.stdout, io.env),
             graceSeconds,
           });
         }
@@ -326,25 +368,37 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           };
           // R4-5: without a position to move, an export writes nothing: a SQLite store opens read-only
           db = await open(keep ? 'writing' : 'reading');
-          return exportCommand(db, target, options, io.stderr);
+          return exportCommand(
+            db,
+            target,
+            // Ctrl-C: stop before the next page (the position already stands after the last accepted batch)
+            { ...options, keepGoing: () => !interrupt.signal.aborted },
+            io.stderr,
+          );
         }
         case 'ingest':
           expectArguments(rest, 1, command);
           db = await open();
           return ingestCommand(
             db,
-            { file: rest[0]!, rejectedFile: values.rejected },
+            { file: rest[0]!, rejectedFile: values.rejected, interrupt: interrupt.signal },
             // --quiet: the progress bar goes nowhere; errors and notes still reach stderr
             values.quiet ? { ...io, stderr: { isTTY: false, write: () => true } } : io,
             deps.startPipeline,
           );
         case undefined:
           throw new UsageError('no command given');
-        default:
-          throw new UsageError(`unknown command "${command}"`);
+        default: {
+          // issue 51: a mistyped command gets the nearest one, as a mistyped flag does
+          const near = nearestFlag(command, [...COMMANDS]);
+          throw new UsageError(`unknown command "${command}"${near ? `: did you mean ${near}?` : ''}`);
+        }
       }
     };
     const outcome = await run();
+    // Ctrl-C during a command with no boundary of its own (one transaction: migrate, health; a
+    // read: report): it finished first, so its result is where it stands
+    const stopped = interrupt.signal.aborted ? interruptedAfter(command, outcome.result) : undefined;
     // R4-5: a read-only command says how it read a SQLite store (whether SQLite made files to read it)
     const readNote = db?.readNote === undefined ? [] : [`the SQLite store was ${db.readNote}`];
     for (const note of [...readNote, ...(outcome.notes ?? [])]) io.stderr.write(`note: ${terminalSafeLines(note)}\n`);
@@ -354,8 +408,19 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     // a JSON document is redacted value by value before it is serialised, so it stays valid JSON
     else if (values.json) rawIo.stdout.write(jsonDocument(redact(outcome.result)));
     else io.stdout.write(`${outcome.text}\n`);
+    if (stopped !== undefined) {
+      io.stderr.write(`subagent-context: ${terminalSafeLines(stopped.message)}\n`);
+      return EXIT_INTERRUPTED;
+    }
     return outcome.exitCode;
   } catch (err) {
+    if (err instanceof Interrupted) {
+      // issue 51: where it stands and what to run next, on stderr; --json gets the same as a document
+      if (values.json)
+        rawIo.stdout.write(jsonDocument(redact({ error: err.message, name: err.name, progress: err.progress })));
+      io.stderr.write(`subagent-context: ${terminalSafeLines(err.message)}\n`);
+      return EXIT_INTERRUPTED;
+    }
     if (err instanceof UsageError) {
       io.stderr.write(`${usageText(err)}\n\n${positionals.length === 0 ? USAGE : HELP_POINTER}\n`);
       return EXIT.usage;
@@ -371,6 +436,25 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     await db?.close();
     await proxy?.close();
   }
+}
+
+/**
+ * What a command that ran to its end after Ctrl-C says (exit 130): an export stopped between pages
+ * with its position stored; the others finished their one transaction or read.
+ */
+function interruptedAfter(command: string | undefined, result: unknown): Interrupted {
+  if (command === 'export' && (result as { complete?: boolean }).complete === false) {
+    const after = (result as ExportDocument).position.after;
+    return new Interrupted(
+      `export stopped between pages; the position stands after the last batch the collector accepted${after ? ` (changed ${after.changed})` : ''}`,
+      'run the same command again to resume from there',
+    );
+  }
+  const what = command === 'report' ? 'it wrote nothing' : 'its transaction was committed before it stopped';
+  return new Interrupted(
+    `${command ?? 'the command'} ran to its end (${what}; the result above is complete)`,
+    'nothing is left to run',
+  );
 }
 
 /** A configuration error of a flag's value is a usage error (exit 2); `also`: a lazily loaded module's own such class. */

@@ -32,14 +32,81 @@ export interface TableOptions {
   leftAlign?: boolean;
   /** apply the Styled cells' colours (a terminal that wants colour) */
   color?: boolean;
+  /**
+   * Fit a terminal (issue 51): when `width` is known, columns after the first `keep` whose every
+   * cell is empty (`-` or blank) are left out, then, while the table is wider than `width`, the
+   * rightmost one after the first `keep`; a line under the table names what was left out and how
+   * to see it (`see`). Without a width (a pipe, a file) every column is kept.
+   */
+  fit?: {
+    width: number | undefined;
+    keep: number;
+    see: string;
+    /** the columns to leave out first when there is no room, least telling first; then the rightmost */
+    dropFirst?: readonly string[];
+  };
 }
 
-/** Columns padded to their widest cell; numbers right-aligned unless `leftAlign`. */
+/** The width a table may take: `COLUMNS` when set (as shells export it), else the terminal's, else none (a pipe, a file). */
+export function terminalWidth(
+  stream: { isTTY?: boolean; columns?: number },
+  env: NodeJS.ProcessEnv,
+): number | undefined {
+  const fromEnv = Number(env.COLUMNS);
+  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  return stream.isTTY && stream.columns !== undefined && stream.columns > 0 ? stream.columns : undefined;
+}
+
+const blank = (text: string) => text === '-' || text === '';
+
+/** Columns padded to their widest cell; numbers right-aligned unless `leftAlign`; `fit`: within a width. */
 export function renderTable(
   headers: readonly string[],
   rows: ReadonlyArray<readonly Cell[]>,
   options: TableOptions = {},
 ): string {
+  // a pipe or a file (no width known) keeps every column, as a script reading it expects
+  if (options.fit?.width === undefined) return layout(headers, rows, options);
+  const { width, keep, see, dropFirst = [] } = options.fit;
+  const shown = rows.map((row) => headers.map((_, i) => show(row[i])));
+  const empty = headers.map((_, i) => i >= keep && rows.length > 0 && shown.every((row) => blank(row[i]!)));
+  let columns = headers.map((_, i) => i).filter((i) => !empty[i]);
+  const widthOf = (cols: readonly number[]) =>
+    cols.reduce((sum, i) => sum + Math.max(terminalSafe(headers[i]!).length, ...shown.map((r) => r[i]!.length)), 0) +
+    2 * (cols.length - 1);
+  const narrowed: string[] = [];
+  while (columns.length > keep && widthOf(columns) > width) {
+    const named = dropFirst.map((h) => headers.indexOf(h)).find((i) => i >= keep && columns.includes(i));
+    const drop = named ?? columns.at(-1)!;
+    columns = columns.filter((i) => i !== drop);
+    narrowed.push(headers[drop]!);
+  }
+  const table = layout(
+    columns.map((i) => headers[i]!),
+    rows.map((row) => columns.map((i) => row[i])),
+    options,
+  );
+  const left: string[] = [];
+  const emptyNames = headers.filter((_, i) => empty[i]);
+  if (emptyNames.length > 0) left.push(`${emptyNames.join(', ')} (nothing in them)`);
+  if (narrowed.length > 0) left.push(`${narrowed.join(', ')} (no room in ${width} columns)`);
+  return left.length === 0 ? table : `${table}\n${wrapWords(`(left out: ${left.join('; ')}; ${see})`, width)}`;
+}
+
+/** Prose in lines of at most `width` (a word longer than that has a line of its own). */
+function wrapWords(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, line].join('\n');
+}
+
+function layout(headers: readonly string[], rows: ReadonlyArray<readonly Cell[]>, options: TableOptions): string {
   const text = rows.map((row) => headers.map((_, i) => show(row[i])));
   const shownHeaders = headers.map((h) => terminalSafe(h));
   const widths = shownHeaders.map((h, i) => Math.max(h.length, ...text.map((row) => row[i]!.length)));

@@ -42,8 +42,22 @@ const URL_SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
  * `host=db password=…`) is described, not shown.
  */
 export function checkDatabaseUrl(url: string, source: DatabaseUrlSource): void {
-  if (databaseKind(url) !== undefined) return;
   const where = describeSource(source);
+  // issue 51: `sqlite://tmp/x.db` reads as a URL with the host "tmp"; the path it opened (/tmp/x.db)
+  // was a guess, so the form is refused with the two that say what they mean
+  if (/^sqlite:\/\/[^/]/.test(url))
+    throw new DatabaseUrlConfigError(
+      `${where}: a sqlite: URL with two slashes would name a host (sqlite://<host>/…); write sqlite:<path>: sqlite:/abs/path.db (or sqlite:///abs/path.db) for an absolute path, sqlite:./path.db for one relative to this folder`,
+      source.name,
+    );
+  if (databaseKind(url) !== undefined) return;
+  // issue 51: a file path (or a file: URL) is a SQLite store meant as one: say the form that opens it
+  const path = /^(?:file:(?:\/\/)?)?((?:\/|\.\.?\/|~\/)[^\s=@]*|[^\s=@:/]+\.(?:db|sqlite3?))$/.exec(url)?.[1];
+  if (path !== undefined)
+    throw new DatabaseUrlConfigError(
+      `${where} must start with postgres://, postgresql:// or sqlite:; for a SQLite store write sqlite:${path}`,
+      source.name,
+    );
   const scheme = URL_SCHEME.exec(url)?.[1];
   const got = url === '' ? 'it is empty' : scheme ? `got "${scheme}://…"` : 'the value is not a URL and is not shown';
   throw new DatabaseUrlConfigError(

@@ -294,12 +294,18 @@ function refuseUnwritable(path: string): void {
   try {
     accessSync(path, constants.W_OK);
   } catch (err) {
+    // `detail` without the hint: the CLI adds its own hint to it (DatabaseError.detail), once
+    const detail = `the SQLite store ${path} is read-only for this user (${(err as { code?: string }).code ?? 'EACCES'}), and this command writes`;
     throw new DatabaseError(
-      `the SQLite store ${path} is read-only for this user (${(err as { code?: string }).code ?? 'EACCES'}), and this command writes: ${hint('sqlite_readonly', 'cli', 'sqlite')}`,
+      `${detail}: ${hint('sqlite_readonly', 'cli', 'sqlite')}`,
       'system',
       '25006',
       'SQLITE_READONLY',
-      { cause: err, hintClass: 'sqlite_readonly' },
+      {
+        cause: err,
+        detail,
+        hintClass: 'sqlite_readonly',
+      },
     );
   }
 }
@@ -461,8 +467,10 @@ export function sqlstateOfSqliteCode(driverCode: string | undefined): string {
  * The hint for a SQLite failure: SQLite has no server, so its system failures get SQLite's own
  * words (R4-5: a write refused on a read-only file or folder says so, never "the server's log").
  */
-function sqliteHintClass(driverCode: string | undefined, sqlstate: string): HintClass {
+function sqliteHintClass(driverCode: string | undefined, sqlstate: string, message: string): HintClass {
   if (driverCode?.startsWith('SQLITE_READONLY') || driverCode?.startsWith('SQLITE_PERM')) return 'sqlite_readonly';
+  // SQLITE_ERROR is every SQL error; a missing table or column is the schema's shape, not the disk (issue 51)
+  if (driverCode === 'SQLITE_ERROR' && /^no such (table|column)\b/.test(message)) return 'missing_object';
   const cls = hintClassOf(sqlstate);
   return cls === 'system' || cls === 'unreachable' ? 'sqlite_system' : cls;
 }
@@ -472,7 +480,7 @@ function toDatabaseError(err: unknown): DatabaseError {
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
   const sqlstate = sqlstateOfSqliteCode(driverCode);
   const detail = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate})`;
-  const hintClass = sqliteHintClass(driverCode, sqlstate);
+  const hintClass = sqliteHintClass(driverCode, sqlstate, e.message ?? '');
   return new DatabaseError(
     `${detail}: ${hint(hintClass, 'function', 'sqlite')}`,
     classifySqlstate(sqlstate),

@@ -114,6 +114,8 @@ export interface ExportSummary {
   unreadable: Record<string, number>;
   /** false: stopped early (keepGoing), more turns may be waiting */
   complete: boolean;
+  /** --restart: every turn was sent again from the first, changed or not (`re_sent` counts them) */
+  restart: boolean;
   /** the stored position's point before and after (null: none) */
   position: { before: string | null; after: string | null; key: string | null };
 }
@@ -191,7 +193,8 @@ export async function runExport(
     options.position === 'resume' && previous
       ? { position: previous.position, sent: new Map(previous.sent), rejected: previous.rejected }
       : { position: undefined, sent: new Map(), rejected: previous?.rejected };
-  const before = previous === undefined || options.position !== 'resume' ? null : pointText(previous.position);
+  // the point the key held, also on a restart (issue 51: a restart moves it from there, it was not absent)
+  const before = previous === undefined ? null : pointText(previous.position);
   const now = options.now ?? nowMicros;
   const changedUntil = now() - BigInt(Math.round(options.settleSeconds * 1e6));
   const make = spanOptions(options);
@@ -208,6 +211,7 @@ export async function runExport(
     skipped: [],
     unreadable: {},
     complete: true,
+    restart: options.position === 'restart',
     position: { before, after: before, key: keep ? options.positionKey : null },
   };
   let moved = false;

@@ -4,7 +4,7 @@ import { DatabaseError, type FailureKind, failureFields } from '../db/errors.js'
 import { SubagentContextError } from '../errors.js';
 import { auditHistory } from '../health/check.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY, readMetaKeys } from '../store/meta.js';
-import { HOST_TABLES } from '../store/probe.js';
+import { describeShape, HOST_TABLES, hostShape } from '../store/probe.js';
 import { ensureSubagentTable } from '../store/schema.js';
 import { formatCanonical, formatKey, type Micros, nowMicros, parseStoredTimestamp } from '../time.js';
 import { backfillInsertSql, highWaterSql } from './backfill-sql.js';
@@ -167,18 +167,15 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
 }
 
 /**
- * A database without the host's tables is not the host's store (a mistyped path or URL): migrate
- * creates nothing there and says so, rather than failing half-way through its DDL. A catalog read,
- * not lib/store/probe.ts's failing SELECT: inside a PostgreSQL transaction a failed statement
- * would abort it (the function path has no CLI preflight before this).
+ * A database without the host's tables is not the host's store (a mistyped path or URL), and one
+ * whose tables lack a column the backfill reads is not the host's shape (issue 51): migrate creates
+ * nothing there and says so, rather than failing half-way through. A catalog read (lib/store/probe.ts
+ * `hostShape`): inside a PostgreSQL transaction a failed statement would abort it (the function
+ * path has no CLI preflight before this).
  */
 async function requireHostTables(tx: Queryable): Promise<void> {
-  const sql =
-    tx.dialect.name === 'postgres'
-      ? 'SELECT COUNT(*) AS n FROM (SELECT to_regclass($1::text) AS a UNION ALL SELECT to_regclass($2::text)) t WHERE a IS NOT NULL'
-      : "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ($1, $2)";
-  const [row] = await tx.query<{ n: number | string }>(sql, [...HOST_TABLES]);
-  if (Number(row?.n ?? 0) < HOST_TABLES.length) {
+  const shape = await hostShape(tx);
+  if (shape.missingTables.length > 0) {
     // 42P01 (undefined_table) on both dialects, as the first statement to read them would raise: R2-4's system class.
     throw new DatabaseError(
       `this database has no ${HOST_TABLES.join(' / ')} (the host's tables), so it is not the host's store: ` +
@@ -187,6 +184,13 @@ async function requireHostTables(tx: Queryable): Promise<void> {
       '42P01',
       undefined,
     );
+  }
+  const problem = describeShape(shape);
+  if (problem !== undefined) {
+    // 42703 (undefined_column), as the backfill's read would raise, but before anything is written (issue 51)
+    throw new DatabaseError(`this database ${problem}: migrate created nothing`, 'system', '42703', undefined, {
+      hintClass: 'host_shape',
+    });
   }
 }
 

@@ -2,6 +2,8 @@ import type { ProducerLogger } from './logger.js';
 
 /** Why a frame was not sent (docs/producers.md, "What the producer drops"). */
 export const DROP_REASONS = [
+  /** not a frame at all (not an object, no version 1, no observed_at): never sent (issue 51) */
+  'not_a_frame',
   /** the frame cap or the byte cap was reached (the queue is slow or unreachable) */
   'buffer_full',
   /** larger than an SQS batch on its own, even without the never-stored fields */

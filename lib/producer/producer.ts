@@ -9,10 +9,12 @@ import { SQS_MAX_BATCH_BYTES, SQS_MAX_BATCH_ENTRIES } from '../queue/pack.js';
 import { createDropLog, DROP_REASONS, type DropReason } from './drop-log.js';
 import { queueEndpoint } from './endpoint.js';
 import { watchExit } from './exit.js';
+import { type Frame, notAFrame } from './frame.js';
 import { type ProducerLogger, stderrLogger } from './logger.js';
 import { sizeLowerBound, toWireMessage, type WireMessage } from './wire.js';
 
 export type { DropReason } from './drop-log.js';
+export type { Frame, SubagentTask } from './frame.js';
 export type { ProducerLogger } from './logger.js';
 export { NO_SESSION_GROUP } from './wire.js';
 
@@ -56,7 +58,7 @@ export interface ProducerStats {
 
 export interface FrameProducer {
   /** enqueue a frame; never throws, never blocks: a frame that cannot be sent is counted and logged */
-  record(frame: unknown): void;
+  record(frame: Frame): void;
   /** resolves once every frame recorded so far was sent or dropped; never rejects */
   flush(): Promise<void>;
   /**
@@ -339,9 +341,15 @@ export function createFrameProducer(options: FrameProducerOptions): FrameProduce
     return { ...message, attempts: 0, notBefore: 0, settled: false };
   };
 
-  const record = (frame: unknown): void => {
+  const record = (frame: Frame): void => {
     try {
       stats.recorded += 1;
+      // a JavaScript host has no compile-time check: what is not a frame is dropped here, not sent (issue 51)
+      const problem = notAFrame(frame);
+      if (problem !== undefined) {
+        drops.add('not_a_frame', 1, { problem });
+        return;
+      }
       const entry = admit(frame);
       if ('reason' in entry) {
         drops.add(entry.reason, 1, entry.detail);

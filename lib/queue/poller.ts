@@ -34,7 +34,7 @@ export interface Poller {
   /** one receive → invoke → delete cycle */
   pollOnce(): Promise<PollResult>;
   /** polls until the queue holds no message, visible, in flight or delayed (failures are waited for) */
-  drain(options?: { timeoutMs?: number }): Promise<PollResult>;
+  drain(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<PollResult>;
   /** polls continuously in the background until stop() */
   start(): void;
   stop(): Promise<void>;
@@ -102,10 +102,11 @@ export function createPoller(options: PollerOptions): Poller {
 
   return {
     pollOnce: () => pollOnce(),
-    async drain({ timeoutMs = 60_000 } = {}) {
+    async drain({ timeoutMs = 60_000, signal } = {}) {
       const total: PollResult = { received: 0, deleted: 0, failed: 0 };
       const deadline = Date.now() + timeoutMs;
-      while (!(await isEmpty())) {
+      // signal: stop between batches (Ctrl-C, lib/cli/interrupt.ts); the batch in hand is finished
+      while (!signal?.aborted && !(await isEmpty())) {
         if (Date.now() > deadline) throw new Error(`queue ${queueUrl} not drained within ${timeoutMs} ms`);
         const r = await pollOnce();
         total.received += r.received;

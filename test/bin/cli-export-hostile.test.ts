@@ -37,9 +37,9 @@ describe.each(TARGETS)('subagent-context export against a hostile collector on %
     expect(cut.code).toBe(EXIT.attention);
     expect(cut.json).toMatchObject({
       requests: 1,
-      rejected_spans: 0,
-      unknown_spans: 4,
-      unknown_reason: `the answer was cut after ${EXPORT_DEFAULTS.answerBytes} bytes`,
+      rejectedSpans: 0,
+      unknownSpans: 4,
+      unknownReason: `the answer was cut after ${EXPORT_DEFAULTS.answerBytes} bytes`,
       complete: false,
       position: { before: null, after: null },
     });
@@ -51,7 +51,7 @@ describe.each(TARGETS)('subagent-context export against a hostile collector on %
     receiver().requests.length = 0;
     const again = await exportRun();
     expect(again.code).toBe(EXIT.ok);
-    expect(again.json).toMatchObject({ turns: 2, spans: 4, unknown_spans: 0 });
+    expect(again.json).toMatchObject({ turns: 2, spans: 4, unknownSpans: 0 });
     expect(await storedPositionText(t.db)).toBeDefined();
   });
 
@@ -59,8 +59,8 @@ describe.each(TARGETS)('subagent-context export against a hostile collector on %
     receiver().respond({ status: 200, body: '<html>maintenance</html>' });
     const run = await exportRun();
     expect(run.code).toBe(EXIT.attention);
-    expect(run.json).toMatchObject({ unknown_spans: 4, position: { after: null } });
-    expect(run.json.unknown_reason).toMatch(/is not an OTLP ExportTraceServiceResponse/);
+    expect(run.json).toMatchObject({ unknownSpans: 4, position: { after: null } });
+    expect(run.json.unknownReason).toMatch(/is not an OTLP ExportTraceServiceResponse/);
     expect(await storedPositionText(t.db)).toBeUndefined();
   });
 
@@ -158,8 +158,8 @@ describe(`subagent-context export's bounds against a slow or endless collector (
     const run = await cli('export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
     const took = Date.now() - started;
     expect(run.code).toBe(EXIT.attention);
-    expect(run.json).toMatchObject({ requests: 1, unknown_spans: 2, position: { after: null } });
-    expect(run.json.unknown_reason).toMatch(/still arriving when the request timed out after 10000 ms/);
+    expect(run.json).toMatchObject({ requests: 1, unknownSpans: 2, position: { after: null } });
+    expect(run.json.unknownReason).toMatch(/still arriving when the request timed out after 10000 ms/);
     expect(receiver().requests).toHaveLength(1);
     expect(took).toBeGreaterThanOrEqual(EXPORT_DEFAULTS.requestTimeoutMs - 100);
     expect(took).toBeLessThan(EXPORT_DEFAULTS.requestTimeoutMs + 3_000);

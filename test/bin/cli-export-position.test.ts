@@ -44,8 +44,9 @@ describe.each(TARGETS)('subagent-context export position flags on %s', (name) =>
   const storedPoint = async (key = KEY) => {
     const value = await stored(key);
     if (value === undefined) return undefined;
+    // --json gives the point as JSON, in camelCase (issue 51)
     const { changed, task_session_id, turn_key } = JSON.parse(value);
-    return JSON.stringify({ changed, task_session_id, turn_key });
+    return { changed, taskSessionId: task_session_id, turnKey: turn_key };
   };
   const setStored = (value: string) => t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [KEY, value]);
   const sentCalls = () => receiver.spans.map((s) => s.attributes['subagent_context.tool_call_id']).filter(Boolean);
@@ -54,7 +55,10 @@ describe.each(TARGETS)('subagent-context export position flags on %s', (name) =>
     await setStored(AHEAD);
     const run = await exportRun();
     expect(run.code).toBe(EXIT.ok);
-    expect(run.json).toMatchObject({ spans: 0, position: { key: KEY, before: AHEAD } });
+    expect(run.json).toMatchObject({
+      spans: 0,
+      position: { key: KEY, before: { changed: '2030-01-01T00:00:00.000000000Z', taskSessionId: 's9', turnKey: 'u9' } },
+    });
     expect(await stored()).toBe(AHEAD);
   });
 
@@ -92,7 +96,7 @@ describe.each(TARGETS)('subagent-context export position flags on %s', (name) =>
     expect(first.code).toBe(EXIT.ok);
     expect(sentCalls()).toEqual(['a']);
     expect(first.json.position).toMatchObject({ key, before: null });
-    expect(await storedPoint(key)).toBe(first.json.position.after);
+    expect(await storedPoint(key)).toEqual(first.json.position.after);
     expect(JSON.parse((await stored(key))!)).toMatchObject({ task_session_id: 's1' });
     expect(await stored()).toBeUndefined();
     receiver.spans.length = 0;
@@ -100,16 +104,30 @@ describe.each(TARGETS)('subagent-context export position flags on %s', (name) =>
     expect(again.json).toMatchObject({ spans: 0, position: { before: first.json.position.after } });
   });
 
+  it('issue 51: export --restart with nothing changed says the turns were sent again because of --restart, and names the position it started from', async () => {
+    const first = await exportRun();
+    expect(first.code).toBe(EXIT.ok);
+    const text = await cli('export', '--otlp', receiver.origin, '--database-url', t.url, '--restart');
+    expect(text.stdout).toMatch(/^re-sent\s+2 turns \(sent again from the first turn: --restart\)$/m);
+    expect(text.stdout).not.toMatch(/changed since last sent/);
+    expect(text.stdout).toMatch(/^position before\s+\{"changed":/m);
+  });
+
   it('R3-10: --restart exports from the first turn whatever the position holds, then moves it', async () => {
     await setStored(AHEAD);
     const run = await exportRun('--restart');
     expect(run.code).toBe(EXIT.ok);
     expect(sentCalls().sort()).toEqual(['a', 'b']);
-    expect(run.json.position).toMatchObject({ key: KEY, before: null });
+    // issue 51: the point the key held before the restart, not "-"
+    expect(run.json.position).toMatchObject({
+      key: KEY,
+      before: { changed: '2030-01-01T00:00:00.000000000Z', taskSessionId: 's9', turnKey: 'u9' },
+    });
+    expect(run.json.restart).toBe(true);
     const after = await storedPoint();
-    expect(after).toBe(run.json.position.after);
-    expect(after).not.toBe(AHEAD);
-    expect(JSON.parse(after!)).toMatchObject({ task_session_id: 's2' });
+    expect(after).toEqual(run.json.position.after);
+    expect(JSON.stringify(after)).not.toBe(AHEAD);
+    expect(after).toMatchObject({ taskSessionId: 's2' });
   });
 
   it('R3-10: --no-position reads none (a stored one is ignored and kept) and writes none', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { type OtlpReceiver, startOtlpReceiver } from '../../local/otlp-receiver.js';
 import { runCliJson, testProxyEnv } from '../support/cli-run.js';
+import { schemaErrors } from '../support/command-schema.js';
 import { useOtlpReceiver } from '../support/otlp-harness.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
@@ -32,11 +33,12 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
       endpoint: `${receiver().origin}/v1/traces`,
       turns: 1,
       new: 1,
-      re_sent: 0,
+      reSent: 0,
       spans: 3,
       requests: 1,
-      rejected_spans: 0,
+      rejectedSpans: 0,
     });
+    expect(schemaErrors('export.v1.schema.json', run.json)).toEqual([]); // issue 51
     expect(receiver().requests[0]!.contentType).toBe('application/x-protobuf');
     const again = await cli(
       {},
@@ -53,7 +55,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     // R4-8: by default a resumed run looks back 900 s behind its position (late frames, R3-1), but
     // the turns there are as they were sent: nothing goes out again
     const lookback = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
-    expect(lookback.json).toMatchObject({ spans: 0, new: 0, re_sent: 0, unchanged: 1, requests: 0 });
+    expect(lookback.json).toMatchObject({ spans: 0, new: 0, reSent: 0, unchanged: 1, requests: 0 });
     expect(receiver().requests).toHaveLength(1);
   });
 
@@ -113,7 +115,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     expect(first.stdout).toMatch(/re-sent\s+0 turns/);
     await t.db.query("UPDATE task_session_subagents SET total_tokens = 5 WHERE tool_call_id = 'b'");
     const again = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
-    expect(again.json).toMatchObject({ new: 0, re_sent: 1, unchanged: 1, spans: 2 });
+    expect(again.json).toMatchObject({ new: 0, reSent: 1, unchanged: 1, spans: 2 });
   });
 
   it('R4-8: a collector answering partialSuccess makes export exit 3, printing the rejected count and message', async () => {
@@ -126,7 +128,7 @@ describe.each(TARGETS)('subagent-context export on %s', (name) => {
     await t.db.query("UPDATE task_session_subagents SET total_tokens = 5 WHERE tool_call_id = 'a'");
     const json = await cli({}, 'export', '--otlp', receiver().origin, '--database-url', t.url, '--json');
     expect(json.code).toBe(EXIT.attention);
-    expect(json.json).toMatchObject({ rejected_spans: 1, spans: 2 });
+    expect(json.json).toMatchObject({ rejectedSpans: 1, spans: 2 });
   });
 
   it('R4-9: no query value of the endpoint and no echoed header reaches any output (summary, --json, errors)', async () => {

@@ -12,6 +12,7 @@ import { formatRfc3339, nowMicros } from '../../lib/time.js';
 import { createHostSchema } from '../../local/host-schema.js';
 import { at, seedMessage } from '../lib/health/seed.js';
 import { runCliJson, testProxyEnv } from '../support/cli-run.js';
+import { schemaErrors } from '../support/command-schema.js';
 import { frame, seedSession } from '../support/frames.js';
 import { badInstants, instantsIn } from '../support/instants.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
@@ -138,10 +139,11 @@ describe.each(TARGETS)('subagent-context on %s', (name) => {
     const run = await cli('ingest', file, '--database-url', t.url, '--rejected', rejected, '--json');
     expect(run.code).toBe(EXIT.attention);
     expect(run.json.frames).toBe(5);
+    expect(schemaErrors('ingest.v1.schema.json', run.json)).toEqual([]); // issue 51
     expect(run.json.counts).toMatchObject({
       attempted: 3,
       persisted: 2,
-      skipped_no_identity: 1,
+      skippedNoIdentity: 1,
       invalid: 1,
       failed: 0,
     });

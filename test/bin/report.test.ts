@@ -59,8 +59,10 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
       await t.db.query(`DROP TABLE ${table}`);
     const run = await report(['--json']);
     expect(run.code).toBe(EXIT.failure);
-    expect(run.stderr).toMatch(/no task_sessions table: this is not a host store; point --database-url/);
-    expect(JSON.parse(run.stdout)).toMatchObject({ name: 'ReportStoreError' });
+    expect(run.stderr).toMatch(
+      /no task_sessions or task_session_messages table: this is not the host's store: point --database-url/,
+    );
+    expect(JSON.parse(run.stdout)).toMatchObject({ name: 'CliFailure' });
   });
 
   it('R3-5, R3-8: the table states completeness first, then totals with thousands separators, then the groups', async () => {

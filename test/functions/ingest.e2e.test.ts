@@ -3,6 +3,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createIngestHandler } from '../../lib/ingest/handler.js';
 import type { BatchReport } from '../../lib/ingest/report.js';
+import type { Frame } from '../../lib/producer/frame.js';
 import { createFrameProducer } from '../../lib/producer/producer.js';
 import { toWireMessage } from '../../lib/producer/wire.js';
 import { createPoller } from '../../lib/queue/poller.js';
@@ -51,7 +52,7 @@ describe.each(TARGET_FIXTURES)(
 
     it('docs/ingest.md: a fault-free run leaves the table one-at-a-time ingest leaves', async () => {
       const { producer, poller, total } = await pipeline();
-      for (const f of allFrames()) producer.record(f);
+      for (const f of allFrames()) producer.record(f as unknown as Frame);
       await producer.close();
       expect(producer.stats.sent).toBe(allFrames().length);
       await poller.drain();
@@ -79,7 +80,7 @@ describe.each(TARGET_FIXTURES)(
       const valid = sessionFrames('s1');
       // invalid frames interleaved with the group's valid ones
       for (const [i, f] of valid.entries()) {
-        producer.record(f);
+        producer.record(f as unknown as Frame);
         await producer.flush();
         const body = Object.values(invalid)[i];
         if (body) await sendRaw(q.sqs, q.queueUrl, body, 's1', `invalid-${i}`);
@@ -107,7 +108,7 @@ describe.each(TARGET_FIXTURES)(
         if (invocations === 3) await restore?.(); // two whole invocations hit the outage
         return handler(event);
       });
-      for (const f of allFrames()) producer.record(f);
+      for (const f of allFrames()) producer.record(f as unknown as Frame);
       await producer.close();
       restore = await makeUnavailable(t);
       await poller.drain();
@@ -128,7 +129,7 @@ describe.each(TARGET_FIXTURES)(
 
     it('AC-16, docs/ingest.md: a session deleted while its frames are queued yields no row and no endless retry', async () => {
       const { producer, poller, total } = await pipeline();
-      for (const f of [...sessionFrames('s1'), ...sessionFrames('s2')]) producer.record(f);
+      for (const f of [...sessionFrames('s1'), ...sessionFrames('s2')]) producer.record(f as unknown as Frame);
       await producer.close();
       await t.db.query('DELETE FROM task_sessions WHERE id = $1', ['s1']);
       await poller.drain();
@@ -160,7 +161,7 @@ describe.each(TARGET_FIXTURES)(
           }
         }
       });
-      for (const f of frames) producer.record(f);
+      for (const f of frames) producer.record(f as unknown as Frame);
       await producer.close();
       await poller.drain();
       expect(failedOnce).toBe(true);

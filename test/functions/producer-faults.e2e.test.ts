@@ -3,6 +3,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createIngestHandler } from '../../lib/ingest/handler.js';
+import type { Frame } from '../../lib/producer/frame.js';
 import { createFrameProducer } from '../../lib/producer/producer.js';
 import { createPoller } from '../../lib/queue/poller.js';
 import { sqsViaSdk } from '../../lib/queue/sqs-via-sdk.js';
@@ -72,7 +73,7 @@ describe.each(TARGETS)('P5: producer → fault proxy → fauxqs → poller → i
     // interleaved as a host records them: the sessions' frames alternate
     const perSession = SESSIONS.map(sessionFrames);
     const frames = perSession[0]!.flatMap((_, i) => perSession.map((list) => list[i]!));
-    for (const f of frames) producer.record(f);
+    for (const f of frames) producer.record(f as unknown as Frame);
     await producer.close({ timeoutMs: 30_000 });
     producerSqs.destroy();
     expect(producer.stats).toMatchObject({ sent: frames.length, recorded: frames.length });

@@ -148,13 +148,17 @@ describe('R4-11: the producer installed alone by a host', () => {
     30_000,
   );
 
-  it('R4-11: its types compile in a strict host (ESM and CommonJS) with skipLibCheck false and no @types but Node', async () => {
+  it('R4-11, issue 51: its types compile in a strict host (ESM and CommonJS) with skipLibCheck false and no @types but Node; record takes the exported Frame', async () => {
     writeFileSync(
       join(dir, 'host.ts'),
-      `import { createFrameProducer, type FrameProducer, type ProducerLogger } from 'subagent-context-producer';\n` +
+      `import { createFrameProducer, type Frame, type FrameProducer, type ProducerLogger } from 'subagent-context-producer';\n` +
         'const logger: ProducerLogger = console;\n' +
         `const producer: FrameProducer = createFrameProducer({ queueUrl: 'http://127.0.0.1:1/000000000000/q.fifo', logger });\n` +
-        'producer.record({ version: 1 });\nexport const closed: Promise<void> = producer.close();\n',
+        `const frame: Frame = { version: 1, task_session_id: 's1', observed_at: '2026-08-12T13:24:58.123Z', subagent_task: {} };\n` +
+        'producer.record(frame);\n' +
+        // issue 51: record takes a Frame, so a host's mistake is a compile error
+        '// @ts-expect-error not a frame\nproducer.record("not a frame");\n' +
+        'export const closed: Promise<void> = producer.close();\n',
     );
     writeFileSync(
       join(dir, 'host.cts'),

@@ -2,14 +2,18 @@ import type { Queryable } from '../../lib/db/database.js';
 import { parseFrame } from '../../lib/frame/parse.js';
 import type { Frame } from '../../lib/frame/schema.js';
 import { normalizeFrame } from '../../lib/normalize.js';
+import type { Frame as ProducerFrame } from '../../lib/producer/frame.js';
 import type { SubagentWrite } from '../../lib/row.js';
 import { currentFixture } from './targets.js';
+
+/** A frame as a host records it (the producer's `Frame`); overrides may make it invalid on purpose. */
+export type RecordedFrame = ProducerFrame & Record<string, unknown>;
 
 export type FrameInput = Partial<Omit<Frame, 'subagent_task'>> & { subagent_task?: Record<string, unknown> };
 
 /** A valid v1 frame with overridable fields; defaults identify session s1 / task t1 / call c1. */
-export function frame(overrides: FrameInput = {}): Record<string, unknown> {
-  return {
+export function frame(overrides: FrameInput = {}): RecordedFrame {
+  return <RecordedFrame>{
     version: 1,
     task_session_id: 's1',
     task_id: 't1',

@@ -4,6 +4,7 @@ import type { OtlpTarget } from '../../export/otlp/config.js';
 import type { RetryNotice } from '../../export/otlp/transport.js';
 import type { ExportOptions, ExportSummary } from '../../export/run.js';
 import { terminalSafe } from '../../terminal-text.js';
+import { type ExportDocument, exportJson } from '../documents.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
 import { requireMigrated } from '../preflight.js';
@@ -15,7 +16,10 @@ export function renderExport(summary: ExportSummary): string {
   const facts: [string, string | number | null][] = [
     ['endpoint', summary.endpoint],
     ['new', `${plural(summary.new, 'turn')}`],
-    ['re-sent', `${plural(summary.re_sent, 'turn')} (changed since last sent)`],
+    [
+      're-sent',
+      `${plural(summary.re_sent, 'turn')} (${summary.restart ? 'sent again from the first turn: --restart' : 'changed since last sent'})`,
+    ],
     ['unchanged', `${plural(summary.unchanged, 'turn')} (not sent again)`],
     ['spans', summary.spans],
     ['requests', summary.requests],
@@ -68,7 +72,7 @@ export async function exportCommand(
   target: OtlpTarget,
   options: ExportOptions,
   stderr?: { write(text: string): unknown },
-): Promise<CommandResult<ExportSummary>> {
+): Promise<CommandResult<ExportDocument>> {
   // a never-migrated store says "run migrate", as report, health and ingest do (issue 34)
   await requireMigrated(db);
   // R4-11: the OpenTelemetry SDK and serializers load when an export runs, not with every command
@@ -85,7 +89,7 @@ export async function exportCommand(
   try {
     const summary = await runExport(db, sink, target.url, options);
     const attention = summary.rejected_spans > 0 || summary.unknown_spans > 0 || summary.skipped.length > 0;
-    return { exitCode: attention ? EXIT.attention : EXIT.ok, result: summary, text: renderExport(summary) };
+    return { exitCode: attention ? EXIT.attention : EXIT.ok, result: exportJson(summary), text: renderExport(summary) };
   } finally {
     await sink.shutdown();
   }

@@ -22,6 +22,21 @@ function explained(value: number | null, meaning: string): string | number | nul
   return value === null || value === 0 ? value : `${value.toLocaleString('en-US')} (${meaning})`;
 }
 
+/**
+ * Issue 51: a scheduled run's collisions are those of rows observed in its window (which reaches
+ * back HEALTH_OVERLAP_SECONDS before the checkpoint), so a later run whose window no longer holds
+ * the row reads 0 without any change; the full audit counts every one since capture_since. The
+ * text says which, so two figures in a row are not read as one count changing.
+ */
+function collisionsText(report: HealthReport): string | number | null {
+  const meaning = 'rows beyond the first for one (task_session_id, tool_call_id) key';
+  if (report.collisions === null) return null;
+  if (report.kind === 'full') return explained(report.collisions, `${meaning}, since capture_since`);
+  const scope =
+    'observed in this window only, which reaches back HEALTH_OVERLAP_SECONDS before the checkpoint; a later window may no longer hold them; --full counts every one since capture_since';
+  return `${report.collisions.toLocaleString('en-US')} (${report.collisions === 0 ? '' : `${meaning}, `}${scope})`;
+}
+
 /** What the text says besides the report: the grace this run used (the report does not carry it). */
 export interface HealthRenderContext {
   graceSeconds: number;
@@ -94,7 +109,7 @@ export function renderHealth(report: HealthReport, ctx: HealthRenderContext): st
         ? explained(report.excess, 'row keys since capture_since with no subagent message; reported, never alarms')
         : report.excessLeftToAudit.reason,
     ],
-    ['collisions', explained(report.collisions, 'rows beyond the first for one (task_session_id, tool_call_id) key')],
+    ['collisions', collisionsText(report)],
     ['last observed', report.lastObservedAt],
     ['capture_since', report.captureSince],
     ['checkpoint', checkpointText(report, ctx)],

@@ -4,12 +4,14 @@ import type { Database } from '../../db/database.js';
 import type { BatchReport } from '../../ingest/report.js';
 import { messageSize, SQS_MAX_BATCH_BYTES } from '../../queue/pack.js';
 import type { DeadLetter } from '../dead-letters.js';
+import { type IngestDocument, ingestJson } from '../documents.js';
 import { EXIT } from '../exit-codes.js';
 import type { IngestTotals } from '../ingest-totals.js';
+import { Interrupted } from '../interrupt.js';
 import type { CliIo, CommandResult } from '../io.js';
-import { requireMigrated } from '../preflight.js';
+import { requireMigrated, requireWritable } from '../preflight.js';
 import { createProgress } from '../progress.js';
-import { type IngestSummary, ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
+import { ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
 import { UsageError } from '../usage-error.js';
 
 /**
@@ -19,9 +21,9 @@ import { UsageError } from '../usage-error.js';
  */
 export interface IngestPipeline {
   readonly totals: IngestTotals;
-  readonly poller: { drain(options: { timeoutMs: number }): Promise<unknown> };
-  /** sends message bodies in order, as a producer would; returns how many */
-  send(bodies: readonly string[]): Promise<number>;
+  readonly poller: { drain(options: { timeoutMs: number; signal?: AbortSignal }): Promise<unknown> };
+  /** sends message bodies in order, as a producer would; returns how many (fewer when `signal` stopped it) */
+  send(bodies: readonly string[], signal?: AbortSignal): Promise<number>;
   /** takes everything off the dead-letter queue */
   deadLetters(): Promise<DeadLetter[]>;
   stop(): Promise<void>;
@@ -34,6 +36,8 @@ export type StartIngestPipeline = (options: {
 
 export interface IngestOptions {
   file: string;
+  /** Ctrl-C (lib/cli/interrupt.ts): stop between batches, the batch in hand finished */
+  interrupt?: AbortSignal;
   /** write what ended on the dead-letter queue here, one JSON object per line */
   rejectedFile?: string;
 }
@@ -49,7 +53,7 @@ export async function ingestCommand(
   options: IngestOptions,
   io: CliIo,
   startPipeline: StartIngestPipeline,
-): Promise<CommandResult<IngestSummary>> {
+): Promise<CommandResult<IngestDocument>> {
   // A BOM at the start of the file is the editor's, not part of the first frame.
   const lines = (await readFramesFile(options.file))
     .replace(/^\uFEFF/, '')
@@ -72,6 +76,7 @@ export async function ingestCommand(
   if (options.rejectedFile)
     await writeFile(options.rejectedFile, '').catch(fileProblem('--rejected', options.rejectedFile));
   await requireMigrated(db);
+  await requireWritable(db, 'no frame was sent');
   const progress = createProgress('ingest', bodies.length, io.stderr);
   let delivered = 0;
   const pipeline = await startPipeline({
@@ -82,8 +87,19 @@ export async function ingestCommand(
     },
   });
   try {
-    await pipeline.send(bodies);
-    await pipeline.poller.drain({ timeoutMs: 30 * 60_000 });
+    const signal = options.interrupt;
+    await pipeline.send(bodies, signal);
+    await pipeline.poller.drain({ timeoutMs: 30 * 60_000, signal });
+    if (signal?.aborted) {
+      const { counts } = pipeline.totals;
+      io.stderr.write('\n');
+      throw new Interrupted(
+        `ingest stopped between batches: ${delivered.toLocaleString('en-US')} of ${bodies.length.toLocaleString('en-US')} frames were handled ` +
+          `(${counts.persisted.toLocaleString('en-US')} rows written, in ${pipeline.totals.batches.toLocaleString('en-US')} committed batches); the rest were not written`,
+        `run the same command again to finish: a frame written twice is one row (INSERT … ON CONFLICT), so the rerun is safe`,
+        { framesRead: lines.length, handled: delivered, counts: { ...counts }, batches: pipeline.totals.batches },
+      );
+    }
     progress.done();
     const letters = [...tooLarge, ...withLineNumbers(await pipeline.deadLetters(), sendable)].sort(
       (x, y) => (x.line ?? 0) - (y.line ?? 0),
@@ -94,7 +110,7 @@ export async function ingestCommand(
     const text = [`frames read: ${lines.length}`, renderCounters(pipeline.totals), renderDeadLetters(letters)].join(
       '\n\n',
     );
-    return { exitCode: letters.length > 0 ? EXIT.attention : EXIT.ok, result: summary, text };
+    return { exitCode: letters.length > 0 ? EXIT.attention : EXIT.ok, result: ingestJson(summary), text };
   } finally {
     await pipeline.stop();
   }

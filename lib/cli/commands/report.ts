@@ -9,6 +9,7 @@ import { formatRfc3339 } from '../../time.js';
 import { EXIT } from '../exit-codes.js';
 import { countFlag, instantFlag } from '../flags.js';
 import type { CommandResult } from '../io.js';
+import { requireHostStore } from '../preflight.js';
 import { UsageError } from '../usage-error.js';
 
 /** The flags `report` reads, as parseArgs gives them. */
@@ -30,6 +31,8 @@ export interface ReportFlags {
 export interface RenderContext {
   /** colour is wanted (a TTY without NO_COLOR) */
   color: boolean;
+  /** the terminal's width (COLUMNS, or the TTY's), when known: the table fits it */
+  width?: number;
 }
 
 /**
@@ -38,7 +41,7 @@ export interface RenderContext {
  * itself: main.ts writes it through the CLI's one serialiser (lib/cli/json.ts), in pieces (R4-12).
  */
 export const REPORT_FORMATS = {
-  table: (doc: ReportDocument, ctx: RenderContext) => renderReportTable(doc, { color: ctx.color }),
+  table: (doc: ReportDocument, ctx: RenderContext) => renderReportTable(doc, { color: ctx.color, width: ctx.width }),
   csv: (doc: ReportDocument) => renderReportCsv(doc),
 } as const satisfies Record<string, (doc: ReportDocument, ctx: RenderContext) => string>;
 
@@ -111,6 +114,8 @@ export async function reportCommand(
   request: ReportRequest,
   ctx: RenderContext & { graceSeconds?: number },
 ): Promise<CommandResult<ReportDocument>> {
+  // issue 51: a store of another shape is named before any report statement meets a missing column
+  await requireHostStore(db);
   const doc = await buildReport(db, { ...request.options, graceSeconds: ctx.graceSeconds });
   // --json: main.ts writes the document itself, in pieces (R4-12: one string cannot hold 500,000
   // groups), so its text is not made here

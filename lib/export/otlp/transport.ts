@@ -151,6 +151,16 @@ function partialSuccess(answer: Answer, json: boolean, secrets: readonly string[
 }
 
 /** The connection error's code where Node gives one (ECONNREFUSED), else its message. */
+/** A TLS client that met a plain-HTTP server: OpenSSL's "wrong version number" (EPROTO, or the ERR_SSL code). */
+function plainHttpAnswer(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return (
+    e?.code === 'EPROTO' ||
+    e?.code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+    /wrong version number/i.test(String(e?.message))
+  );
+}
+
 function networkReason(error: unknown): string {
   const e = error as { code?: unknown; message?: unknown };
   return terminalSafe(typeof e?.code === 'string' ? e.code : String(e?.message ?? error));
@@ -253,6 +263,13 @@ export function createOtlpSink(target: OtlpTarget, options: SinkOptions): SpanSi
           if (err instanceof OtlpExportError) throw err;
           lastReason = networkReason(err);
           lastStatus = undefined;
+          // issue 51: https to a plain-HTTP receiver fails the TLS handshake the same way every time
+          if (url.protocol === 'https:' && plainHttpAnswer(err))
+            throw new OtlpExportError(
+              `the OTLP collector at ${endpoint} answered the TLS handshake in plain HTTP (${lastReason}): it speaks http, not https; use --otlp http://${url.host}${url.pathname === '/v1/traces' ? '' : url.pathname}`,
+              undefined,
+              false,
+            );
         }
         if (answer !== undefined) {
           lastStatus = answer.status;

@@ -87,6 +87,14 @@ caption { text-align: left; color: var(--muted); padding: 4px 0; caption-side: b
 th, td { padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: normal; }
 tbody th[scope="row"] { min-width: 12rem; font-weight: 400; }
 tbody th[scope="row"] code { overflow-wrap: anywhere; }
+/* issue 51: on a phone the task column gives way, so the figures show before the table's own scroll;
+   the caption stays in view of the box (it is as wide as the table otherwise, cut by the scroll) */
+@media (max-width: 600px) {
+  tbody th[scope="row"] { min-width: 5rem; }
+  th, td { padding: 6px 4px; }
+  thead th.num { white-space: normal; }
+  .scroll > table > caption { position: sticky; left: 0; max-width: calc(100vw - 24px); }
+}
 th { text-align: left; font-weight: 600; }
 thead th { background: var(--panel); }
 time { white-space: nowrap; }
@@ -100,7 +108,7 @@ ul.tree { list-style: none; margin: 0; padding: 4px 10px 8px 18px; }
 ul.tree ul.tree { border-left: 2px solid var(--line); margin-left: 6px; padding-bottom: 0; }
 ul.tree li { margin: 4px 0; }
 .node .type { font-weight: 600; }
-.node .status { border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; font-size: 0.8rem; }
+.node .status { border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; font-size: 0.8rem; display: inline-block; white-space: nowrap; }
 .node .status.failed { color: var(--bad-fg); border-color: var(--bad-line); }
 .node .desc { display: block; color: var(--muted); white-space: pre-wrap; overflow-wrap: anywhere; }
 .more { color: var(--muted); margin: 4px 10px 8px; }

@@ -21,6 +21,8 @@ import { dollars } from './units.js';
  */
 export interface TableOptions {
   color: boolean;
+  /** the terminal's width, when known: the groups table fits it (lib/cli/table.ts, issue 51) */
+  width?: number;
 }
 
 /** Colour is for a terminal: never in a pipe or a file, never with NO_COLOR set (no-color.org). */
@@ -80,7 +82,7 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
         `by ${doc.filters.by}, sorted by ${doc.filters.sort}${doc.filters.limit === null ? '' : `, first ${doc.filters.limit}`}`,
       ),
     );
-    parts.push(doc.groups.length === 0 ? '(no groups in scope)' : groupTable(doc.groups));
+    parts.push(doc.groups.length === 0 ? '(no groups in scope)' : groupTable(doc.groups, options.width));
   }
   return parts.join('\n');
 }
@@ -202,7 +204,7 @@ function totalFacts(f: Figures): [string, Cell][] {
   ];
 }
 
-function groupTable(groups: readonly Group[]): string {
+function groupTable(groups: readonly Group[], width: number | undefined): string {
   const titled = groups.some((g) => g.title !== null);
   const orphans = groups.some((g) => g.orphan_rows > 0);
   // R5-1: the unpriced events, once the ledger says which events were priced
@@ -243,7 +245,21 @@ function groupTable(groups: readonly Group[]): string {
     ...(unpriced ? [n(g.unpriced_events)] : []),
     g.lower_bound ? 'yes' : '',
   ]);
-  return renderTable(headers, rows);
+  const see = '--json or --csv has every column; a wider terminal (or COLUMNS=200) shows more';
+  // with no room, the breakdowns go first and the figures a group is compared by (subagents, contexts, cost) last
+  const dropFirst = [
+    'async',
+    'nested',
+    'reported',
+    'p95 ms',
+    'orphan rows',
+    'sessions',
+    'per context (subcents)',
+    'tokens',
+    'lower bound',
+    'title',
+  ];
+  return renderTable(headers, rows, { fit: { width, keep: 1, see, dropFirst } });
 }
 
 /**

@@ -20,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../lib/db/open.js';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { createHostSchema } from '../../../local/host-schema.js';
+import { nobodyCheckout } from '../../support/as-nobody.js';
 import { runCliJson } from '../../support/cli-run.js';
 
 /*
@@ -30,12 +31,19 @@ import { runCliJson } from '../../support/cli-run.js';
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+// issue 51: where nobody can run the CLI from (a copy when this checkout is under a private folder)
+const NOBODY_CHECKOUT = nobodyCheckout(ROOT);
+const AS_NOBODY = NOBODY_CHECKOUT.root ?? ROOT;
+if (NOBODY_CHECKOUT.skip !== undefined)
+  console.warn(`sqlite-readonly: the tests that run the CLI as user nobody are skipped: ${NOBODY_CHECKOUT.skip}`);
+const asNobody = it.skipIf(NOBODY_CHECKOUT.skip !== undefined);
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'sqlite-readonly-'));
 chmodSync(work, 0o755); // nobody must reach the stores below
 afterAll(() => {
   chmodRecursive(work);
   rmSync(work, { recursive: true, force: true });
+  if (AS_NOBODY !== ROOT) rmSync(AS_NOBODY, { recursive: true, force: true });
 });
 
 function chmodRecursive(dir: string): void {
@@ -76,12 +84,17 @@ function cliAs(options: { env?: NodeJS.ProcessEnv; wrap?: string[] }, ...args: s
       '--clear-groups',
       ...(options.wrap ?? []),
       process.execPath,
-      join(ROOT, 'bin/subagent-context.mjs'),
+      join(AS_NOBODY, 'bin/subagent-context.mjs'),
       ...args,
     ],
     {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: '/tmp', TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'), ...options.env },
+      cwd: AS_NOBODY,
+      env: {
+        PATH: process.env.PATH,
+        HOME: '/tmp',
+        TSX_TSCONFIG_PATH: join(AS_NOBODY, 'tsconfig.json'),
+        ...options.env,
+      },
       maxBuffer: 64 << 20,
     },
   ).then(
@@ -142,47 +155,83 @@ describe('R4-5: a read-only command on a SQLite store leaves it as it was', () =
     expect(statSync(path).uid).toBe(65534);
   });
 
-  it('R4-5: a read-only WAL store in a read-only folder (a snapshot) is reported on by a user who may write neither', async () => {
-    const { dir, path, url } = await walStore();
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const report = await cliAsNobody('report', '--database-url', url, '--json');
-    expect(report.stderr).toMatch(
-      /^note: the SQLite store was read from a copy of the file in a temporary folder under .*: a WAL store in a folder or file this user may not make files beside/,
-    );
-    expect(report.code).toBe(0);
-    expect(JSON.parse(report.stdout)).toBeTypeOf('object');
-    expect(files(dir)).toEqual(['kandev.db']);
-    // the same store read-only for real: SQLite itself refuses the user a plain read-only open
-    const direct = await run(
-      'setpriv',
-      [
-        '--reuid=65534',
-        '--regid=65534',
-        '--clear-groups',
-        process.execPath,
-        '-e',
-        `try { new (require(${JSON.stringify(join(ROOT, 'node_modules/better-sqlite3'))}))(${JSON.stringify(path)}, { readonly: true }).prepare('SELECT 1 FROM task_sessions').get() } catch (e) { console.log(e.code) }`,
-      ],
-      { cwd: '/' },
-    );
-    expect(direct.stdout.trim()).toBe('SQLITE_READONLY_DIRECTORY');
-  }, 60_000);
+  asNobody(
+    'R4-5: a read-only WAL store in a read-only folder (a snapshot) is reported on by a user who may write neither',
+    async () => {
+      const { dir, path, url } = await walStore();
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const report = await cliAsNobody('report', '--database-url', url, '--json');
+      expect(report.stderr).toMatch(
+        /^note: the SQLite store was read from a copy of the file in a temporary folder under .*: a WAL store in a folder or file this user may not make files beside/,
+      );
+      expect(report.code).toBe(0);
+      expect(JSON.parse(report.stdout)).toBeTypeOf('object');
+      expect(files(dir)).toEqual(['kandev.db']);
+      // the same store read-only for real: SQLite itself refuses the user a plain read-only open
+      const direct = await run(
+        'setpriv',
+        [
+          '--reuid=65534',
+          '--regid=65534',
+          '--clear-groups',
+          process.execPath,
+          '-e',
+          `try { new (require(${JSON.stringify(join(AS_NOBODY, 'node_modules/better-sqlite3'))}))(${JSON.stringify(path)}, { readonly: true }).prepare('SELECT 1 FROM task_sessions').get() } catch (e) { console.log(e.code) }`,
+        ],
+        { cwd: '/' },
+      );
+      expect(direct.stdout.trim()).toBe('SQLITE_READONLY_DIRECTORY');
+    },
+    60_000,
+  );
 
-  it('R4-5: a write the store refuses (migrate on a read-only snapshot) says what is read-only, never "server"', async () => {
-    const { dir, path, url } = await walStore({ migrated: false }); // so migrate has something to write
-    // a rollback-journal store, so SQLite opens it and the write itself is refused
-    const host = new BetterSqlite3(path);
-    host.pragma('journal_mode = DELETE');
-    host.close();
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const migrate = await cliAsNobody('migrate', '--database-url', url);
-    expect(migrate).toMatchObject({ code: 1 });
-    expect(migrate.stderr).toMatch(/read-only for this user/);
-    expect(migrate.stderr).not.toMatch(/server/i);
-    expect(migrate.stderr).not.toMatch(/\n\s+at /); // no stack
-  }, 60_000);
+  asNobody(
+    'R4-5: a write the store refuses (migrate on a read-only snapshot) says what is read-only, never "server"',
+    async () => {
+      const { dir, path, url } = await walStore({ migrated: false }); // so migrate has something to write
+      // a rollback-journal store, so SQLite opens it and the write itself is refused
+      const host = new BetterSqlite3(path);
+      host.pragma('journal_mode = DELETE');
+      host.close();
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const migrate = await cliAsNobody('migrate', '--database-url', url);
+      expect(migrate).toMatchObject({ code: 1 });
+      expect(migrate.stderr).toMatch(/read-only for this user/);
+      expect(migrate.stderr).not.toMatch(/server/i);
+      expect(migrate.stderr).not.toMatch(/\n\s+at /); // no stack
+    },
+    60_000,
+  );
+
+  asNobody(
+    'issue 51: ingest into a store this user may not write fails at once, before any frame is sent (exit 1)',
+    async () => {
+      const { dir, path, url } = await walStore();
+      const host = new BetterSqlite3(path);
+      host.pragma('journal_mode = DELETE'); // so SQLite opens it and the write itself is refused
+      host.close();
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const frames = join(work, 'frames.jsonl');
+      writeFileSync(frames, readFileSync(join(ROOT, 'examples/frames.jsonl')));
+      chmodSync(frames, 0o644);
+      const started = performance.now();
+      const ingest = await cliAsNobody('ingest', frames, '--database-url', url, '--json');
+      expect(ingest.code).toBe(1);
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(ingest.stderr).toMatch(
+        // the file check (lib/db/sqlite.ts refuseUnwritable) finds it before the write probe would
+        /^subagent-context: the SQLite store .* is read-only for this user \(EACCES\), and this command writes: SQLite could not write: [^\n]*$/m,
+      );
+      expect(ingest.stderr).not.toMatch(/retries_exhausted|ERROR/);
+      // the hint is said once
+      expect(ingest.stderr.split('SQLite could not write').length).toBe(2);
+      expect(JSON.parse(ingest.stdout)).toMatchObject({ name: 'DatabaseError' });
+    },
+    60_000,
+  );
 });
 
 /** A WAL store as a backup leaves it: the file and its -wal (holding session s2), no -shm. */
@@ -230,57 +279,69 @@ describe('R4-5: a WAL store with a -wal but no -shm (a backup) is read in place 
     expect(copiesIn(tmp)).toEqual([]);
   });
 
-  it('R4-5: in a read-only folder a user who may write nothing reads it (no SQLITE_CANTOPEN), the -wal included', async () => {
-    const { dir, path, url } = await backupShape();
-    chmodSync(path, 0o444);
-    chmodSync(`${path}-wal`, 0o444);
-    chmodSync(dir, 0o555);
-    const tmp = tempFolder();
-    const report = await cliAs({ env: { TMPDIR: tmp } }, 'report', '--database-url', url, '--json');
-    expect(report.stderr).not.toMatch(/CANTOPEN/);
-    expect(report.code).toBe(0);
-    expect(files(dir)).toEqual(['kandev.db', 'kandev.db-wal']);
-    expect(copiesIn(tmp)).toEqual([]);
-  }, 60_000);
+  asNobody(
+    'R4-5: in a read-only folder a user who may write nothing reads it (no SQLITE_CANTOPEN), the -wal included',
+    async () => {
+      const { dir, path, url } = await backupShape();
+      chmodSync(path, 0o444);
+      chmodSync(`${path}-wal`, 0o444);
+      chmodSync(dir, 0o555);
+      const tmp = tempFolder();
+      const report = await cliAs({ env: { TMPDIR: tmp } }, 'report', '--database-url', url, '--json');
+      expect(report.stderr).not.toMatch(/CANTOPEN/);
+      expect(report.code).toBe(0);
+      expect(files(dir)).toEqual(['kandev.db', 'kandev.db-wal']);
+      expect(copiesIn(tmp)).toEqual([]);
+    },
+    60_000,
+  );
 });
 
 describe('R4-5: a failing read leaves nothing either', () => {
-  it('R4-5: a report that fails (a store never migrated) on a read-only snapshot leaves no copy and no file beside it', async () => {
-    const { dir, path, url } = await walStore({ migrated: false });
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const tmp = tempFolder();
-    const report = await cliAs({ env: { TMPDIR: tmp } }, 'report', '--database-url', url, '--json');
-    expect(report.code).not.toBe(0);
-    expect(files(dir)).toEqual(['kandev.db']);
-    expect(copiesIn(tmp)).toEqual([]);
-  }, 60_000);
+  asNobody(
+    'R4-5: a report that fails (a store never migrated) on a read-only snapshot leaves no copy and no file beside it',
+    async () => {
+      const { dir, path, url } = await walStore({ migrated: false });
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const tmp = tempFolder();
+      const report = await cliAs({ env: { TMPDIR: tmp } }, 'report', '--database-url', url, '--json');
+      expect(report.code).not.toBe(0);
+      expect(files(dir)).toEqual(['kandev.db']);
+      expect(copiesIn(tmp)).toEqual([]);
+    },
+    60_000,
+  );
 });
 
 describe('R4-12: a read-only WAL snapshot is read with memory bounded, whatever its size', () => {
-  it('R4-12: a 2.5 GiB (sparse) WAL snapshot in a read-only folder is reported on at a peak RSS far below its size, its copy removed', async () => {
-    const { dir, path, url } = await walStore();
-    // past 2 GiB: a Buffer of the whole file is refused (ERR_FS_FILE_TOO_LARGE); SQLite reads the
-    // pages the header counts and ignores the rest
-    truncateSync(path, 2.5 * 2 ** 30);
-    chmodSync(path, 0o444);
-    chmodSync(dir, 0o555);
-    const tmp = tempFolder();
-    const report = await cliAs(
-      { env: { TMPDIR: tmp }, wrap: ['/usr/bin/time', '-f', 'maxrss=%M'] },
-      'report',
-      '--database-url',
-      url,
-      '--json',
-    );
-    expect(report.stderr).not.toMatch(/ERR_FS_FILE_TOO_LARGE/);
-    expect(report.code).toBe(0);
-    expect(JSON.parse(report.stdout)).toBeTypeOf('object');
-    const maxRssKiB = Number(/maxrss=(\d+)/.exec(report.stderr)?.[1]);
-    expect(maxRssKiB).toBeLessThan(400 * 1024); // 400 MiB, a sixth of the file
-    expect(files(dir)).toEqual(['kandev.db']);
-    expect(copiesIn(tmp)).toEqual([]);
-  }, 120_000);
+  asNobody(
+    'R4-12: a 2.5 GiB (sparse) WAL snapshot in a read-only folder is reported on at a peak RSS far below its size, its copy removed',
+    async () => {
+      const { dir, path, url } = await walStore();
+      // past 2 GiB: a Buffer of the whole file is refused (ERR_FS_FILE_TOO_LARGE); SQLite reads the
+      // pages the header counts and ignores the rest
+      truncateSync(path, 2.5 * 2 ** 30);
+      chmodSync(path, 0o444);
+      chmodSync(dir, 0o555);
+      const tmp = tempFolder();
+      const report = await cliAs(
+        { env: { TMPDIR: tmp }, wrap: ['/usr/bin/time', '-f', 'maxrss=%M'] },
+        'report',
+        '--database-url',
+        url,
+        '--json',
+      );
+      expect(report.stderr).not.toMatch(/ERR_FS_FILE_TOO_LARGE/);
+      expect(report.code).toBe(0);
+      expect(JSON.parse(report.stdout)).toBeTypeOf('object');
+      const maxRssKiB = Number(/maxrss=(\d+)/.exec(report.stderr)?.[1]);
+      expect(maxRssKiB).toBeLessThan(400 * 1024); // 400 MiB, a sixth of the file
+      expect(files(dir)).toEqual(['kandev.db']);
+      expect(copiesIn(tmp)).toEqual([]);
+    },
+    120_000,
+  );
 });
 
 describe('R4-5: a command that writes leaves no file beside a store this user may not write', () => {
@@ -292,25 +353,33 @@ describe('R4-5: a command that writes leaves no file beside a store this user ma
     return store;
   }
 
-  it('R4-5: a failing health (the scheduled check writes its checkpoint) leaves no -wal or -shm, says read-only', async () => {
-    const { dir, url } = await foreignStore();
-    const health = await cliAsNobody('health', '--database-url', url);
-    expect(health.code).toBe(1);
-    expect(health.stderr).toMatch(/read-only for this user/);
-    expect(files(dir)).toEqual(['kandev.db']);
-    // the next report does not meet files it would blame on the host
-    const report = await runCliJson(['report', '--database-url', url, '--json']);
-    expect(report.stderr).not.toMatch(/already beside it/);
-  }, 60_000);
+  asNobody(
+    'R4-5: a failing health (the scheduled check writes its checkpoint) leaves no -wal or -shm, says read-only',
+    async () => {
+      const { dir, url } = await foreignStore();
+      const health = await cliAsNobody('health', '--database-url', url);
+      expect(health.code).toBe(1);
+      expect(health.stderr).toMatch(/read-only for this user/);
+      expect(files(dir)).toEqual(['kandev.db']);
+      // the next report does not meet files it would blame on the host
+      const report = await runCliJson(['report', '--database-url', url, '--json']);
+      expect(report.stderr).not.toMatch(/already beside it/);
+    },
+    60_000,
+  );
 
-  it('R4-5: ingest as another user leaves no -wal or -shm, says read-only', async () => {
-    const { dir, url } = await foreignStore();
-    const frames = join(work, `frames${++stores}.jsonl`);
-    writeFileSync(frames, '{}\n');
-    chmodSync(frames, 0o644);
-    const ingest = await cliAsNobody('ingest', frames, '--database-url', url);
-    expect(ingest.code).toBe(1);
-    expect(ingest.stderr).toMatch(/read-only for this user/);
-    expect(files(dir)).toEqual(['kandev.db']);
-  }, 60_000);
+  asNobody(
+    'R4-5: ingest as another user leaves no -wal or -shm, says read-only',
+    async () => {
+      const { dir, url } = await foreignStore();
+      const frames = join(work, `frames${++stores}.jsonl`);
+      writeFileSync(frames, '{}\n');
+      chmodSync(frames, 0o644);
+      const ingest = await cliAsNobody('ingest', frames, '--database-url', url);
+      expect(ingest.code).toBe(1);
+      expect(ingest.stderr).toMatch(/read-only for this user/);
+      expect(files(dir)).toEqual(['kandev.db']);
+    },
+    60_000,
+  );
 });

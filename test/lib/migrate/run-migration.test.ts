@@ -238,6 +238,26 @@ describe.each(TARGET_FIXTURES)('a failed schema step leaves nothing on %s, %s ho
     expect(await ours()).toMatchObject({ kandev_meta: true, table: true, last_observed_at: true });
   });
 
+  it('issue 51: host tables without a column the backfill reads: migrate names it and creates nothing', async () => {
+    await t.db.query('DROP TABLE kandev_meta');
+    await t.db.query(`DROP TABLE IF EXISTS ${TABLE}`);
+    await t.db.query('DROP TABLE task_session_messages');
+    // the host's tables of another version: the messages without their metadata column
+    await t.db.query(
+      'CREATE TABLE task_session_messages (id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT, turn_id TEXT, created_at TIMESTAMP, updated_at TIMESTAMP)',
+    );
+    const error = await runMigration(t.db).catch((err: unknown) => err);
+    expect(error).toMatchObject({ name: 'MigrationError', step: 'schema', sqlstate: '42703' });
+    expect((error as Error).message).toMatch(/no task_session_messages\.metadata column.*migrate created nothing/);
+    expect(await ours()).toEqual({
+      kandev_meta: false,
+      table: false,
+      last_observed_at: false,
+      idx_subagents_observed_at: false,
+      function: false,
+    });
+  });
+
   it("AC-20: a database without the host's tables is not the host's store: migrate creates nothing and says so", async () => {
     await t.db.query('DROP TABLE kandev_meta');
     await t.db.query(`DROP TABLE IF EXISTS ${TABLE}`);

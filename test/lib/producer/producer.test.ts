@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Frame } from '../../../lib/producer/frame.js';
 import { createFrameProducer, NO_SESSION_GROUP } from '../../../lib/producer/producer.js';
 import { storedPart, toWireMessage } from '../../../lib/producer/wire.js';
 import { sqsClientFor } from '../../../local/fauxqs.js';
@@ -54,7 +55,7 @@ describe('frame producer', () => {
     const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs, logger: quiet });
     const f = frame();
     producer.record(f);
-    producer.record(Object.fromEntries(Object.entries(f).reverse()));
+    producer.record(Object.fromEntries(Object.entries(f).reverse()) as unknown as Frame);
     await producer.flush();
     expect(await takeAll(q.sqs, q.queueUrl)).toHaveLength(1);
   });
@@ -159,11 +160,11 @@ describe('frame producer', () => {
 
   it('AC-27: record() never throws, flush() never rejects, and what cannot be sent is counted and WARNed', async () => {
     const producer = createFrameProducer({ queueUrl: q.missingQueueUrl, sqs: q.sqs, backoffMs: 1, maxAttempts: 2 });
-    const circular: Record<string, unknown> = { version: 1 };
+    const circular: Record<string, unknown> = { ...frame() };
     circular.self = circular;
     const { lines } = await captureOutput(async () => {
       expect(() => producer.record(frame({ tool_call_id: 'no-queue' }))).not.toThrow();
-      expect(() => producer.record(circular)).not.toThrow();
+      expect(() => producer.record(circular as unknown as Frame)).not.toThrow();
       expect(() => producer.record(frame({ subagent_task: { description: 'x'.repeat(300 * 1024) } }))).not.toThrow();
       await expect(producer.flush()).resolves.toBeUndefined();
       await producer.close();

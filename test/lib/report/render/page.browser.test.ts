@@ -243,6 +243,25 @@ describe.skipIf(missing !== undefined)(
       }
     }, 240_000);
 
+    it('issue 51: at 360 px the tasks table shows sessions and subagents before its own scroll, its caption is not cut by the box, and a status label is one line', async () => {
+      const v = await visit(browser, demoFile, { width: 360 });
+      await openAll(v.page);
+      const seen = await v.page.evaluate(() => {
+        const box = document.querySelector('#tasks .scroll')!.getBoundingClientRect();
+        const headers = [...document.querySelectorAll('#tasks thead th')].filter(
+          (th) => th.getBoundingClientRect().right <= box.right + 1,
+        );
+        const caption = document.querySelector('#tasks caption')!.getBoundingClientRect();
+        const split = [...document.querySelectorAll('.node .status')].filter((s) => s.getClientRects().length > 1);
+        return { headers: headers.length, captionRight: caption.right, boxRight: box.right, split: split.length };
+      });
+      // Task, Sessions and Subagents (before: Task and Sessions only)
+      expect(seen.headers).toBeGreaterThanOrEqual(3);
+      expect(seen.captionRight).toBeLessThanOrEqual(seen.boxRight + 1);
+      expect(seen.split).toBe(0);
+      await v.page.close();
+    });
+
     it('R4-10: every chart label is drawn at 11 CSS px or more, at 360 and 1400 px', async () => {
       for (const f of [demoFile, hugeFile]) {
         for (const width of [360, 1400]) {
