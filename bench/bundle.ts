@@ -31,7 +31,12 @@ const PLUGIN_OPTIONS = [
  * target, then serverless.yml's `custom.esbuild` (the one place the settings live). The cold-start
  * benchmark and the bundle-size test both build through this, so they measure what is deployed.
  */
-export function deployedBuildOptions(shape: DeployedShape, entry: string, outdir: string): BuildOptions {
+export function deployedBuildOptions(
+  shape: DeployedShape,
+  entry: string,
+  outdir: string,
+  cwd = process.cwd(),
+): BuildOptions {
   const configured = Object.fromEntries(Object.entries(shape.esbuild).filter(([key]) => !PLUGIN_OPTIONS.includes(key)));
   const exclude = (shape.esbuild.exclude as string[] | undefined) ?? ['aws-sdk'];
   return {
@@ -42,7 +47,7 @@ export function deployedBuildOptions(shape: DeployedShape, entry: string, outdir
     external: [...((configured.external as string[] | undefined) ?? []), ...(exclude.includes('*') ? [] : exclude)],
     entryPoints: [entry],
     outdir,
-    absWorkingDir: process.cwd(),
+    absWorkingDir: cwd,
     logLevel: 'silent',
   };
 }
@@ -70,9 +75,17 @@ export interface BuiltFunction {
   inputs: [string, number][];
 }
 
-/** Builds one function as deployed (files written to `outdir`) and reads the sizes from the metafile. */
-export async function buildFunction(shape: DeployedShape, entry: string, outdir: string): Promise<BuiltFunction> {
-  const result = await build({ ...deployedBuildOptions(shape, entry, outdir), metafile: true });
+/**
+ * Builds one function as deployed (files written to `outdir`) and reads the sizes from the metafile;
+ * `cwd` is the checkout to build (default this one; bench/publish.ts builds an older commit's too).
+ */
+export async function buildFunction(
+  shape: DeployedShape,
+  entry: string,
+  outdir: string,
+  cwd = process.cwd(),
+): Promise<BuiltFunction> {
+  const result = await build({ ...deployedBuildOptions(shape, entry, outdir, cwd), metafile: true });
   const file = join(outdir, `${basename(entry, '.ts')}.js`);
   const output = outputFor(result.metafile, file);
   return { file, bytes: output.bytes, inputs: byPackage(output) };

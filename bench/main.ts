@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createIngestHandler } from '../lib/ingest/handler.js';
 import { sqsViaSdk } from '../lib/queue/sqs-via-sdk.js';
@@ -12,6 +12,7 @@ import { benchPageDocument, type PageFigures } from './page.js';
 import { planFromEnv } from './plan.js';
 import { silentMetrics } from './quiet.js';
 import { renderReport } from './report.js';
+import { keptSection } from './sections.js';
 import { readServerlessConfig } from './serverless-config.js';
 import { startTargets } from './targets.js';
 
@@ -105,8 +106,8 @@ if (wants('hostile-text')) {
   log(`  ${Math.round(hostileText.plainMs)} ms without, ${Math.round(hostileText.hostileMs)} ms with the title`);
 }
 const totalSeconds = (performance.now() - started) / 1000;
-// The heavy sections (npm run bench -- health, -- read) are kept from the previous file.
-const kept = keptSection(plan.out, 'health-scale') + keptSection(plan.out, 'read-side');
+// The heavy sections (npm run bench -- health, -- read, -- publish) are kept from the previous file.
+const kept = ['health-scale', 'read-side', 'publish'].map((name) => keptSection(plan.out, name)).join('');
 writeFileSync(
   plan.out,
   renderReport({
@@ -125,16 +126,3 @@ writeFileSync(
   }) + kept,
 );
 log(`wrote ${plan.out} after ${totalSeconds.toFixed(0)} s`);
-
-function keptSection(file: string, name: string): string {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-  const endMarker = `<!-- ${name}:end -->`;
-  const start = text.indexOf(`<!-- ${name}:start -->`);
-  const end = text.indexOf(endMarker);
-  return start >= 0 && end > start ? `\n${text.slice(start, end + endMarker.length)}\n` : '';
-}

