@@ -156,6 +156,7 @@ function labelOf(sql: string): string {
   if (sql.includes("'model' AS kind"))
     return sql.includes("'duration'") ? 'breakdown and duration histogram (statement 2)' : 'breakdown (statement 2)';
   if (sql.includes('COUNT(*) OVER () AS total')) return 'shortfall since the checkpoint (health window)';
+  if (sql.includes('turns_in AS')) return 'fan-out cost (R5-3)';
   if (/turn/i.test(sql) && /parent_tool_call_id/.test(sql)) return 'trees';
   return 'catalog and keys';
 }

@@ -45,7 +45,7 @@ export function expectedFanOutCost(
     unattributed_events: costs.legacyEvents,
     unattributed_cost_subcents: costs.legacyEvents === 0 ? null : costs.legacySubcents,
     unattributed_unpriced_events: 0,
-    unreadable_started_at: 0,
+    unreadable_started_at: null,
   };
 }
 

@@ -129,7 +129,7 @@ function fanOutCost(subagents: number, r: () => number): FanOutCost {
     unattributed_events: Math.floor(turns / 25),
     unattributed_cost_subcents: Math.floor(turns / 25) * 1_700,
     unattributed_unpriced_events: Math.floor(turns / 250),
-    unreadable_started_at: 0,
+    unreadable_started_at: null,
   };
 }
 

@@ -174,10 +174,10 @@ async function readFanOutCost(db: Queryable, scope: ReportScope, catalog: StoreC
         p95_subcents: costFigure(r?.p95),
       };
     }),
-    unattributed_events: int(unattributed?.turns),
-    unattributed_cost_subcents: nullableInt(unattributed?.cost),
-    unattributed_unpriced_events: priced ? int(unattributed?.unpriced) : null,
-    unreadable_started_at: int(unreadable?.turns),
+    unattributed_events: unattributed === undefined ? 0 : int(unattributed.events),
+    unattributed_cost_subcents: nullableInt(unattributed?.ev_cost),
+    unattributed_unpriced_events: priced ? (unattributed === undefined ? 0 : int(unattributed.ev_unpriced)) : null,
+    unreadable_started_at: nullableInt(unreadable?.turns),
   };
 }
 

@@ -354,8 +354,11 @@ export const fanOutCost = z.object({
   unattributed_cost_subcents: z.nullable(z.int()),
   /** of them, those unpriced; null without cost_source */
   unattributed_unpriced_events: z.nullable(count),
-  /** turns of the filter whose started_at is not an instant: in no window with --since/--until, counted without (R4-3) */
-  unreadable_started_at: count,
+  /**
+   * with --since/--until: turns of the filter whose started_at is not an instant, so in no window
+   * (R4-3); null without a window, where the starts are not read (every turn is in scope)
+   */
+  unreadable_started_at: z.nullable(count),
 });
 
 export const reportDocument = z.object({

@@ -306,7 +306,7 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
           fc.unattributed_cost_subcents === null ? 'no cost' : dollars(fc.unattributed_cost_subcents)
         }${fc.unattributed_unpriced_events === null ? '' : `, ${n(fc.unattributed_unpriced_events)} of them unpriced`}`;
   const facts: [string, Cell][] = [['events without a turn', unattributed]];
-  if (fc.unreadable_started_at > 0)
+  if (fc.unreadable_started_at !== null && fc.unreadable_started_at > 0)
     facts.push(['unreadable started_at', `${n(fc.unreadable_started_at)} turn(s) (in no window with --since/--until)`]);
   return [
     table,

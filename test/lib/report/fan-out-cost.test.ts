@@ -96,7 +96,11 @@ function model(c: StoreCase): FanOutCost {
         ? null
         : unattributed.reduce((sum, e) => sum + (e.source === 'unpriced' ? 0 : e.subcents), 0),
     unattributed_unpriced_events: unattributed.filter((e) => e.source === 'unpriced').length,
-    unreadable_started_at: c.turns.filter((turn) => inFilter(turn.session) && turn.started === undefined).length,
+    // the starts are read only where a window selects by them
+    unreadable_started_at:
+      c.scope.window === undefined
+        ? null
+        : c.turns.filter((turn) => inFilter(turn.session) && turn.started === undefined).length,
   };
 }
 
