@@ -5,6 +5,7 @@ import {
   boundedSum,
   EVENT_TASK,
   ledgerValues,
+  NONE,
   Params,
   RANKS,
   type ReportScope,
@@ -20,9 +21,6 @@ import {
  * with its id, whenever observed; its cost the sum of the ledger events with its id, at any
  * occurred_at (a turn's usage may be reported after it ends). Every figure is computed here.
  */
-
-/** A typed NULL: PostgreSQL types an untyped one in a UNION as text. */
-const NONE = 'CAST(NULL AS BIGINT)';
 
 /** The bucket (an index of FAN_OUT_COST_BUCKETS) of a fan-out `k`: 0, 1, 2, 3, 4–5, 6–8, 9 or more. */
 const BUCKET = (k: string) => `CASE WHEN ${k} <= 3 THEN ${k} WHEN ${k} <= 5 THEN 4 WHEN ${k} <= 8 THEN 5 ELSE 6 END`;

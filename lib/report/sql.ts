@@ -613,7 +613,7 @@ function cutGroups(
 const COST_SOURCE_FIGURES = ['unpriced_events', 'measured_cost_subcents', 'list_priced_cost_subcents'] as const;
 
 /** A typed NULL: PostgreSQL types an untyped one in a UNION as text. */
-const NONE = 'CAST(NULL AS BIGINT)';
+export const NONE = 'CAST(NULL AS BIGINT)';
 
 /** The duration percentiles every scope reports (docs/report.md#percentiles). */
 export const RANKS = [50, 95] as const;
