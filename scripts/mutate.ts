@@ -5,12 +5,6 @@ import { existsSync, renameSync } from 'node:fs';
 const REPORT = 'reports/mutation/mutation.json';
 
 /** The read side's tests, by what they prove (shared by several files below). */
-const REPORT_FIGURES = [
-  'test/lib/report/figures.test.ts',
-  'test/lib/report/figures-edges.test.ts',
-  'test/lib/report/sessions.test.ts',
-  'test/lib/report/unreadable.test.ts',
-];
 const RENDER = [
   'test/lib/report/render.test.ts',
   'test/lib/report/render/render-edges.test.ts',
@@ -44,6 +38,8 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/report/figures-edges.test.ts',
     'test/lib/report/generated.test.ts',
     'test/lib/report/unreadable-property.test.ts',
+    'test/lib/report/cost-sources.test.ts',
+    'test/lib/report/fan-out-cost.test.ts',
   ],
   // catalog.test.ts proves each flag and refusal on each schema; figures-edges.test.ts what the
   // flags change in a report (the ledger without turn_id, R3-7)
@@ -56,16 +52,27 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/sort.ts': ['test/lib/report/sort.test.ts', 'test/lib/report/figures-edges.test.ts'],
   // cut.test.ts proves the cuts (R4-12: a level's first N groups ranked in SQL by the sort);
   // window.test.ts the window at every level and its bounds for rows, sessions and cost events;
-  // scope-edges.test.ts one-sided windows, --task with --session, the lower bound's two paths
+  // scope-edges.test.ts one-sided windows, --task with --session, the lower bound's two paths;
+  // cost-sources and host-ledger the ledger's figures (R5-1, R5-2, R5-4). Left out: the tests that
+  // reach sql.ts only through the CLI's child process (sessions, unreadable, collation, async-rule):
+  // the vitest runner switches the mutant in its own process only, so they cannot kill one
   'lib/report/sql.ts': [
-    ...REPORT_FIGURES,
+    'test/lib/report/figures.test.ts',
+    'test/lib/report/figures-edges.test.ts',
     'test/lib/report/generated.test.ts',
     'test/lib/report/additive.test.ts',
     'test/lib/report/dialects.test.ts',
     'test/lib/report/cut.test.ts',
     'test/lib/report/window.test.ts',
     'test/lib/report/scope-edges.test.ts',
+    'test/lib/report/cost-sources.test.ts',
+    'test/lib/report/host-ledger.test.ts',
+    'test/lib/report/fan-out-cost.test.ts',
+    'test/lib/report/unreadable-property.test.ts',
   ],
+  // fan-out-cost.test.ts holds the section to a model written in the test (R5-3, fast-check);
+  // cost-sources.test.ts the section's null and its note on a ledger without turn_id
+  'lib/report/fan-out-cost-sql.ts': ['test/lib/report/fan-out-cost.test.ts', 'test/lib/report/cost-sources.test.ts'],
   // trees.test.ts proves the reading and nesting on each schema; otlp-conventions.test.ts the
   // changed-order listing's unreadable counts and an unreadable metric named (R4-3); the export
   // runs the position, pages and ties. trees-scale.test.ts (R4-4: 100,000 deep, 30,000 wide) is
