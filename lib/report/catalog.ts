@@ -81,6 +81,7 @@ export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
     sessionStartedAt: sessions!.has('started_at'),
     costEvents: hasCosts ? { turnId: costs!.has('turn_id'), costSource: costs!.has('cost_source') } : undefined,
     turns: turns!.has('id') && turns!.has('task_session_id') ? { startedAt: turns!.has('started_at') } : undefined,
-    sessionCreatedIndex: indexRows[0]?.found === true || Number(indexRows[0]?.found) === 1,
+    // EXISTS gives one row: PostgreSQL's true and SQLite's 1 both read as 1
+    sessionCreatedIndex: Number(indexRows[0]!.found) === 1,
   };
 }

@@ -58,6 +58,19 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
       expect((await readStoreCatalog(t.db)).sessionCreatedIndex).toBe(true);
     });
 
+    it('R3-7, R5-3: turns are read only from a task_session_turns with both id and task_session_id', async () => {
+      // renamed, not dropped: other host tables reference it on PostgreSQL
+      await t.db.query('ALTER TABLE task_session_turns RENAME TO host_turns');
+      expect((await readStoreCatalog(t.db)).turns).toBeUndefined();
+      await t.db.query('CREATE TABLE task_session_turns (id TEXT PRIMARY KEY, started_at TEXT)');
+      expect((await readStoreCatalog(t.db)).turns).toBeUndefined();
+      await t.db.query('DROP TABLE task_session_turns');
+      await t.db.query('CREATE TABLE task_session_turns (task_session_id TEXT, started_at TEXT)');
+      expect((await readStoreCatalog(t.db)).turns).toBeUndefined();
+      await t.db.query('ALTER TABLE task_session_turns ADD COLUMN id TEXT');
+      expect((await readStoreCatalog(t.db)).turns).toEqual({ startedAt: true });
+    });
+
     it('R3-3: a store without kandev_meta or without our table was never migrated: the error says to run migrate', async () => {
       await t.db.query('DROP TABLE kandev_meta');
       const missingMeta = (await readStoreCatalog(t.db).catch((e: unknown) => e)) as ReportStoreError;

@@ -136,3 +136,25 @@ describe.each(TARGETS)('R3-8 completeness on %s', (target) => {
     ).toEqual([{ task_session_id: 's1', tool_call_id: 'early' }]);
   });
 });
+
+describe.each(TARGETS)('R3-3 completeness on %s, a store where nothing created task_session_subagents', (target) => {
+  const t = useTestDatabase(target, { subagentTable: false });
+  const from = us('2026-08-12T06:00:00Z');
+  const keys = { captureSince: from, verifiedThrough: from, backfillThrough: undefined, notes: [] };
+
+  it('R3-3: the shortfall is not computed, and the note says why (the table is not there)', async () => {
+    expect(await readShortfall(t.db, keys, NOW)).toEqual({
+      shortfall: { open: false, count: 0, checked: false },
+      missing: [],
+      notes: [
+        'the shortfall was not computed: task_session_subagents does not exist in this database, and nothing (neither the host nor this project) has created it; run `subagent-context migrate` (or invoke the migrate function) once to create it, then run this command again.',
+      ],
+    });
+  });
+
+  it('R3-8: a cutoff at or before the window start is checked and closed without reading the store', async () => {
+    const closed = { shortfall: { open: false, count: 0, checked: true }, missing: [], notes: [] };
+    expect(await readShortfall(t.db, keys, from)).toEqual(closed);
+    expect(await readShortfall(t.db, keys, from - 1n)).toEqual(closed);
+  });
+});

@@ -125,6 +125,9 @@ describe('compareCodePoints', () => {
     ['\uFFFD', '\u{1F600}', -1],
     ['\uE000', '\u{10000}', -1],
     ['\uD7FF', '\u{10000}', -1],
+    // the unit just below the surrogates against the one just above them: a unit below U+D800 keeps
+    // its place (it is not moved after U+E000…U+FFFF as the surrogates are)
+    ['\uD7FF', '\uE000', -1],
     ['a', 'a\u{1F600}', -1],
     ['B', 'a', -1],
     ['x', 'x', 0],
