@@ -15,8 +15,8 @@ const EXPORT_RUNS = ['test/lib/export/otlp-export.test.ts', 'test/lib/export/exp
 
 /**
  * `npm run mutate [file or folder…]`: StrykerJS mutation testing (not in CI: it is CPU-heavy), one
- * file at a time with concurrency 1, each against the tests that prove its rules. Scores and survivors are
- * reported in docs/mutation.md. Target: ≥ 85% per file.
+ * file at a time (concurrency 1 unless MUTATE_CONCURRENCY says), each against the tests that prove
+ * its rules. Scores and survivors are reported in docs/mutation.md. Target: ≥ 85% per file.
  */
 export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/redact.ts': ['test/lib/redact.test.ts', 'test/lib/errors.test.ts'],
@@ -165,6 +165,12 @@ function selected(args: readonly string[]): string[] {
   });
 }
 
+/**
+ * Test runners at once: 1 by default (the machine is shared); MUTATE_CONCURRENCY=2 on a quiet
+ * 2-core machine, each runner a vitest process of its own with its own SQLite files.
+ */
+const CONCURRENCY = /^[1-9]\d*$/.test(process.env.MUTATE_CONCURRENCY ?? '') ? process.env.MUTATE_CONCURRENCY! : '1';
+
 const files = selected(process.argv.slice(2));
 let failed = 0;
 for (const file of files) {
@@ -177,7 +183,7 @@ for (const file of files) {
       '--mutate',
       file,
       '--concurrency',
-      '1',
+      CONCURRENCY,
       '--reporters',
       'clear-text,progress,json',
     ],
