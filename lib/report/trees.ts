@@ -4,6 +4,7 @@ import { readTimestamp } from '../store/read.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
 import { METRIC_COLUMNS, type TreeNode, type TurnTree } from './document.js';
 import { METRIC_RANGE, unreadableFlag } from './sql.js';
+import { compareCodePoints } from './sort.js';
 
 /*
  * The fan-out tree reader of the shared query layer (docs/report.md, R3-9, R3-10, docs/otlp.md): one
@@ -359,15 +360,18 @@ export function nestTurn(nodes: readonly TreeNode[]): TreeNode[] {
   return top;
 }
 
+/** An instant the statements above selected as readable (a NULL reads as the text "null": no instant). */
 const instantOf = (value: unknown): Micros => {
-  const us = value === null || value === undefined ? undefined : parseStoredTimestamp(String(value));
+  const us = parseStoredTimestamp(String(value));
   if (us === undefined) throw new Error(`${TABLE}: unreadable timestamp ${JSON.stringify(value)}`);
   return us;
 };
 
 /**
- * Observation order within a turn (AC-13): observed_at, tool_call_id, agent_execution_id. Each
- * row's instant is parsed once (a turn can hold 100,000 rows: R4-4), not once per comparison.
+ * Observation order within a turn (AC-13): observed_at, tool_call_id, agent_execution_id, the ids
+ * in code-point order as the statements' ORDER BY (byte order) and the export's positions have
+ * them (R4-12), not in UTF-16 code-unit order. Each row's instant is parsed once (a turn can hold
+ * 100,000 rows: R4-4), not once per comparison.
  */
 function sortByObservation(rows: Row[]): Row[] {
   const keyed = rows.map((row) => ({
@@ -376,11 +380,9 @@ function sortByObservation(rows: Row[]): Row[] {
     tool: String(row.tool_call_id),
     exec: String(row.agent_execution_id),
   }));
-  keyed.sort((a, b) => {
-    if (a.at !== b.at) return a.at < b.at ? -1 : 1;
-    if (a.tool !== b.tool) return a.tool < b.tool ? -1 : 1;
-    return a.exec < b.exec ? -1 : a.exec > b.exec ? 1 : 0;
-  });
+  keyed.sort((a, b) =>
+    a.at !== b.at ? (a.at < b.at ? -1 : 1) : compareCodePoints(a.tool, b.tool) || compareCodePoints(a.exec, b.exec),
+  );
   return keyed.map((k) => k.row);
 }
 

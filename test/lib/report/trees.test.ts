@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TreeNode } from '../../../lib/report/document.js';
-import { nestTurn, readChangedTurns, readTurnsAt, readTurnTrees } from '../../../lib/report/trees.js';
+import { listChangedTurns, nestTurn, readChangedTurns, readTurnsAt, readTurnTrees } from '../../../lib/report/trees.js';
 import { ensureSubagentTable } from '../../../lib/store/schema.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { insertRows } from '../../support/subagent-rows.js';
@@ -246,6 +246,34 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
       'e/e1',
       'a/e1',
     ]);
+  });
+
+  it('AC-13, R4-12: rows at one instant order their ids in code-point order (U+FFFD before an emoji), in either tree order', async () => {
+    // UTF-16 code units put the emoji (a surrogate pair, D83D DE00) first; code points and bytes put U+FFFD first
+    await insertRows(t.db, [
+      { tool_call_id: '\u{1F600}', agent_execution_id: 'e1', observed_at: T(2) },
+      { tool_call_id: '\uFFFD', agent_execution_id: 'e1', observed_at: T(2) },
+      { tool_call_id: 'x', agent_execution_id: '\u{1F600}', observed_at: T(3) },
+      { tool_call_id: 'x', agent_execution_id: '\uFFFD', observed_at: T(3) },
+    ]);
+    const order = ['\uFFFD/e1', '\u{1F600}/e1', 'x/\uFFFD', 'x/\u{1F600}'];
+    const ids = (tree: { subagents: readonly TreeNode[] }) =>
+      tree.subagents.map((n) => `${n.tool_call_id}/${n.agent_execution_id}`);
+    expect(ids((await readChangedTurns(t.db, {}))[0]!.tree)).toEqual(order);
+    expect(ids((await readTurnTrees(t.db))[0]!)).toEqual(order);
+  });
+
+  it('R4-8: changedAfter lists only the turns changed after it (the export\'s lookback), up to changedUntil', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1), updated_at: T(10) },
+      { tool_call_id: 'b', turn_id: 'u2', observed_at: T(2), updated_at: T(20) },
+      { tool_call_id: 'c', turn_id: 'u3', observed_at: T(3), updated_at: T(30) },
+    ]);
+    const keys = async (filter: { changedAfter?: bigint; changedUntil?: bigint }) =>
+      (await listChangedTurns(t.db, { order: 'changed', ...filter })).map((x) => x.turn_key);
+    expect(await keys({ changedAfter: us(T(10)) })).toEqual(['u2', 'u3']);
+    expect(await keys({ changedAfter: us(T(10)) - 1n })).toEqual(['u1', 'u2', 'u3']);
+    expect(await keys({ changedAfter: us(T(10)), changedUntil: us(T(20)) })).toEqual(['u2']);
   });
 
   it('R3-10: readTurnsAt reads the given turns in the order given, leaves out a turn with no rows left, and reads nothing for no turns', async () => {
