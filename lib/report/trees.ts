@@ -3,8 +3,8 @@ import type { Queryable, Row } from '../db/database.js';
 import { readTimestamp } from '../store/read.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
 import { METRIC_COLUMNS, type TreeNode, type TurnTree } from './document.js';
-import { METRIC_RANGE, unreadableFlag } from './sql.js';
 import { compareCodePoints } from './sort.js';
+import { METRIC_RANGE, unreadableFlag } from './sql.js';
 
 /*
  * The fan-out tree reader of the shared query layer (docs/report.md, R3-9, R3-10, docs/otlp.md): one

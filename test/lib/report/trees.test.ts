@@ -263,7 +263,7 @@ describe.each(TARGET_FIXTURES)('fan-out trees on %s, %s host schema', (target, f
     expect(ids((await readTurnTrees(t.db))[0]!)).toEqual(order);
   });
 
-  it('R4-8: changedAfter lists only the turns changed after it (the export\'s lookback), up to changedUntil', async () => {
+  it("R4-8: changedAfter lists only the turns changed after it (the export's lookback), up to changedUntil", async () => {
     await insertRows(t.db, [
       { tool_call_id: 'a', turn_id: 'u1', observed_at: T(1), updated_at: T(10) },
       { tool_call_id: 'b', turn_id: 'u2', observed_at: T(2), updated_at: T(20) },
