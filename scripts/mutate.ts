@@ -58,7 +58,8 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   // cut.test.ts proves the cuts (R4-12: a level's first N groups ranked in SQL by the sort);
   // window.test.ts the window at every level and its bounds for rows, sessions and cost events;
   // scope-edges.test.ts one-sided windows, --task with --session, the lower bound's two paths;
-  // cost-sources and host-ledger the ledger's figures (R5-1, R5-2, R5-4). Left out: the tests that
+  // cost-sources and host-ledger the ledger's figures (R5-1, R5-2, R5-4); build.test.ts the page's
+  // duration histogram (R3-9: statement 2's `duration` rows). Left out: the tests that
   // reach sql.ts only through the CLI's child process (sessions, unreadable, collation, async-rule):
   // the vitest runner switches the mutant in its own process only, so they cannot kill one
   'lib/report/sql.ts': [
@@ -74,6 +75,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/report/host-ledger.test.ts',
     'test/lib/report/fan-out-cost.test.ts',
     'test/lib/report/unreadable-property.test.ts',
+    'test/lib/report/build.test.ts',
   ],
   // fan-out-cost.test.ts holds the section to a model written in the test (R5-3, fast-check);
   // cost-sources.test.ts the section's null and its note on a ledger without turn_id

@@ -5,7 +5,7 @@ import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { addCostEvent } from '../../support/cost-events.js';
 import { seedSession } from '../../support/frames.js';
-import { insertRows } from '../../support/subagent-rows.js';
+import { deleteSessionKeepingRows, insertRows } from '../../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 import { seedMessage } from '../health/seed.js';
 
@@ -142,6 +142,48 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
     expect(whole.completeness.unreadable.occurred_at).toBe(1);
     const windowed = await report({ by: 'task', since: us(SINCE), until: us(UNTIL) });
     expect(windowed.groups.map((g) => [g.key, g.cost_subcents])).toEqual([['t1', 10]]);
+    // the totals read every event (to count the unreadable ones) and sum only those in the window
+    expect([windowed.totals.cost_subcents, windowed.completeness.unreadable.occurred_at]).toEqual([10, 1]);
+  });
+
+  it('R3-7: --task alone keeps its own cost events, not another task’s', async () => {
+    await insertRows(t.db, [
+      { task_session_id: 's1', task_id: 't1', tool_call_id: 'a', observed_at: INSIDE },
+      { task_session_id: 's2', task_id: 't2', tool_call_id: 'b', observed_at: INSIDE },
+    ]);
+    await addCost('e1', 's1', 't1', 10, INSIDE);
+    await addCost('e2', 's2', 't2', 200, INSIDE);
+    expect((await report({ task: 't1' })).totals.cost_subcents).toBe(10);
+  });
+
+  it('R3-7: a grouping not made of sessions has no cost, though a key of it is also a turn with cost', async () => {
+    // the type 'u1' and the turn 'u1': the ledger's turns are no type
+    await insertRows(t.db, [
+      {
+        task_session_id: 's1',
+        task_id: 't1',
+        turn_id: 'u1',
+        subagent_type: 'u1',
+        tool_call_id: 'a',
+        observed_at: INSIDE,
+      },
+    ]);
+    await addCostEvent(t.db, { id: 'e1', session: 's1', task: 't1', turn: 'u1', subcents: 50, at: INSIDE });
+    const doc = await report({ by: 'type' });
+    expect(doc.totals.cost_subcents).toBe(50);
+    expect(doc.groups.map((g) => [g.key, g.cost_subcents])).toEqual([['u1', null]]);
+  });
+
+  it('R4-7: every row of a session no longer in task_sessions is an orphan row, however many (their sum, not one row’s)', async () => {
+    await insertRows(t.db, [
+      { task_session_id: 's-gone', task_id: 't1', tool_call_id: 'a', observed_at: INSIDE },
+      { task_session_id: 's1', task_id: 't1', tool_call_id: 'b', observed_at: INSIDE },
+      { task_session_id: 's-gone', task_id: 't1', tool_call_id: 'c', observed_at: INSIDE },
+    ]);
+    await deleteSessionKeepingRows(t.db, 's-gone');
+    const doc = await report({ by: 'task' });
+    expect(doc.totals.orphan_rows).toBe(2);
+    expect(doc.groups.map((g) => [g.key, g.orphan_rows])).toEqual([['t1', 2]]);
   });
 
   it.each([
@@ -178,6 +220,50 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
       ]);
     },
   );
+
+  it('R3-6: a group not made of sessions is a lower bound when any of its rows’ sessions is, whatever the rows’ order', async () => {
+    await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
+      CAPTURE_SINCE_KEY,
+      '2026-08-12T10:00:00.000000000Z',
+    ]);
+    await startSession('s-early', 't1', EARLY);
+    await startSession('s-late', 't1', LATE);
+    await seedMessage(t.db, { session: 's-late', createdAt: us(LATE), metadata: '{}' });
+    // type x: the early session's row first, type y: last (SQL gives each group one value, of all its rows)
+    await insertRows(t.db, [
+      { task_session_id: 's-early', task_id: 't1', tool_call_id: 'x1', subagent_type: 'x', observed_at: LATE },
+      { task_session_id: 's-late', task_id: 't1', tool_call_id: 'x2', subagent_type: 'x', observed_at: LATE },
+      { task_session_id: 's-late', task_id: 't1', tool_call_id: 'y1', subagent_type: 'y', observed_at: LATE },
+      { task_session_id: 's-early', task_id: 't1', tool_call_id: 'y2', subagent_type: 'y', observed_at: LATE },
+      { task_session_id: 's-late', task_id: 't1', tool_call_id: 'z1', subagent_type: 'z', observed_at: LATE },
+    ]);
+    const byType = await report({ by: 'type' });
+    expect(byType.groups.map((g) => [g.key, g.lower_bound]).sort()).toEqual([
+      ['x', true],
+      ['y', true],
+      ['z', false],
+    ]);
+  });
+
+  it('R3-6: on a host whose task_sessions has no started_at, the (task_session_id, created_at) index finds a message before capture_since', async () => {
+    await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
+      CAPTURE_SINCE_KEY,
+      '2026-08-12T10:00:00.000000000Z',
+    ]);
+    await seedMessage(t.db, { session: 's-early', createdAt: us(EARLY), metadata: '{}' });
+    await seedMessage(t.db, { session: 's-late', createdAt: us(LATE), metadata: '{}' });
+    await insertRows(t.db, [
+      { task_session_id: 's-early', task_id: 't1', tool_call_id: 'a', observed_at: LATE },
+      { task_session_id: 's-late', task_id: 't1', tool_call_id: 'b', observed_at: LATE },
+    ]);
+    // the seeds write started_at; the host's table then loses it
+    await t.db.query('ALTER TABLE task_sessions DROP COLUMN started_at');
+    const bySession = await report({ by: 'session' });
+    expect(bySession.groups.map((g) => [g.key, g.lower_bound]).sort()).toEqual([
+      ['s-early', true],
+      ['s-late', false],
+    ]);
+  });
 
   // SQLite stores text: a message time another writer stored with a `T` still precedes capture_since
   it.runIf(target === 'sqlite')(
