@@ -59,7 +59,9 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   // window.test.ts the window at every level and its bounds for rows, sessions and cost events;
   // scope-edges.test.ts one-sided windows, --task with --session, the lower bound's two paths;
   // cost-sources and host-ledger the ledger's figures (R5-1, R5-2, R5-4); build.test.ts the page's
-  // duration histogram (R3-9: statement 2's `duration` rows). Left out: the tests that
+  // duration histogram (R3-9: statement 2's `duration` rows); statements.test.ts the statements
+  // called directly (ReportScope's defaults, two cut levels) and R4-12's plan rules on their text
+  // (what each stores, reads and skips: no document tells them apart). Left out: the tests that
   // reach sql.ts only through the CLI's child process (sessions, unreadable, collation, async-rule):
   // the vitest runner switches the mutant in its own process only, so they cannot kill one
   'lib/report/sql.ts': [
@@ -76,6 +78,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/report/fan-out-cost.test.ts',
     'test/lib/report/unreadable-property.test.ts',
     'test/lib/report/build.test.ts',
+    'test/lib/report/statements.test.ts',
   ],
   // fan-out-cost.test.ts holds the section to a model written in the test (R5-3, fast-check);
   // cost-sources.test.ts the section's null and its note on a ledger without turn_id
