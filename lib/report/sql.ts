@@ -268,14 +268,15 @@ const combined = (f: RowFigure) =>
  * grouping of the rows in scope by all their keys (`fine`, tens or hundreds of groups), each
  * level a grouping of those: one sort (SQLite) or hash (PostgreSQL) of every row for them all,
  * not one each. A lean level's figures all add up (ROW_FIGURES); `level` gives its rows in the
- * `plain` CTE's columns (the percentiles and distinct counts NULL, as a lean level has none).
+ * `plain` CTE's columns (the percentiles and distinct counts NULL, as a lean level has none), and
+ * undefined for a level not among `lvls`.
  */
 function rolledUp(
   d: Dialect,
   scope: ReportScope,
   lvls: readonly number[],
   figures: readonly RowFigure[],
-): { fine: string; level: (lvl: number) => string } | undefined {
+): { fine: string; level: (lvl: number) => string | undefined } | undefined {
   if (lvls.length === 0) return undefined;
   const kinds = levelsOf(scope);
   const isDay = (lvl: number) => kinds[lvl - 1] === 'day';
@@ -293,7 +294,9 @@ function rolledUp(
   FROM rows_in WHERE in_window = 1 GROUP BY ${lvls.flatMap(keysOf).join(', ')}
 )`;
   const level = (lvl: number) =>
-    `SELECT ${lvl} AS lvl, ${isDay(lvl) ? '0' : `n${lvl}`} AS gnull, k${lvl} AS gkey, ${figures.map((f) => `${combined(f)} AS ${f.name}`).join(', ')},
+    !lvls.includes(lvl)
+      ? undefined
+      : `SELECT ${lvl} AS lvl, ${isDay(lvl) ? '0' : `n${lvl}`} AS gnull, k${lvl} AS gkey, ${figures.map((f) => `${combined(f)} AS ${f.name}`).join(', ')},
     ${costlyColumns(d, true)}
   FROM fine${isDay(lvl) ? ` WHERE k${lvl} IS NOT NULL` : ''} GROUP BY ${keysOf(lvl).join(', ')}`;
   return { fine, level };
@@ -749,7 +752,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   ${allLevels(scope)
     .map(
       (lvl) =>
-        (rolled.includes(lvl) ? rollup?.level(lvl) : undefined) ??
+        rollup?.level(lvl) ??
         `SELECT lvl, gnull, gkey, ${figures.map((f) => wholeColumn(f, lvl)).join(', ')},
     ${costlyColumns(d, isLean(scope, lvl))}
   FROM ${keptRows(`(${levelRows(d, scope, [lvl])}) lr`)} GROUP BY lvl, gnull, gkey`,
