@@ -83,7 +83,10 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   const cuts = levels.map((by) => {
     const needs: (number | undefined)[] = [];
     if (by === scope.by) needs.push(options.limit);
-    if (options.pageData) needs.push(by === 'task' ? pageTasks : undefined);
+    // only the page's own series need page groups: a --by level that is no series (session, turn,
+    // model) is cut at --limit, page or not
+    if (options.pageData && (SERIES as readonly GroupBy[]).includes(by))
+      needs.push(by === 'task' ? pageTasks : undefined);
     return needs.includes(undefined) ? undefined : Math.max(...(needs as number[]));
   });
   // R4-12: a level that only feeds the page's series computes only what a series group holds

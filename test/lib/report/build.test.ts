@@ -143,6 +143,30 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     ]);
   });
 
+  it("R4-12: with the page's data, a --by level that is no series (session) is still cut at --limit, and its groups are the same", async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', task_session_id: 's1', observed_at: T(1) },
+      { tool_call_id: 'b', task_session_id: 's1', observed_at: T(2) },
+      { tool_call_id: 'c', task_session_id: 's2', observed_at: T(3) },
+      { tool_call_id: 'd', task_session_id: 's3', observed_at: T(4) },
+    ]);
+    const levelRows: number[] = [];
+    const seen: Queryable = {
+      dialect: t.db.dialect,
+      connections: t.db.connections,
+      query: async <T>(sql: string, params?: readonly unknown[]) => {
+        const rows = await t.db.query<Row>(sql, params);
+        // statement 1's rows carry duration_p50: count its groups of level 1 (--by session)
+        if (rows.some((r) => 'duration_p50' in r)) levelRows.push(rows.filter((r) => Number(r.lvl) === 1).length);
+        return rows as T[];
+      },
+    };
+    const page = await buildReport(seen, { now: NOW, by: 'session', limit: 1, pageData: true });
+    expect(page.groups).toEqual((await report({ by: 'session', limit: 1 })).groups);
+    expect(page.groups.map((g) => g.key)).toEqual(['s1']);
+    expect(levelRows).toEqual([1]);
+  });
+
   it('R3-5: an empty scope has no models and no fan-out: empty lists, never missing', async () => {
     const doc = await report();
     expect([doc.totals.models, doc.totals.fan_out]).toEqual([{ counts: [], unreported: 0 }, []]);
