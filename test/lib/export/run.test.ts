@@ -146,6 +146,20 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
     });
   });
 
+  it('R4-3: a turn with an unreadable observed_at, settled_at and updated_at, each in another row, is sent and each is counted', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u1', 2), row('s1', 'u1', 3), row('s1', 'u1', 4)]);
+    const cast = target === 'sqlite' ? '$1' : '$1::timestamp';
+    for (const [column, id] of [
+      ['observed_at', 's1-u1-1'],
+      ['settled_at', 's1-u1-2'],
+      ['updated_at', 's1-u1-3'],
+    ])
+      await t.db.query(`UPDATE task_session_subagents SET ${column} = ${cast} WHERE tool_call_id = $2`, [odd, id]);
+    const summary = await exportTo({ position: 'none' });
+    expect(summary).toMatchObject({ turns: 1, skipped: [] });
+    expect(summary.unreadable).toEqual({ observed_at: 1, settled_at: 1, updated_at: 1 });
+  });
+
   it('R4-3: summary.unreadable names exactly the columns that held unreadable values, each with its count', async () => {
     await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 3)]);
     await setOdd('updated_at');
