@@ -104,20 +104,26 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/report/render/units.ts': ['test/lib/report/render/units.test.ts', ...PAGE],
   'lib/report/render/table.ts': ['test/lib/report/render/table.test.ts', ...RENDER, 'test/bin/report.test.ts'],
   'lib/export/handler.ts': ['test/functions/export-handler.test.ts', 'test/functions/export.test.ts'],
-  // position.test.ts proves the stored form and the compare-and-set; export-edges and the CLI when
-  // a run reads and moves it (otlp-export.test.ts reaches it only through whole runs)
+  // position.test.ts proves the stored form and the compare-and-set; position-ties.test.ts the
+  // order's byte comparison and the exact resume at ties (R4-8, issue 48); export-edges and the CLI
+  // (in-process: runCliCaptured) when a run reads and moves it (otlp-export.test.ts reaches it only
+  // through whole runs)
   'lib/export/position.ts': [
     'test/lib/export/position.test.ts',
+    'test/lib/export/position-ties.test.ts',
     'test/lib/export/export-edges.test.ts',
     'test/bin/cli-export-position.test.ts',
   ],
   // otlp-changes.test.ts proves the change detection and the partial successes (R4-8), run.ts's own;
   // run.test.ts the order, lookback, settle lag, batches and refusals; otlp-conventions.test.ts the
-  // page read turn by turn when a value cannot be read (R4-3)
+  // page read turn by turn when a value cannot be read (R4-3); position-ties.test.ts the resume after
+  // the exact point at ties, with any lookback, batch and failing batch (R4-8, issue 48); the CLI's
+  // position flags run in-process (runCliCaptured), so they reach the mutant
   'lib/export/run.ts': [
     ...EXPORT_RUNS,
     'test/lib/export/otlp-changes.test.ts',
     'test/lib/export/run.test.ts',
+    'test/lib/export/position-ties.test.ts',
     'test/lib/export/otlp-conventions.test.ts',
     'test/bin/cli-export-position.test.ts',
   ],

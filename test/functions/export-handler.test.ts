@@ -175,6 +175,63 @@ describe.each(TARGETS)('R3-10 the scheduled export handler on %s', (name) => {
     expect(lines[0]!.attributes).toMatchObject({ rejected_spans: 1, rejected_message: 'one too many' });
   });
 
+  /** The handler with its endpoint parameter pointing at the receiver, logging into `lines`. */
+  function toReceiver() {
+    const { logger, lines } = keepingLogger();
+    const run = handler({
+      env: { [OTLP_ENDPOINT_PARAMETER_ENV]: ENDPOINT },
+      readParameter: parameters({ [ENDPOINT]: `${receiver.origin}/v1/traces` }).read,
+      logger,
+    });
+    return { run, lines };
+  }
+
+  it('R3-10: the scheduled export sends settled rows only: a row not settled yet is no span (no open spans)', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', observed_at: T(1), settled_at: T(2) },
+      { tool_call_id: 'open', observed_at: T(3), settled_at: null },
+    ]);
+    const { run } = toReceiver();
+    expect(await run({}, undefined)).toMatchObject({ spans: 2, turns: 1 });
+    expect(receiver.spans.flatMap((s) => s.attributes['subagent_context.tool_call_id'] ?? [])).toEqual(['a']);
+  });
+
+  it('R4-8: a run whose 2xx answer could not be read (outcome unknown) logs a warning with its summary', async () => {
+    await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
+    receiver.respond({ status: 200, body: 'not an OTLP answer' });
+    const { run, lines } = toReceiver();
+    expect(await run({}, undefined)).toMatchObject({ unknown_spans: 2, rejected_spans: 0, skipped: [] });
+    expect(lines.map((l) => [l.level, l.message])).toEqual([['WARN', 'otlp export needs attention']]);
+    expect(lines[0]!.attributes).toMatchObject({ unknown_spans: 2, complete: false });
+  });
+
+  it('R4-3: a run that skipped an unreadable turn logs a warning with its summary', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'odd', turn_id: 'u1', observed_at: T(1), settled_at: T(2) },
+      { tool_call_id: 'good', turn_id: 'u2', observed_at: T(3), settled_at: T(4) },
+    ]);
+    // a value the host's column can hold that is no instant (R4-3's list, otlp-conventions.test.ts)
+    const [value, cast] = name === 'sqlite' ? ['garbage', '$1'] : ['infinity', '$1::timestamp'];
+    await t.db.query(`UPDATE task_session_subagents SET observed_at = ${cast} WHERE tool_call_id = 'odd'`, [value]);
+    const { run, lines } = toReceiver();
+    expect(await run({}, undefined)).toMatchObject({ turns: 1, rejected_spans: 0, unknown_spans: 0 });
+    expect(lines.map((l) => [l.level, l.message])).toEqual([['WARN', 'otlp export needs attention']]);
+    expect(lines[0]!.attributes).toMatchObject({ skipped: [{ task_session_id: 's1', turn_id: 'u1' }] });
+  });
+
+  it('R3-10: a parameter reader that fails with no Error at all still fails the run naming the parameter', async () => {
+    const run = handler({
+      env: { [OTLP_ENDPOINT_PARAMETER_ENV]: ENDPOINT },
+      readParameter: () => Promise.reject(undefined),
+      logger: keepingLogger().logger,
+    });
+    await expect(run({}, undefined)).rejects.toThrow(
+      new ExportConfigError(
+        `could not read SSM parameter "${ENDPOINT}" (undefined): create it (docs/otlp.md#scheduled-export) and check the export role may read it`,
+      ),
+    );
+  });
+
   it('R3-10: a refused batch fails the invocation and logs the error with its fields', async () => {
     await insertRows(t.db, [{ tool_call_id: 'a', observed_at: T(1), settled_at: T(2) }]);
     receiver.respond({ status: 400, body: 'bad' });

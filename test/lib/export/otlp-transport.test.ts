@@ -515,6 +515,8 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
       expect([error.status, error.retryable]).toEqual([503, true]);
       expect(notices).toEqual([{ attempt: 1, attempts: 2, reason: 'HTTP 503', waitMillis: 10 }]);
       expect(error.message).toMatch(/\(last: HTTP 503: x{10}/);
+      // what was read is the bound exactly, however the socket chunked it: no byte past it is kept
+      expect(error.message).toContain(`(${1 << 20} characters in all)`);
       // the connection was closed at the bound: the server could not go on writing
       const after = server.written();
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -549,7 +551,70 @@ describe('R3-10, R4-9 the OTLP/HTTP transport', () => {
     expect(error.retryable).toBe(false);
     expect(error.message).toMatch(/could not make its request .*ERR_INVALID_CHAR; check --header/);
     expect(error.message).not.toContain('collector at');
+    // the cause is Node's own refusal, kept for whoever reads the error's chain
+    expect((error.cause as { code?: unknown }).code).toBe('ERR_INVALID_CHAR');
     expect(notices).toEqual([]);
     expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('R3-10, issue 51: the plain-HTTP hint names the URL to use: the origin alone for /v1/traces, any other path kept', async () => {
+    const origin = new URL(receiver.origin);
+    const hinted = async (path: string) => {
+      const error = await failure(sink({ url: `https://${origin.host}${path}` }, { retries: 1 }).sink.send(SPANS));
+      expect(error.retryable).toBe(false);
+      return error.message;
+    };
+    expect(await hinted('/v1/traces')).toMatch(
+      new RegExp(`: it speaks http, not https; use --otlp http://${origin.host}$`),
+    );
+    expect(await hinted('/otlp/v1/spans')).toMatch(
+      new RegExp(`: it speaks http, not https; use --otlp http://${origin.host}/otlp/v1/spans$`),
+    );
+  });
+
+  it('R3-10, issue 51: an https: collector that refuses the connection is a connection error, retried and named, not taken for plain HTTP', async () => {
+    const closed = await rawServer(() => {});
+    const port = new URL(closed.url).port;
+    await closed.close();
+    const { sink: s, notices } = sink({ url: `https://127.0.0.1:${port}/v1/traces` }, { retries: 1 });
+    const error = await failure(s.send(SPANS));
+    expect(notices).toEqual([{ attempt: 1, attempts: 2, reason: 'ECONNREFUSED', waitMillis: 10 }]);
+    expect(error.message).toMatch(/after 2 attempt\(s\) \(last: ECONNREFUSED\); run the export again later$/);
+    expect(error.retryable).toBe(true);
+  });
+
+  it('R4-8: a JSON answer that is not an object is of unknown outcome, said with its size and Content-Type (none, or its first 80 characters); a null partialSuccess, an empty body and a message that is no string are all accepted', async () => {
+    const long = `application/json; profile=${'p'.repeat(100)}`;
+    const answers: [Record<string, string>, string][] = [
+      [{}, ''],
+      [{}, 'null'],
+      [{ 'content-type': 'application/json' }, '3'],
+      [{ 'content-type': 'application/json' }, '"accepted"'],
+      [{ 'content-type': 'application/json' }, '[]'],
+      [{ 'content-type': long }, 'null'],
+      [{ 'content-type': 'application/json' }, '{"partialSuccess":null}'],
+      [{ 'content-type': 'application/json' }, '{"partialSuccess":{"rejectedSpans":"1","errorMessage":5}}'],
+    ];
+    let next = 0;
+    const server = await rawServer((respond) => {
+      const [headers, body] = answers[next++]!;
+      respond(200, headers, body);
+    });
+    const notAnAnswer = (bytes: number, type: string) =>
+      `the answer (${bytes} bytes, ${type}) is not an OTLP ExportTraceServiceResponse`;
+    try {
+      const json = sink({ url: server.url, protocol: 'http/json' }).sink;
+      // an empty body is the empty ExportTraceServiceResponse in either encoding, never JSON text to parse
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0, unknown: notAnAnswer(4, 'no Content-Type') });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0, unknown: notAnAnswer(1, 'application/json') });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0, unknown: notAnAnswer(10, 'application/json') });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0, unknown: notAnAnswer(2, 'application/json') });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0, unknown: notAnAnswer(4, long.slice(0, 80)) });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 0 });
+      expect(await json.send(SPANS)).toEqual({ rejectedSpans: 1 });
+    } finally {
+      await server.close();
+    }
   });
 });

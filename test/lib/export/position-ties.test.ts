@@ -127,4 +127,11 @@ describe('R4-8: the position order', () => {
     expect(comparePositions({ ...at('z'), changed: 0n }, at('a'))).toBeLessThan(0);
     expect(comparePositions(at('s', 'u'), at('s', 'u'))).toBe(0);
   });
+
+  it('R4-8: the changed instant decides first, either way: a later change comes after whatever its session and turn', () => {
+    const early = { changed: 1n, task_session_id: 'z', turn_key: 'z' };
+    const late = { changed: 2n, task_session_id: 'a', turn_key: 'a' };
+    expect(comparePositions(late, early)).toBeGreaterThan(0);
+    expect(comparePositions(early, late)).toBeLessThan(0);
+  });
 });

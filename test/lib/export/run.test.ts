@@ -51,10 +51,15 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
     'R3-10: with %s the position is the last turn in (changed, session, turn) order; --restart counts every turn re-sent',
     async (_label, rows, [session, turn]) => {
       await insertRows(t.db, [...rows]);
-      expect(await exportTo({ pageTurns: 1 })).toMatchObject({ turns: 2, new: 2 });
+      expect(await exportTo({ pageTurns: 1 })).toMatchObject({ turns: 2, new: 2, restart: false });
       expect(await stored()).toMatchObject({ task_session_id: session, turn_key: turn });
       // every turn is at or behind the old point: sent before, so re-sent, never new (R4-8)
-      expect(await exportTo({ pageTurns: 1, position: 'restart' })).toMatchObject({ turns: 2, new: 0, re_sent: 2 });
+      expect(await exportTo({ pageTurns: 1, position: 'restart' })).toMatchObject({
+        turns: 2,
+        new: 0,
+        re_sent: 2,
+        restart: true,
+      });
     },
   );
 
@@ -141,6 +146,20 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
     });
   });
 
+  it('R4-3: a turn with an unreadable observed_at, settled_at and updated_at, each in another row, is sent and each is counted', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u1', 2), row('s1', 'u1', 3), row('s1', 'u1', 4)]);
+    const cast = target === 'sqlite' ? '$1' : '$1::timestamp';
+    for (const [column, id] of [
+      ['observed_at', 's1-u1-1'],
+      ['settled_at', 's1-u1-2'],
+      ['updated_at', 's1-u1-3'],
+    ])
+      await t.db.query(`UPDATE task_session_subagents SET ${column} = ${cast} WHERE tool_call_id = $2`, [odd, id]);
+    const summary = await exportTo({ position: 'none' });
+    expect(summary).toMatchObject({ turns: 1, skipped: [] });
+    expect(summary.unreadable).toEqual({ observed_at: 1, settled_at: 1, updated_at: 1 });
+  });
+
   it('R4-3: summary.unreadable names exactly the columns that held unreadable values, each with its count', async () => {
     await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 3)]);
     await setOdd('updated_at');
@@ -181,4 +200,101 @@ describe.each(TARGETS)('runExport rules on %s', (target) => {
       expect((error as OtlpExportError).status).toBe(503);
     },
   );
+
+  it.each([
+    [400, 'fix the cause and run again'],
+    [503, 'run again later'],
+  ] as const)(
+    'R4-9: HTTP %i after an accepted batch says the position stands after that batch and what to do: "%s to resume from there"',
+    async (status, again) => {
+      // two turns of two spans each, one a request: the first accepted, the second failing
+      await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 2)]);
+      receiver().respond(200, status);
+      const error = (await exportTo({ batchSpans: 2 }).catch((e: unknown) => e)) as OtlpExportError;
+      expect(error).toBeInstanceOf(OtlpExportError);
+      expect(error.message).toMatch(
+        new RegExp(
+          `Earlier batches of this run were accepted: the position stands after the last of them \\(.*"turn_key":"u1"\\}\\); ${again} to resume from there$`,
+        ),
+      );
+      expect(await stored()).toMatchObject({ turn_key: 'u1' });
+    },
+  );
+
+  it('R4-8 (issue 48): a 2xx answer that cannot be read stops the run before its batch: counted unknown, not complete, the position after the last accepted batch; the rerun sends that batch', async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1), row('s1', 'u2', 2), row('s1', 'u3', 3)]);
+    receiver().respond(200, { status: 200, body: 'not an OTLP answer' });
+    expect(await exportTo({ batchSpans: 2 })).toMatchObject({
+      requests: 2,
+      spans: 2,
+      unknown_spans: 2,
+      unknown_reason: expect.stringMatching(/is not an OTLP ExportTraceServiceResponse$/),
+      complete: false,
+    });
+    // the batch of u2 is not recorded as sent, and u3 was never tried
+    expect(await stored()).toMatchObject({ turn_key: 'u1' });
+    expect(receiver().requests).toHaveLength(2);
+    expect(await exportTo({ batchSpans: 2 })).toMatchObject({
+      new: 2,
+      unchanged: 1,
+      unknown_spans: 0,
+      complete: true,
+    });
+    expect(await stored()).toMatchObject({ turn_key: 'u3' });
+  });
+
+  it("R3-10: an error that is not the transport's (a retry notice that throws) reaches the caller as it is, not reworded", async () => {
+    await insertRows(t.db, [row('s1', 'u1', 1)]);
+    receiver().respond(503);
+    const stop = new Error('the notice could not be written');
+    const { url, sink } = receiverSink(receiver(), {
+      retries: 1,
+      onRetry: () => {
+        throw stop;
+      },
+    });
+    await expect(runExport(t.db, sink, url, exportOptions(900))).rejects.toBe(stop);
+  });
+});
+
+/*
+ * A page the tree reader cannot read whole (R4-3): on the host's schema an unreadable
+ * task_session_turns time fails the page's read, which is then read turn by turn.
+ */
+describe.each(TARGETS)("runExport reading a page turn by turn on %s, the host's schema", (target) => {
+  const t = useTestDatabase(target, { fixture: 'host', subagentTable: false });
+  const receiver = useOtlpReceiver();
+  const cast = target === 'sqlite' ? '$1' : '$1::timestamp';
+  const odd = target === 'sqlite' ? 'garbage' : 'infinity';
+
+  it('R4-3: a turn whose host times cannot be read and a turn with no readable row are skipped and named; a turn with one unreadable row among readable ones and the others go out', async () => {
+    await insertRows(t.db, [
+      row('s1', 'u1', 1),
+      row('s1', 'u2', 2),
+      row('s1', 'u3', 3),
+      row('s1', 'u4', 4),
+      row('s1', 'u4', 5),
+      row('s1', 'u5', 6),
+    ]);
+    await t.db.query(`UPDATE task_session_turns SET completed_at = ${cast} WHERE id = 'u2'`, [odd]);
+    await t.db.query(
+      `UPDATE task_session_subagents SET observed_at = ${cast} WHERE tool_call_id IN ('s1-u3-3', 's1-u4-5')`,
+      [odd],
+    );
+    const { url, sink } = receiverSink(receiver(), { retries: 0 });
+    const summary = await runExport(t.db, sink, url, exportOptions(900));
+    expect([...summary.skipped].sort((a, b) => (a.turn_id! < b.turn_id! ? -1 : 1))).toEqual([
+      {
+        task_session_id: 's1',
+        turn_id: 'u2',
+        reason: expect.stringMatching(/^task_session_turns\.completed_at unreadable/),
+      },
+      { task_session_id: 's1', turn_id: 'u3', reason: expect.stringMatching(/^observed_at unreadable/) },
+    ]);
+    // u4's unreadable row is counted; u3, skipped and named, is not read
+    expect(summary).toMatchObject({ new: 3, spans: 6, unreadable: { observed_at: 1 } });
+    expect(new Set(receiver().spans.map((s) => s.attributes['subagent_context.turn_id']))).toEqual(
+      new Set(['u1', 'u4', 'u5']),
+    );
+  });
 });
