@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Queryable } from '../../../lib/db/database.js';
 import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
 import { type GroupBy, seriesGroupOf } from '../../../lib/report/document.js';
 import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
@@ -26,6 +27,13 @@ const SINCE = '2026-08-12T10:00:00.000000Z';
 const INSIDE = '2026-08-12T10:30:00.000000Z';
 const UNTIL = '2026-08-12T11:00:00.000000Z';
 const LATE = '2026-08-12T12:00:00.000000Z';
+
+/** Capture activated at SINCE (kandev_meta's key form), as migrate records it. */
+const activateCapture = (db: Queryable) =>
+  db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
+    CAPTURE_SINCE_KEY,
+    '2026-08-12T10:00:00.000000000Z',
+  ]);
 
 describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
   const t = useTestDatabase(target, { fixture: 'host' });
@@ -193,10 +201,7 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
     'R3-6, AC-25: a session started before capture_since is a lower bound though no message precedes it (%s the host’s (task_session_id, created_at) index)',
     async (_, index) => {
       if (!index) await t.db.query('DROP INDEX idx_messages_session_created');
-      await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
-        CAPTURE_SINCE_KEY,
-        '2026-08-12T10:00:00.000000000Z',
-      ]);
+      await activateCapture(t.db);
       await startSession('s-early', 't1', EARLY);
       await startSession('s-late', 't2', LATE);
       // each session's only message comes after capture_since
@@ -222,10 +227,7 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
   );
 
   it('R3-6: a group not made of sessions is a lower bound when any of its rows’ sessions is, whatever the rows’ order', async () => {
-    await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
-      CAPTURE_SINCE_KEY,
-      '2026-08-12T10:00:00.000000000Z',
-    ]);
+    await activateCapture(t.db);
     await startSession('s-early', 't1', EARLY);
     await startSession('s-late', 't1', LATE);
     await seedMessage(t.db, { session: 's-late', createdAt: us(LATE), metadata: '{}' });
@@ -246,10 +248,7 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
   });
 
   it('R3-6: on a host whose task_sessions has no started_at, the (task_session_id, created_at) index finds a message before capture_since', async () => {
-    await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
-      CAPTURE_SINCE_KEY,
-      '2026-08-12T10:00:00.000000000Z',
-    ]);
+    await activateCapture(t.db);
     await seedMessage(t.db, { session: 's-early', createdAt: us(EARLY), metadata: '{}' });
     await seedMessage(t.db, { session: 's-late', createdAt: us(LATE), metadata: '{}' });
     await insertRows(t.db, [
@@ -269,10 +268,7 @@ describe.each(TARGETS)('report scope edges on %s, host schema', (target) => {
   it.runIf(target === 'sqlite')(
     'R3-6, AC-25: a message stored as 2026-08-12T09:00:00Z (a T, not a space) before capture_since makes its session a lower bound',
     async () => {
-      await t.db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2)', [
-        CAPTURE_SINCE_KEY,
-        '2026-08-12T10:00:00.000000000Z',
-      ]);
+      await activateCapture(t.db);
       await startSession('s1', 't1', LATE);
       await seedMessage(t.db, { session: 's1', createdAt: us(LATE), metadata: '{}' });
       await t.db.query(
