@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import type { Database } from '../../lib/db/database.js';
+import type { Database, Queryable } from '../../lib/db/database.js';
 import { openDatabase } from '../../lib/db/open.js';
 import { startWsProxy, type WsProxy } from '../../lib/db/ws-proxy.js';
 import { ensureSubagentTable } from '../../lib/store/schema.js';
@@ -13,6 +13,7 @@ import {
   type HostFixtureName,
 } from '../../local/host-fixtures.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../local/pglite-server.js';
+import { emptyIfUnchanged, schemaShape } from './schema-reset.js';
 
 export type TargetName = 'sqlite' | 'pglite' | 'postgres';
 
@@ -72,7 +73,11 @@ export interface TestDatabase {
 }
 
 interface Backend {
-  urlForTest(): Promise<string>;
+  /**
+   * The URL of a database ready for a test whose fixture and options are `setup`: the host tables
+   * and ours as `build` creates them, and no rows.
+   */
+  databaseForTest(setup: string, build: (db: Queryable) => Promise<void>): Promise<string>;
   proxy: WsProxy | undefined;
   stop(): Promise<void>;
 }
@@ -84,7 +89,17 @@ async function startBackend(name: TargetName): Promise<Backend> {
     const dir = mkdtempSync(join(tmpdir(), 'subagent-context-'));
     return {
       proxy: undefined,
-      urlForTest: async () => `sqlite:${join(dir, `t${++sequence}.db`)}`,
+      // a new file each test: SQLite's DDL takes a few milliseconds
+      async databaseForTest(_setup, build) {
+        const url = `sqlite:${join(dir, `t${++sequence}.db`)}`;
+        const db = openDatabase(url, { create: true });
+        try {
+          await build(db);
+        } finally {
+          await db.close();
+        }
+        return url;
+      },
       stop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
@@ -97,10 +112,12 @@ async function startBackend(name: TargetName): Promise<Backend> {
   await admin.query(`CREATE DATABASE ${dbName}`);
   const url = new URL(adminUrl);
   url.pathname = `/${dbName}`;
+  const schema = await reusedSchema(url.toString());
   return {
     proxy,
-    urlForTest: () => resetPublicSchema(url.toString(), proxy.address),
+    databaseForTest: schema.databaseForTest,
     async stop() {
+      await schema.close();
       await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
       await admin.close();
       await proxy.close();
@@ -114,23 +131,30 @@ async function startBackend(name: TargetName): Promise<Backend> {
  * is stopped a moment after the last block releases it, unless another block takes it first; the
  * timer never keeps the worker alive (an in-memory PGlite needs no cleanup at exit).
  */
-let pglite: { started: Promise<EmbeddedPostgres>; users: number; stopTimer?: NodeJS.Timeout } | undefined;
+let pglite:
+  | { started: Promise<{ pg: EmbeddedPostgres; schema: ReusedSchema }>; users: number; stopTimer?: NodeJS.Timeout }
+  | undefined;
+
+async function startPglite(): Promise<{ pg: EmbeddedPostgres; schema: ReusedSchema }> {
+  const pg = await startEmbeddedPostgres();
+  return { pg, schema: await reusedSchema(pg.url) };
+}
 
 async function sharedPglite(): Promise<Backend> {
-  if (!pglite) pglite = { started: startEmbeddedPostgres(), users: 0 };
+  if (!pglite) pglite = { started: startPglite(), users: 0 };
   const shared = pglite;
   clearTimeout(shared.stopTimer);
   shared.users++;
-  const pg = await shared.started;
+  const { pg, schema } = await shared.started;
   return {
     proxy: pg.proxy,
-    urlForTest: () => resetPublicSchema(pg.url, pg.wsProxy),
+    databaseForTest: schema.databaseForTest,
     async stop() {
       if (--shared.users > 0) return;
       shared.stopTimer = setTimeout(() => {
         if (pglite === shared && shared.users === 0) {
           pglite = undefined;
-          void pg.stop();
+          void schema.close().then(() => pg.stop());
         }
       }, 1_000);
       shared.stopTimer.unref();
@@ -138,16 +162,42 @@ async function sharedPglite(): Promise<Backend> {
   };
 }
 
-/** Tests of one file run one after another; each starts from an empty `public` schema. */
-async function resetPublicSchema(url: string, wsProxy: string): Promise<string> {
-  const db = openDatabase(url, { wsProxy, max: 1 });
-  try {
-    await db.query('DROP SCHEMA IF EXISTS public CASCADE');
-    await db.query('CREATE SCHEMA public');
-  } finally {
-    await db.close();
-  }
-  return url;
+interface ReusedSchema {
+  databaseForTest: Backend['databaseForTest'];
+  close(): Promise<void>;
+}
+
+/**
+ * Tests of one file run one after another; each starts from the `public` schema a DROP SCHEMA and
+ * its setup's DDL give. On PostgreSQL that DDL takes 100-470 ms a test (catalog writes on a new
+ * backend's cold caches), so when the previous test had the same setup and changed rows only (the
+ * schema's digest is the one taken after the DDL and it left no statistics:
+ * test/support/schema-reset.ts), its tables are emptied instead. The work runs on a connection of
+ * the harness's own, kept for the file and routed around the proxy tests cut (`proxy`).
+ */
+async function reusedSchema(url: string): Promise<ReusedSchema> {
+  const route = await startWsProxy();
+  const harness = openDatabase(url, { wsProxy: route.address, max: 1 });
+  let last: { setup: string; shape: string } | undefined;
+  return {
+    async databaseForTest(setup, build) {
+      const previous = last;
+      last = undefined; // a setup that fails leaves nothing to reuse
+      if (previous?.setup === setup && (await emptyIfUnchanged(harness, previous.shape))) {
+        last = previous;
+        return url;
+      }
+      await harness.query('DROP SCHEMA IF EXISTS public CASCADE');
+      await harness.query('CREATE SCHEMA public');
+      await build(harness);
+      last = { setup, shape: await schemaShape(harness) };
+      return url;
+    },
+    async close() {
+      await harness.close();
+      await route.close();
+    },
+  };
 }
 
 /**
@@ -165,6 +215,7 @@ export function useTestDatabase(
   } = {},
 ): TestDatabase {
   const fixture = HOST_FIXTURES[options.fixture ?? 'minimal'];
+  const setup = `${fixture.name}, subagent table: ${options.subagentTable !== false}`;
   let backend: Backend;
   let current: { db: Database; url: string } | undefined;
   let opened: Database[] = [];
@@ -177,13 +228,13 @@ export function useTestDatabase(
   });
   beforeEach(async () => {
     backend.proxy?.setAvailable(true);
-    const url = await backend.urlForTest();
-    // Each test makes its own SQLite file (a path that does not exist is refused without it).
-    const db = openDatabase(url, { wsProxy: backend.proxy?.address, create: true });
-    opened.push(db);
     activeFixture = fixture;
-    await fixture.create(db);
-    if (options.subagentTable !== false) await ensureSubagentTable(db);
+    const url = await backend.databaseForTest(setup, async (db) => {
+      await fixture.create(db);
+      if (options.subagentTable !== false) await ensureSubagentTable(db);
+    });
+    const db = openDatabase(url, { wsProxy: backend.proxy?.address });
+    opened.push(db);
     current = { db, url };
   }, 30_000);
   afterEach(async () => {
