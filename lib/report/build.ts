@@ -19,7 +19,8 @@ import {
   seriesGroupOf,
   type TurnTree,
 } from './document.js';
-import { bucketLabel, fanOutCostGap, fanOutCostStatement } from './fan-out-cost-sql.js';
+import { bucketLabel, fanOutCostStatement } from './fan-out-cost-sql.js';
+import { type Overflow, overflowOf, type ScopeFigures, scopeNotes, valueNotes } from './notes.js';
 import { sortGroups } from './sort.js';
 import { breakdownStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
 import { readTurnTrees } from './trees.js';
@@ -218,7 +219,7 @@ interface FigureResult {
   lowerBoundSessions: number;
   unreadable: Completeness['unreadable'];
   /** scopes (totals or groups) whose sum is null because it lies beyond 2^53 − 1, per figure */
-  overflow: { tokens: number; tool_uses: number; cost: number };
+  overflow: Overflow;
   /** the duration histogram, when asked for (the page's data) */
   distributions?: Distributions;
 }
@@ -287,19 +288,14 @@ async function readFigures(
   let totals: Figures | undefined;
   let lowerBoundSessions = 0;
   let unreadable: Completeness['unreadable'] | undefined;
-  const overflow = { tokens: 0, tool_uses: 0, cost: 0 };
+  const scopes: ScopeFigures[] = [];
   const levels: Group[][] = kinds.map(() => []);
   const cutGroups: (number | undefined)[] = kinds.map(() => undefined);
   for (const row of figureRows) {
     const f = toFigures(row, lists.get(groupKey(row)));
     const lvl = int(row.lvl);
     const by = lvl === 0 ? null : kinds[lvl - 1]!;
-    // R4-3: a sum is null with values reported only when it lies beyond 2^53 − 1 (sql.ts boundedSum).
-    if (lvl === 0 || by === main) {
-      if (f.tokens.sum === null && f.tokens.reported > 0) overflow.tokens++;
-      if (f.tool_uses.sum === null && f.tool_uses.reported > 0) overflow.tool_uses++;
-      if (f.cost_subcents === null && int(row.cost_events) > 0) overflow.cost++;
-    }
+    scopes.push({ by, figures: f, costEvents: int(row.cost_events) });
     if (by === null) {
       totals = f;
       lowerBoundSessions = int(row.lower_bound_sessions);
@@ -331,7 +327,7 @@ async function readFigures(
     levelGroups,
     lowerBoundSessions,
     unreadable: unreadable!,
-    overflow,
+    overflow: overflowOf(scopes, main),
     ...(histogram ? { distributions: toDistributions(durations) } : {}),
   };
 }
@@ -344,68 +340,6 @@ function toDistributions(counts: ReadonlyMap<number, number>): Distributions {
     subagents: counts.get(i) ?? 0,
   }));
   return { duration_ms: { reported: buckets.reduce((sum, b) => sum + b.subagents, 0), buckets } };
-}
-
-/** R4-3 and R4-7: the values the figures leave out, one sentence each (docs/report.md#unreadable-values). */
-function valueNotes(
-  totals: Figures,
-  unreadable: Completeness['unreadable'],
-  overflow: FigureResult['overflow'],
-): string[] {
-  const notes: string[] = [];
-  const counted = Object.entries(unreadable).filter(([, n]) => n > 0);
-  if (counted.length > 0) {
-    notes.push(
-      `${counted.map(([column, n]) => `${n} ${column}`).join(', ')} value(s) in scope could not be read (not an integer in range, or not an instant): each is not reported for its figure (completeness.unreadable); every other figure is exact.`,
-    );
-  }
-  for (const [figure, n] of Object.entries(overflow)) {
-    if (n > 0)
-      notes.push(
-        `the ${figure} sum of ${n} scope(s) is null: it exceeds 2^53 − 1, beyond what a JSON reader keeps exactly.`,
-      );
-  }
-  if (totals.unpriced_events !== null && totals.unpriced_events > 0) {
-    notes.push(
-      `${totals.unpriced_events} cost event(s) in scope are unpriced (the host found no price and stored 0): they add nothing to any cost, so every cost figure that omits one is a lower bound (cost_lower_bound; R5-1).`,
-    );
-  }
-  if (totals.orphan_rows > 0) {
-    notes.push(
-      `${totals.orphan_rows} row(s) in scope belong to a session that is no longer in task_sessions: they count as subagents (orphan_rows), never as a session.`,
-    );
-  }
-  return notes;
-}
-
-/** Why a figure is null or partial in this scope (docs/report.md#notes). */
-function scopeNotes(scope: ReportScope, catalog: StoreCatalog, lowerBoundSessions: number): string[] {
-  const notes: string[] = [];
-  if (lowerBoundSessions > 0) {
-    notes.push(
-      `${lowerBoundSessions} session(s) in scope have activity before capture_since: their fan-out is a lower bound (groups marked lower_bound; AC-25).`,
-    );
-  }
-  const fanOutGap = fanOutCostGap(scope, catalog);
-  if (fanOutGap !== undefined && catalog.costEvents !== undefined) notes.push(fanOutGap);
-  if (catalog.costEvents === undefined) {
-    notes.push(
-      'cost figures are null: the store has no office_cost_events table (the host office cost ledger) with session_id, task_id, cost_subcents, estimated and occurred_at.',
-    );
-  } else if (scope.by === 'turn' && !catalog.costEvents.turnId) {
-    notes.push('cost per turn is null: office_cost_events has no turn_id column (a host before its turn attribution).');
-  }
-  if (scope.by === 'type' || scope.by === 'model' || scope.by === 'day') {
-    notes.push(
-      `groups by ${scope.by} have no sessions of their own: their sessions, contexts and cost are null (R3-7).`,
-    );
-  }
-  if ((scope.since !== undefined || scope.until !== undefined) && !catalog.sessionStartedAt) {
-    notes.push(
-      'with --since/--until, sessions counts only the sessions with a subagent in the window: task_sessions has no started_at.',
-    );
-  }
-  return notes;
 }
 
 function toFigures(row: Row, lists: { models: Figures['models']; fan_out: Figures['fan_out'] } | undefined): Figures {

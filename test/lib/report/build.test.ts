@@ -41,6 +41,23 @@ function recording(db: Queryable, statements: Recorded[]): Queryable {
   };
 }
 
+/**
+ * The store with the breakdown statement's rows (models, fan-out) in reverse order: it has no
+ * ORDER BY, so a database may return them in any order (SQLite and PGlite happen to group them in
+ * order at these sizes), and the document's order must not depend on it.
+ */
+function reversingBreakdown(db: Queryable): Queryable {
+  return {
+    dialect: db.dialect,
+    connections: db.connections,
+    query: async <T>(sql: string, params?: readonly unknown[]) => {
+      const rows = await db.query<Row>(sql, params);
+      const breakdown = rows.some((r) => r.kind === 'model' || r.kind === 'fan_out');
+      return (breakdown ? [...rows].reverse() : rows) as T[];
+    },
+  };
+}
+
 describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (target, fixture) => {
   const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
   const report = (options: Parameters<typeof buildReport>[1] = {}) => buildReport(t.db, { now: NOW, ...options });
@@ -168,6 +185,37 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     expect(figureStatements.map((x) => x.rows.filter((r) => Number(r.lvl) === 1).length)).toEqual([1]);
   });
 
+  it("R4-12: the page's day and type series hold every group however few task rows the page shows, and the task level computes only those rows", async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', task_id: 't1', task_session_id: 's1', subagent_type: 'x', observed_at: T(1) },
+      { tool_call_id: 'b', task_id: 't2', task_session_id: 's2', subagent_type: 'y', observed_at: T(2) },
+      { tool_call_id: 'c', task_id: 't3', task_session_id: 's3', subagent_type: 'z', observed_at: T(3) },
+      {
+        tool_call_id: 'd',
+        task_id: 't3',
+        task_session_id: 's3',
+        subagent_type: 'z',
+        observed_at: '2026-08-11T09:00:00Z',
+      },
+    ]);
+    const statements: Recorded[] = [];
+    const page = await buildReport(recording(t.db, statements), {
+      now: NOW,
+      pageData: true,
+      pageTasks: 1,
+      by: 'session',
+      limit: 3,
+    });
+    expect(page.series?.type?.map((g) => g.key)).toEqual(['z', 'x', 'y']);
+    expect(page.series?.day).toHaveLength(2);
+    expect([page.series?.task?.map((g) => g.key), page.series?.task_groups]).toEqual([['t3'], 3]);
+    expect(page.groups.map((g) => g.key)).toEqual(['s3', 's1', 's2']);
+    // statement 1's rows carry duration_p50; its levels are session, day, type, task: the task
+    // level (4) is cut at the page's 1 row, not at --limit's 3
+    const figureRows = statements.find((s) => s.rows.some((r) => 'duration_p50' in r))!.rows;
+    expect([1, 2, 3, 4].map((lvl) => figureRows.filter((r) => Number(r.lvl) === lvl).length)).toEqual([3, 2, 3, 1]);
+  });
+
   it('R3-5: an empty scope has no models and no fan-out: empty lists, never missing', async () => {
     const doc = await report();
     expect([doc.totals.models, doc.totals.fan_out]).toEqual([{ counts: [], unreported: 0 }, []]);
@@ -194,7 +242,7 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
       { top_level: 3, turns: 1 },
     ]);
   });
-  it('R3-5: forty models of one subagent each, and turns of 1 to 15 top-level subagents, come in order whatever order the database groups them in', async () => {
+  it('R3-5: forty models of one subagent each, and turns of 1 to 15 top-level subagents, come in order whatever order the database groups them in (as it groups them, and reversed)', async () => {
     // PostgreSQL groups this many by hashing: its rows come in no particular order
     const models = Array.from({ length: 40 }, (_, i) => `m${String((i * 17) % 40).padStart(2, '0')}`);
     await insertRows(
@@ -208,8 +256,10 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
         Array.from({ length: n }, (_, j) => ({ tool_call_id: `f${n}.${j}`, turn_id: `t${n}`, observed_at: T(2) })),
       ),
     );
-    const { totals } = await report();
-    expect(totals.models.counts.map((m) => m.model)).toEqual([...models].sort());
-    expect(totals.fan_out.map((b) => b.top_level)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 40]);
+    for (const db of [t.db, reversingBreakdown(t.db)]) {
+      const { totals } = await buildReport(db, { now: NOW });
+      expect(totals.models.counts.map((m) => m.model)).toEqual([...models].sort());
+      expect(totals.fan_out.map((b) => b.top_level)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 40]);
+    }
   });
 });

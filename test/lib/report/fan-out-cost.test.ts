@@ -268,6 +268,28 @@ describe.each(TARGETS)('R5-3 fan_out_cost on %s, host schema', (target) => {
     const b = (await buildReport(t.db, { now: NOW })).fan_out_cost!.buckets[1]!;
     expect([b.turns, b.costed_turns, b.cost_subcents, b.median_subcents]).toEqual([1, 1, 42, 42]);
   });
+
+  it("R5-3: events all on turns of task_session_turns leave nothing unattributed: 0 events and a null cost, not a bucket's", async () => {
+    await seedSession(t.db, 's1', 't1');
+    await seedTurn(t.db, 'u1', 's1');
+    await insertRows(t.db, [{ tool_call_id: 'a', turn_id: 'u1', observed_at: T(1) }]);
+    await addCostEvent(t.db, {
+      id: 'e1',
+      session: 's1',
+      task: 't1',
+      turn: 'u1',
+      subcents: 42,
+      source: 'provider_reported',
+      at: T(1),
+    });
+    const section = (await buildReport(t.db, { now: NOW })).fan_out_cost!;
+    expect([
+      section.unattributed_events,
+      section.unattributed_cost_subcents,
+      section.unattributed_unpriced_events,
+    ]).toEqual([0, null, 0]);
+    expect([section.buckets[1]!.turns, section.buckets[1]!.cost_subcents]).toEqual([1, 42]);
+  });
 });
 
 describe.each(TARGETS)('R5-3 fan_out_cost on %s, minimal schema', (target) => {
