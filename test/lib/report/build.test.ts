@@ -216,6 +216,35 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     expect([1, 2, 3, 4].map((lvl) => figureRows.filter((r) => Number(r.lvl) === lvl).length)).toEqual([3, 2, 3, 1]);
   });
 
+  it('R4-12: on a pool the breakdown runs beside statement 1 and lists every group of a cut level; on one connection it lists only the groups statement 1 kept', async () => {
+    await insertRows(t.db, [
+      { tool_call_id: 'a', task_id: 't1', task_session_id: 's1', model: 'm', observed_at: T(1) },
+      { tool_call_id: 'b', task_id: 't1', task_session_id: 's1', model: 'm', observed_at: T(2) },
+      { tool_call_id: 'c', task_id: 't2', task_session_id: 's2', model: 'm', observed_at: T(3) },
+      { tool_call_id: 'd', task_id: 't3', task_session_id: 's3', model: 'm', observed_at: T(4) },
+    ]);
+    const run = async (connections: number) => {
+      const statements: Recorded[] = [];
+      const doc = await buildReport(
+        recording({ dialect: t.db.dialect, connections, query: (sql, params) => t.db.query(sql, params) }, statements),
+        {
+          now: NOW,
+          by: 'task',
+          limit: 1,
+        },
+      );
+      const listed = statements.flatMap((s) =>
+        s.rows.filter((r) => r.kind === 'model' && Number(r.lvl) === 1).map((r) => String(r.gkey)),
+      );
+      return { groups: doc.groups, listed: listed.sort() };
+    };
+    const pooled = await run(2);
+    const single = await run(1);
+    expect(pooled.groups).toEqual(single.groups);
+    expect(pooled.groups.map((g) => [g.key, g.models.counts])).toEqual([['t1', [{ model: 'm', subagents: 2 }]]]);
+    expect([pooled.listed, single.listed]).toEqual([['t1', 't2', 't3'], ['t1']]);
+  });
+
   it('R3-5: an empty scope has no models and no fan-out: empty lists, never missing', async () => {
     const doc = await report();
     expect([doc.totals.models, doc.totals.fan_out]).toEqual([{ counts: [], unreported: 0 }, []]);
