@@ -212,8 +212,11 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     expect(page.groups.map((g) => g.key)).toEqual(['s3', 's1', 's2']);
     // statement 1's rows carry duration_p50; its levels are session, day, type, task: the task
     // level (4) is cut at the page's 1 row, not at --limit's 3
-    const figureRows = statements.find((s) => s.rows.some((r) => 'duration_p50' in r))!.rows;
+    const figureStatement = statements.find((s) => s.rows.some((r) => 'duration_p50' in r))!;
+    const figureRows = figureStatement.rows;
     expect([1, 2, 3, 4].map((lvl) => figureRows.filter((r) => Number(r.lvl) === lvl).length)).toEqual([3, 2, 3, 1]);
+    // and only those two levels are ranked for a cut: the day and type levels, rolled up whole, never are
+    expect(figureStatement.sql).toContain('CASE lvl WHEN 1 THEN 3 WHEN 4 THEN 1 END');
   });
 
   it('R4-12: on a pool the breakdown runs beside statement 1 and lists every group of a cut level; on one connection it lists only the groups statement 1 kept', async () => {
