@@ -91,8 +91,13 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/report/statements.test.ts',
   ],
   // fan-out-cost.test.ts holds the section to a model written in the test (R5-3, fast-check);
-  // cost-sources.test.ts the section's null and its note on a ledger without turn_id
-  'lib/report/fan-out-cost-sql.ts': ['test/lib/report/fan-out-cost.test.ts', 'test/lib/report/cost-sources.test.ts'],
+  // cost-sources.test.ts the section's null and its note on a ledger without turn_id;
+  // fan-out-cost-gap.test.ts each store the catalog describes and the statement's task_sessions join
+  'lib/report/fan-out-cost-sql.ts': [
+    'test/lib/report/fan-out-cost.test.ts',
+    'test/lib/report/cost-sources.test.ts',
+    'test/lib/report/fan-out-cost-gap.test.ts',
+  ],
   // trees.test.ts proves the reading and nesting on each schema; otlp-conventions.test.ts the
   // changed-order listing's unreadable counts and an unreadable metric named (R4-3); the export
   // runs the position, pages and ties. trees-scale.test.ts (R4-4: 100,000 deep, 30,000 wide) is
