@@ -28,35 +28,39 @@ interface Recorded {
   rows: Row[];
 }
 
-/** The store as buildReport sees it, each statement's text and rows recorded (what R4-12's plan reads). */
-function recording(db: Queryable, statements: Recorded[]): Queryable {
+/** The store as buildReport sees it, each statement's rows passed through `rowsOf`; `connections` as given. */
+function intercepting(
+  db: Queryable,
+  rowsOf: (sql: string, rows: Row[]) => Row[],
+  connections = db.connections,
+): Queryable {
   return {
     dialect: db.dialect,
-    connections: db.connections,
-    query: async <T>(sql: string, params?: readonly unknown[]) => {
-      const rows = await db.query<Row>(sql, params);
-      statements.push({ sql, rows });
-      return rows as T[];
-    },
+    connections,
+    query: async <T>(sql: string, params?: readonly unknown[]) => rowsOf(sql, await db.query<Row>(sql, params)) as T[],
   };
 }
 
-/**
- * The store with the breakdown statement's rows (models, fan-out) in reverse order: it has no
- * ORDER BY, so a database may return them in any order (SQLite and PGlite happen to group them in
- * order at these sizes), and the document's order must not depend on it.
- */
-function reversingBreakdown(db: Queryable): Queryable {
-  return {
-    dialect: db.dialect,
-    connections: db.connections,
-    query: async <T>(sql: string, params?: readonly unknown[]) => {
-      const rows = await db.query<Row>(sql, params);
-      const breakdown = rows.some((r) => r.kind === 'model' || r.kind === 'fan_out');
-      return (breakdown ? [...rows].reverse() : rows) as T[];
+/** Each statement's text and rows recorded (what R4-12's plan reads). */
+const recording = (db: Queryable, statements: Recorded[], connections?: number) =>
+  intercepting(
+    db,
+    (sql, rows) => {
+      statements.push({ sql, rows });
+      return rows;
     },
-  };
-}
+    connections,
+  );
+
+/**
+ * The breakdown statement's rows (models, fan-out) in reverse order: it has no ORDER BY, so a
+ * database may return them in any order (SQLite and PGlite happen to group them in order at these
+ * sizes), and the document's order must not depend on it.
+ */
+const reversingBreakdown = (db: Queryable) =>
+  intercepting(db, (_sql, rows) =>
+    rows.some((r) => r.kind === 'model' || r.kind === 'fan_out') ? [...rows].reverse() : rows,
+  );
 
 describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (target, fixture) => {
   const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
@@ -219,7 +223,7 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     expect(figureStatement.sql).toContain('CASE lvl WHEN 1 THEN 3 WHEN 4 THEN 1 END');
   });
 
-  it('R4-12: on a pool the breakdown runs beside statement 1 and lists every group of a cut level; on one connection it lists only the groups statement 1 kept', async () => {
+  it('R4-12: on a pool (where the breakdown runs beside statement 1) it lists every group of a cut level; on one connection only the groups statement 1 kept', async () => {
     await insertRows(t.db, [
       { tool_call_id: 'a', task_id: 't1', task_session_id: 's1', model: 'm', observed_at: T(1) },
       { tool_call_id: 'b', task_id: 't1', task_session_id: 's1', model: 'm', observed_at: T(2) },
@@ -228,14 +232,7 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     ]);
     const run = async (connections: number) => {
       const statements: Recorded[] = [];
-      const doc = await buildReport(
-        recording({ dialect: t.db.dialect, connections, query: (sql, params) => t.db.query(sql, params) }, statements),
-        {
-          now: NOW,
-          by: 'task',
-          limit: 1,
-        },
-      );
+      const doc = await buildReport(recording(t.db, statements, connections), { now: NOW, by: 'task', limit: 1 });
       const listed = statements.flatMap((s) =>
         s.rows.filter((r) => r.kind === 'model' && Number(r.lvl) === 1).map((r) => String(r.gkey)),
       );
