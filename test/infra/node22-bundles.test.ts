@@ -15,7 +15,7 @@ import { ensureSubagentTable } from '../../lib/store/schema.js';
 import { frame, seedSession } from '../support/frames.js';
 import { puts, useS3 } from '../support/s3.js';
 import { insertRows } from '../support/subagent-rows.js';
-import { TARGETS, useTestDatabase } from '../support/targets.js';
+import { POSTGRES_TARGETS, useTestDatabase } from '../support/targets.js';
 
 // The functions as Lambda runs them (issue 20): each deployed bundle (serverless.yml's esbuild
 // settings, bench/bundle.ts) loaded by Node 22 — nodejs22.x, whose global WebSocket the bundles use
@@ -60,7 +60,7 @@ function invoke(
   });
 }
 
-describe.skipIf(!existsSync(NODE22)).each(TARGETS.filter((n) => n !== 'sqlite'))(
+describe.skipIf(!existsSync(NODE22)).each(POSTGRES_TARGETS)(
   'the deployed bundles on Node 22 (Lambda nodejs22.x) against %s',
   (name) => {
     const t = useTestDatabase(name, { subagentTable: false });

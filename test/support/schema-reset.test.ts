@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ensureSubagentTable } from '../../lib/store/schema.js';
 import { HOST_FIXTURES } from '../../local/host-fixtures.js';
 import { emptyIfUnchanged, schemaShape } from './schema-reset.js';
-import { TARGET_FIXTURES, TARGETS, useTestDatabase } from './targets.js';
+import { POSTGRES_TARGETS, TARGET_FIXTURES, useTestDatabase } from './targets.js';
 
 /**
  * The harness empties the previous test's tables instead of building the schema again only when
@@ -43,8 +43,6 @@ const SCHEMA_CHANGES: readonly [change: string, ...statements: string[]][] = [
   ['a storage option', 'ALTER TABLE task_sessions SET (fillfactor = 50)'],
   ['statistics', 'ANALYZE task_sessions'],
 ];
-
-const POSTGRES_TARGETS = TARGETS.filter((name) => name !== 'sqlite');
 
 describe.each(POSTGRES_TARGETS)('reusing the schema between tests on %s', (name) => {
   const t = useTestDatabase(name);

@@ -31,6 +31,9 @@ export const TARGETS: TargetName[] = (
   ['sqlite', 'pglite', ...(process.env.TEST_DATABASE_URL ? (['postgres'] as const) : [])] as TargetName[]
 ).filter((name) => onlyTargets === undefined || onlyTargets.includes(name));
 
+/** The PostgreSQL targets of TARGETS (embedded PGlite and the server): suites of PostgreSQL's own rules. */
+export const POSTGRES_TARGETS: TargetName[] = TARGETS.filter((name) => name !== 'sqlite');
+
 /**
  * The host databases a suite can run on (local/host-fixtures.ts): the appendix's minimal schema
  * and the host's real DDL. Suites that must hold on a real host `describe.each(TARGET_FIXTURES)`.
@@ -131,11 +134,14 @@ async function startBackend(name: TargetName): Promise<Backend> {
  * is stopped a moment after the last block releases it, unless another block takes it first; the
  * timer never keeps the worker alive (an in-memory PGlite needs no cleanup at exit).
  */
-let pglite:
-  | { started: Promise<{ pg: EmbeddedPostgres; schema: ReusedSchema }>; users: number; stopTimer?: NodeJS.Timeout }
-  | undefined;
+let pglite: { started: Promise<StartedPglite>; users: number; stopTimer?: NodeJS.Timeout } | undefined;
 
-async function startPglite(): Promise<{ pg: EmbeddedPostgres; schema: ReusedSchema }> {
+interface StartedPglite {
+  pg: EmbeddedPostgres;
+  schema: ReusedSchema;
+}
+
+async function startPglite(): Promise<StartedPglite> {
   const pg = await startEmbeddedPostgres();
   return { pg, schema: await reusedSchema(pg.url) };
 }

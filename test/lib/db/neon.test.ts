@@ -3,12 +3,10 @@ import { DatabaseError } from '../../../lib/db/errors.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../../../lib/db/neon.js';
 import { openDatabase } from '../../../lib/db/open.js';
 import { STATEMENT_TIMEOUT_SECONDS } from '../../../lib/defaults.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, useTestDatabase } from '../../support/targets.js';
 
 // Connection loss exists only where there is a connection: the PostgreSQL targets, reached by the
 // Neon driver through the ws proxy. SQLite is a local file.
-const POSTGRES_TARGETS = TARGETS.filter((name) => name !== 'sqlite');
-
 describe.each(POSTGRES_TARGETS)('the Neon adapter when the connection drops, on %s', (name) => {
   const t = useTestDatabase(name);
 

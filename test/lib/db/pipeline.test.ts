@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, useTestDatabase } from '../../support/targets.js';
 
 // lib/db/pipeline.ts on the PostgreSQL targets: a batch is BEGIN, its statements and COMMIT sent as
 // one pipeline (R2-7 rounds). Issue 20's surviving mutations, each killed by one test here.
-describe.each(TARGETS.filter((n) => n !== 'sqlite'))('the PostgreSQL batch pipeline on %s', (name) => {
+describe.each(POSTGRES_TARGETS)('the PostgreSQL batch pipeline on %s', (name) => {
   const t = useTestDatabase(name);
   const keys = async () =>
     (await t.db.query<{ key: string }>("SELECT key FROM kandev_meta WHERE key LIKE 'p-%' ORDER BY key")).map(

@@ -3,11 +3,11 @@ import type { Database } from '../../../lib/db/database.js';
 import { DatabaseError } from '../../../lib/db/errors.js';
 import { limitConcurrency } from '../../../lib/db/limit.js';
 import { hint } from '../../../lib/hints.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, useTestDatabase } from '../../support/targets.js';
 
 // R4-12 (issue 35): a statement that waits for a pooled connection the pool cannot give fails as
 // a pool wait, not as an unreachable server ("check --database-url"). PostgreSQL's pool only.
-describe.each(TARGETS.filter((n) => n !== 'sqlite'))('a pool wait on %s (R4-12)', (name) => {
+describe.each(POSTGRES_TARGETS)('a pool wait on %s (R4-12)', (name) => {
   const t = useTestDatabase(name);
   let db: Database | undefined;
   afterEach(async () => {

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../lib/db/open.js';
 import { runCliJson, testProxyEnv } from '../../support/cli-run.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, useTestDatabase } from '../../support/targets.js';
 
 /*
  * R4-5: a TLS mode the database URL asks for is honoured or refused, never silently dropped. The
@@ -14,8 +14,6 @@ import { TARGETS, useTestDatabase } from '../../support/targets.js';
  * there, a mode that asks for encryption is refused before anything is sent. A remote name is
  * reached over wss://, where Node verifies the certificate.
  */
-
-const POSTGRES_TARGETS = TARGETS.filter((name) => name !== 'sqlite');
 
 const withParams = (url: string, params: string) => `${url}${url.includes('?') ? '&' : '?'}${params}`;
 

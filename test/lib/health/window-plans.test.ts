@@ -3,17 +3,15 @@ import { TABLE } from '../../../lib/columns.js';
 import { windowCollisionsSql, windowExcessSql, windowShortfallSql } from '../../../lib/health/queries.js';
 import { formatCanonical } from '../../../lib/time.js';
 import { seedSession } from '../../support/frames.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, useTestDatabase } from '../../support/targets.js';
 import { at } from './seed.js';
-
-const postgresTargets = TARGETS.filter((name) => name !== 'sqlite');
 
 /*
  * Issue 26: the scheduled window's probes stay per-row index probes after a fresh ANALYZE that
  * knows the recent traffic (autovacuum's), on the host's real schema. Before the fence PostgreSQL
  * planned them as hash semi/anti joins over every row since capture_since.
  */
-describe.each(postgresTargets)('the window statements after a fresh ANALYZE on %s', (name) => {
+describe.each(POSTGRES_TARGETS)('the window statements after a fresh ANALYZE on %s', (name) => {
   const t = useTestDatabase(name, { fixture: 'host' });
 
   it('issue 26: excess, collisions and shortfall probe per row (SubPlan), never a hash join over the history', async () => {

@@ -10,7 +10,7 @@ import { readAll } from '../../../lib/store/read.js';
 import type { Micros } from '../../../lib/time.js';
 import { frame, seedSession } from '../../support/frames.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
-import { TARGETS, type TestDatabase, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, TARGETS, type TestDatabase, useTestDatabase } from '../../support/targets.js';
 import { captureOutput, sqsEvent, sqsRecord } from './support.js';
 
 // docs/ingest.md#write-failures "a failure in one message group never delays another group's records", R2-4 by evidence
@@ -90,7 +90,7 @@ describe.each(TARGETS)(
   },
 );
 
-describe.each(TARGETS.filter((n) => n !== 'sqlite'))(
+describe.each(POSTGRES_TARGETS)(
   'R2-4 by evidence, one group never delays another (docs/ingest.md#write-failures): any SQLSTATE a trigger raises on %s',
   (name) => {
     const t = useTestDatabase(name);

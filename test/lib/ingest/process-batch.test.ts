@@ -7,7 +7,13 @@ import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
 import { frame, seedSession } from '../../support/frames.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
-import { TARGET_FIXTURES, TARGETS, type TestDatabase, useTestDatabase } from '../../support/targets.js';
+import {
+  POSTGRES_TARGETS,
+  TARGET_FIXTURES,
+  TARGETS,
+  type TestDatabase,
+  useTestDatabase,
+} from '../../support/targets.js';
 import { captureOutput, handlerDatabase, makeUnavailable, sqsEvent, sqsRecord } from './support.js';
 
 const NOW = 1_786_541_100_000_000n; // 2026-08-12T13:25:00Z
@@ -275,7 +281,7 @@ describe.each(TARGET_FIXTURES)('ingest handler on %s, %s host schema', (name, fi
   });
 });
 
-describe.each(TARGETS.filter((n) => n !== 'sqlite'))('ingest handler connections on %s', (name) => {
+describe.each(POSTGRES_TARGETS)('ingest handler connections on %s', (name) => {
   // SQLite is an in-process file: it has no connection that can die while a Lambda is frozen.
   const t = useTestDatabase(name);
   const q = useSqs();

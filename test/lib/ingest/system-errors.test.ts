@@ -9,7 +9,7 @@ import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 import { readAll } from '../../../lib/store/read.js';
 import { frame, seedSession } from '../../support/frames.js';
 import { takeAll, useSqs } from '../../support/sqs.js';
-import { TARGETS, type TestDatabase, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, TARGETS, type TestDatabase, useTestDatabase } from '../../support/targets.js';
 import { captureOutput, sqsEvent, sqsRecord } from './support.js';
 
 // R2-4 with real faults: a broken database never parks a valid frame; the records stay on the
@@ -119,7 +119,7 @@ describe.each(TARGETS)('R2-4 system errors on %s', (name) => {
   });
 });
 
-describe.each(TARGETS.filter((n) => n !== 'sqlite'))('R2-4 privileges on %s', (name) => {
+describe.each(POSTGRES_TARGETS)('R2-4 privileges on %s', (name) => {
   const t = useTestDatabase(name);
   const q = useSqs();
 

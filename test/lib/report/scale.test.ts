@@ -7,7 +7,7 @@ import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { formatKey } from '../../../lib/time.js';
 import { generateHostStore } from '../../../local/generate-host-store.js';
 import { buildReportStore } from '../../support/report-store.js';
-import { TARGETS, useTestDatabase } from '../../support/targets.js';
+import { POSTGRES_TARGETS, TARGETS, useTestDatabase } from '../../support/targets.js';
 
 const PAGE: ReportOptions = { by: 'task', pageData: true, trees: 50, graceSeconds: 0 };
 const NOW = 1_798_761_600_000_000n; // 2027-01-01T00:00:00Z
@@ -35,7 +35,7 @@ function counting(db: Queryable, connections: number) {
 
 // R4-12 (issue 35): the page's dozen statements on a pool of 1 or 2 never outnumber its
 // connections (none waits for one it cannot get), and the document is the one a pool of 4 builds.
-describe.each(TARGETS.filter((n) => n !== 'sqlite'))('the page on a small pool on %s (R4-12)', (name) => {
+describe.each(POSTGRES_TARGETS)('the page on a small pool on %s (R4-12)', (name) => {
   const t = useTestDatabase(name, { fixture: 'host' });
 
   it.each([1, 2])(
