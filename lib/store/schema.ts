@@ -1,9 +1,8 @@
 import { COLUMNS, CONFLICT_KEY, type Column, TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
-import type { Dialect } from '../db/dialect/dialect.js';
+import { type Dialect, SQL_TYPE_NAME } from '../db/dialect/dialect.js';
 import { addLastObservedAt } from './last-observed-at.js';
-
-const SQL_TYPE = { text: 'TEXT', integer: 'INTEGER', bigint: 'BIGINT', timestamp: 'TIMESTAMP' } as const;
+import { CREATE_USAGE_TABLE } from './usage-table.js';
 
 /** The host writes `id TEXT PRIMARY KEY` (PostgreSQL implies NOT NULL; SQLite does not). */
 const isKey = (c: Column) => c.ddl?.includes('PRIMARY KEY') === true;
@@ -13,7 +12,7 @@ const isKey = (c: Column) => c.ddl?.includes('PRIMARY KEY') === true;
  * is valid on PostgreSQL and SQLite.
  */
 export const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (
-${COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE[c.type]}${c.nullable || isKey(c) ? '' : ' NOT NULL'}${c.ddl ? ` ${c.ddl}` : ''}`).join(',\n')},
+${COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE_NAME[c.type]}${c.nullable || isKey(c) ? '' : ' NOT NULL'}${c.ddl ? ` ${c.ddl}` : ''}`).join(',\n')},
   UNIQUE (${CONFLICT_KEY.join(', ')}),
   FOREIGN KEY (task_session_id) REFERENCES task_sessions(id) ON DELETE CASCADE
 )`;
@@ -87,4 +86,6 @@ export async function ensureSubagentTable(db: Queryable): Promise<void> {
   }
   await db.query(observedAtIndex(db.dialect));
   for (const statement of db.dialect.extraDdl) await db.query(statement);
+  // R6-2: run usage lives beside the host's table, never in it.
+  await db.query(CREATE_USAGE_TABLE);
 }

@@ -3,6 +3,14 @@ import type { Micros } from '../../time.js';
 /** The storage types the shared SQL binds; the domain's column list (lib/columns.ts) is written in these. */
 export type SqlType = 'text' | 'integer' | 'bigint' | 'timestamp';
 
+/** Each storage type as the DDL writes it: the same word on both dialects. */
+export const SQL_TYPE_NAME: Record<SqlType, string> = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  bigint: 'BIGINT',
+  timestamp: 'TIMESTAMP',
+};
+
 /** All the dialect needs to know of a column: its storage type (the layer knows nothing of the domain). */
 export interface TypedColumn {
   readonly type: SqlType;

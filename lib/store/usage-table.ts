@@ -1,0 +1,40 @@
+import { SQL_TYPE_NAME, type SqlType } from '../db/dialect/dialect.js';
+import { USAGE_COUNT_FIELDS } from '../producer/usage/run-usage.js';
+
+/**
+ * R6-2 (docs/spend.md#the-usage-table): our table beside the host's, one row per subagent key with
+ * the run usage of the newest observation that carried one. No column is added to the host's
+ * `task_session_subagents`: the host's writer and health never see this table.
+ */
+export const USAGE_TABLE = 'task_session_subagent_usage';
+
+/** The subagent key, the host table's UNIQUE constraint in its order: a usage row joins its subagent on it. */
+export const USAGE_KEY = ['task_session_id', 'agent_execution_id', 'tool_call_id'] as const;
+
+export interface UsageColumn {
+  readonly name: string;
+  readonly type: SqlType;
+  readonly nullable: boolean;
+}
+
+/**
+ * Every column, R6-1's fields under their own names. Counts and cost are BIGINT: a run's tokens
+ * pass 2^31 (R6-1 allows any safe integer); SQLite's INTEGER is 64-bit already. `complete` is
+ * 0/1 (NULL: not reported), `observed_at` the observation the usage is as of.
+ */
+export const USAGE_COLUMNS: readonly UsageColumn[] = [
+  ...USAGE_KEY.map((name) => ({ name, type: 'text' as const, nullable: false })),
+  ...USAGE_COUNT_FIELDS.map((name) => ({ name, type: 'bigint' as const, nullable: true })),
+  { name: 'cost_subcents', type: 'bigint', nullable: true },
+  { name: 'cost_source', type: 'text', nullable: true },
+  { name: 'model', type: 'text', nullable: true },
+  { name: 'complete', type: 'integer', nullable: true },
+  { name: 'observed_at', type: 'timestamp', nullable: false },
+];
+
+/** The same text is valid on PostgreSQL and SQLite; deleting a session deletes its usage (R6-2). */
+export const CREATE_USAGE_TABLE = `CREATE TABLE IF NOT EXISTS ${USAGE_TABLE} (
+${USAGE_COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE_NAME[c.type]}${c.nullable ? '' : ' NOT NULL'}`).join(',\n')},
+  PRIMARY KEY (${USAGE_KEY.join(', ')}),
+  FOREIGN KEY (task_session_id) REFERENCES task_sessions(id) ON DELETE CASCADE
+)`;
