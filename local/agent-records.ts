@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { RunUsage } from '../lib/producer/usage/run-usage.js';
 
 /*
- * One subagent's whole run written as its agent records it (docs/spend.md, SPEC §16 R6-8): Claude
+ * One subagent's whole run written as its agent records it (docs/spend.md, R6-8): Claude
  * Code's subagent transcript, OpenCode's child session in its storage folder, Codex's rollout. For
  * the demo (`npm start`) and the tests of `spend`; the generator's own sums (`expectedUsage`) are
  * what the report must show. Our own records in the agents' formats, not copies of theirs.

@@ -4,7 +4,7 @@ import { fileLines } from '../producer/usage/file-lines.js';
 import type { RecordSource } from '../producer/usage/records.js';
 
 /*
- * Where the agents keep one subagent's whole run on this machine (docs/spend.md, SPEC §16 R6-4),
+ * Where the agents keep one subagent's whole run on this machine (docs/spend.md, R6-4),
  * found by the key the host's row holds. A key is only ever looked up in an index built from the
  * folders' own listings, never joined into a path, so no stored value can name a file outside them.
  */

@@ -16,7 +16,7 @@ import { formatRfc3339, type Micros, parseStoredTimestamp } from '../time.js';
 import type { FoundRecord, RecordFinder, RecordKind } from './records.js';
 
 /*
- * `subagent-context spend` (SPEC §16 R6-4, docs/spend.md#spend): the rows that point at an agent's
+ * `subagent-context spend` (R6-4, docs/spend.md#spend): the rows that point at an agent's
  * record of the subagent's run and have no final usage yet, their records read, priced where the
  * agent gave no cost, and the usage written through ingest's own path: a frame per row, parsed and
  * normalized as the handler does, written by its batch upsert. Rows it cannot serve are counted by
