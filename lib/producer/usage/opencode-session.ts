@@ -187,17 +187,14 @@ function runUsage(byId: Map<string, Message>, sums: TokenSums): RunUsage {
   let anyCost = false;
   let partial = false;
   let newest: Message['info'];
-  let newestId = '';
-  for (const [id, m] of byId) {
+  // in the order OpenCode made them (its ids ascend with time): the models in the order used, and
+  // the newest message last (created time first; a message known only by its parts sorts by id)
+  const ordered = [...byId].sort(
+    ([a, ma], [b, mb]) => (ma.info?.created ?? 0) - (mb.info?.created ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
+  );
+  for (const [, m] of ordered) {
     const info = m.info;
-    // OpenCode's ids ascend with time: the newest message is the latest created, then the greatest id
-    if (
-      info !== undefined &&
-      (newest === undefined || info.created > newest.created || (info.created === newest.created && id > newestId))
-    ) {
-      newest = info;
-      newestId = id;
-    }
+    if (info !== undefined) newest = info;
     if (info === undefined && m.steps.size === 0) continue;
     if (m.steps.size === 0 && info?.tokens !== undefined) {
       sums.add(info.tokens); // its last step's only: a lower bound when it took several

@@ -31,13 +31,29 @@ const BLANK = /^\s*$/;
  * `arrays`: a JSON array is spread into its elements (OpenCode's API answers with one).
  */
 export async function* recordsOf(source: RecordSource, options: { arrays?: boolean } = {}): AsyncGenerator<Parsed> {
-  for await (const item of source as AsyncIterable<unknown>) {
-    if (typeof item === 'string' && BLANK.test(item)) continue;
+  // a sync source is walked with for…of: `for await` would read each item's `then` (a hostile
+  // object's getter could throw there, outside any reader's guard)
+  if (Symbol.asyncIterator in source) for await (const item of source) yield* parse(item, options.arrays);
+  else for (const item of source) yield* parse(item, options.arrays);
+}
+
+function parse(item: unknown, arrays = false): Parsed[] {
+  try {
+    if (typeof item === 'string' && BLANK.test(item)) return [];
     const value = typeof item === 'string' ? parseJson(item) : item;
-    if (options.arrays && Array.isArray(value)) for (const element of value) yield objectOrUndefined(element);
-    else yield objectOrUndefined(value);
+    // an async generator awaits what it yields: a record that is a thenable (or whose `then` getter
+    // throws) is no record, and reading `then` here keeps that inside this guard
+    if (isThenable(value)) return [undefined];
+    return arrays && Array.isArray(value)
+      ? value.map((v) => (isThenable(v) ? undefined : objectOrUndefined(v)))
+      : [objectOrUndefined(value)];
+  } catch {
+    return [undefined]; // an item whose inspection threw (a revoked proxy): unreadable
   }
 }
+
+const isThenable = (value: unknown) =>
+  typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 
 function parseJson(text: string): unknown {
   try {
