@@ -142,6 +142,9 @@ const fanOutCost: FanOutCost = {
       mean_subcents: costed === 0 ? null : 3_000 * (i + 1),
       median_subcents: costed === 0 ? null : 2_500 * (i + 1),
       p95_subcents: costed === 0 ? null : 9_000 * (i + 1),
+      spend_known_turns: null,
+      subagent_cost_subcents: null,
+      subagent_share: null,
     };
   }),
   unattributed_events: 3,
