@@ -118,7 +118,10 @@ export const figures = z.object({
   /** from the host's office_cost_events (R3-7); null when the store has no such table or the scope has no cost of its own */
   cost_subcents: z.nullable(z.int()),
   estimated_cost_subcents: z.nullable(z.int()),
-  /** cost_subcents ÷ contexts, rounded half up to an integer; null when either is null or contexts is 0 */
+  /**
+   * cost_subcents ÷ contexts, rounded half away from zero to an integer (down where the cost is a
+   * lower bound, R6-11); null when either is null or contexts is 0
+   */
   cost_per_context_subcents: z.nullable(z.int()),
   /**
    * Added in version 1 (additive), R5-1: the scope's cost events whose cost_source is 'unpriced'

@@ -10,6 +10,7 @@ import {
   Params,
   RANKS,
   type ReportScope,
+  roundedQuotient,
   type Statement,
   TOP_LEVEL,
 } from './sql.js';
@@ -28,10 +29,6 @@ const KNOWN_SPEND = 'CASE WHEN known = 1 AND sk = k THEN 1 ELSE 0 END';
 
 /** The bucket (an index of FAN_OUT_COST_BUCKETS) of a fan-out `k`: 0, 1, 2, 3, 4–5, 6–8, 9 or more. */
 const BUCKET = (k: string) => `CASE WHEN ${k} <= 3 THEN ${k} WHEN ${k} <= 5 THEN 4 WHEN ${k} <= 8 THEN 5 ELSE 6 END`;
-
-/** `a / n` rounded half away from zero, for n > 0 (integer division truncates toward zero on both dialects). */
-const roundedMean = (a: string, n: string) =>
-  `CASE WHEN ${a} >= 0 THEN (2 * ${a} + ${n}) / (2 * ${n}) ELSE -((2 * -(${a}) + ${n}) / (2 * ${n})) END`;
 
 /**
  * The statement, or undefined where the section cannot be given (the reason: `fanOutCostGap`).
@@ -126,7 +123,7 @@ buckets AS (
 )
 SELECT CASE WHEN b = -1 THEN 'unattributed' ELSE 'bucket' END AS kind, b, turns, costed,
   ${priced ? 'unpriced' : 'NULL'} AS unpriced, none, unreadable, cost,
-  CASE WHEN costed = 0 OR cost IS NULL THEN NULL ELSE ${roundedMean('cost', 'costed')} END AS mean, p50, p95,
+  CASE WHEN costed = 0 OR cost IS NULL THEN NULL ELSE ${roundedQuotient('cost', 'costed')} END AS mean, p50, p95,
   events, ${priced ? 'ev_unpriced' : 'NULL'} AS ev_unpriced, ev_cost,
   ${usage ? 'spend_known' : 'NULL'} AS spend_known, ${usage ? 'sub_cost' : 'NULL'} AS sub_cost, ${usage ? 'share' : 'NULL'} AS share
 FROM buckets${

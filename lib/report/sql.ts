@@ -660,6 +660,14 @@ const floorDiv = (a: string, b: string) =>
   `(CASE WHEN ${a} >= 0 THEN ${a} / ${b} ELSE -((-(${a}) + ${b} - 1) / ${b}) END)`;
 
 /**
+ * R6-11 (docs/report.md#money): the report's one rounding rule for a quotient of integers (a mean,
+ * a cost per context), `a / n` for n > 0 to the nearest integer, half away from zero, as the
+ * dollars are (lib/money.ts); the same on both dialects (integer division truncates toward zero).
+ */
+export const roundedQuotient = (a: string, n: string) =>
+  `(CASE WHEN ${a} >= 0 THEN (2 * ${a} + ${n}) / (2 * ${n}) ELSE 0 - (2 * (0 - ${a}) + ${n}) / (2 * ${n}) END)`;
+
+/**
  * The ORDER BY of a cut (sort.ts): the sort's figure descending, a null one last, each figure the
  * same expression as the statement's column of it (`figureColumns`).
  */
@@ -816,8 +824,11 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${sessionsColumn} AS sessions, ${contexts} AS contexts,
   ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
   ${COST_SOURCE_FIGURES.map((name) => `${costSource ? `c.${name}` : 'NULL'} AS ${name}`).join(', ')},
-  CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
-    ELSE ${floorDiv(`(2 * ${cost} + ${contexts})`, `(2 * ${contexts})`)} END AS cost_per_context_subcents,
+  CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL${
+    // R6-11: a lower bound (cost_lower_bound) is rounded down, never up
+    costSource ? `\n    WHEN c.unpriced_events > 0 THEN ${floorDiv(cost, contexts)}` : ''
+  }
+    ELSE ${roundedQuotient(cost, contexts)} END AS cost_per_context_subcents,
   f.first_observed, f.last_observed,
   ${title} AS title, ${started} AS started,
   k.lower_bound, k.lower_bound_sessions, COALESCE(f.orphan_rows, 0) AS orphan_rows,
