@@ -20,7 +20,7 @@ import {
   type TurnTree,
 } from './document.js';
 import { bucketLabel, fanOutCostStatement } from './fan-out-cost-sql.js';
-import { type Overflow, overflowOf, type ScopeFigures, scopeNotes, valueNotes } from './notes.js';
+import { type Overflow, overflowOf, type ScopeFigures, scopeNotes, treeTimeNotes, valueNotes } from './notes.js';
 import { sortGroups } from './sort.js';
 import { breakdownStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
 import { readTurnTrees } from './trees.js';
@@ -92,10 +92,11 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   });
   // R4-12: a level that only feeds the page's series computes only what a series group holds
   const lean = levels.map((by) => options.pageData === true && by !== scope.by);
+  const hostTimes = { unreadable: 0 };
   const [main, shortfall, trees, fanOutCost] = await Promise.all([
     readFigures(db, { ...scope, levels, cuts, sort, lean }, catalog, scope.by, options.pageData === true),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
-    options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
+    options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }, hostTimes),
     readFanOutCost(db, scope, catalog),
   ]);
   const { totals, lowerBoundSessions, unreadable, overflow, distributions } = main;
@@ -139,6 +140,7 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
         ...shortfall.notes,
         ...scopeNotes(scope, catalog, lowerBoundSessions),
         ...valueNotes(totals, unreadable, overflow),
+        ...treeTimeNotes(hostTimes.unreadable),
       ],
     },
     totals,

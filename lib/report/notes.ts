@@ -82,6 +82,18 @@ export function valueNotes(totals: Figures, unreadable: Completeness['unreadable
 export const SPEND_NOT_COLLECTED_NOTE =
   'spend not collected: the store has no task_session_subagent_usage table, so every spend figure is null (run `subagent-context migrate` to create it, then `subagent-context spend` or ingest to fill it).';
 
+/**
+ * R4-3 (issue 57 #3): trees whose host turn times are not instants (`infinity`, `garbage`) keep
+ * their tree, dated by their rows instead; one figure each, counted here, never the report.
+ */
+export function treeTimeNotes(unreadable: number): string[] {
+  return unreadable === 0
+    ? []
+    : [
+        `${unreadable} fan-out tree(s) are dated by their subagents' observations: their task_session_turns.started_at or completed_at is not an instant.`,
+      ];
+}
+
 /** Why a figure is null or partial in this scope (docs/report.md#notes). */
 export function scopeNotes(scope: ReportScope, catalog: StoreCatalog, lowerBoundSessions: number): string[] {
   const notes: string[] = [];
