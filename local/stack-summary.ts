@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { renderHealth } from '../lib/cli/commands/health.js';
 import { renderMigration } from '../lib/cli/commands/migrate.js';
+import { renderSpend } from '../lib/cli/commands/spend.js';
 import { renderCounters, renderDeadLetters } from '../lib/cli/render-ingest.js';
 import { renderFacts, renderTable } from '../lib/cli/table.js';
 import { renderReportTable } from '../lib/report/render/table.js';
@@ -104,6 +105,7 @@ export function renderStackSummary(result: LocalStackResult, ctx: SummaryContext
     section('ingest counters', renderCounters(result.totals)),
     section('dead-letter queue', renderDeadLetters(result.deadLetters)),
     section('health', renderHealth(result.health, { graceSeconds: 0 })),
+    section("spend (the agents' records of a share of the subagents; docs/spend.md)", renderSpend(result.spend)),
     ...(result.otlp
       ? [
           section(

@@ -15,10 +15,12 @@ import type { HealthReport } from '../lib/health/report.js';
 import { type MigrationReport, runMigration } from '../lib/migrate/run-migration.js';
 import type { Frame } from '../lib/producer/frame.js';
 import { createFrameProducer, type ProducerStats } from '../lib/producer/producer.js';
+import { USAGE_TOKEN_FIELDS } from '../lib/producer/usage/run-usage.js';
 import { redactText } from '../lib/redact.js';
 import { buildReport } from '../lib/report/build.js';
 import type { FanOutCost, FanOutCostBucket, ReportDocument } from '../lib/report/document.js';
 import { renderHtml } from '../lib/report/render/html.js';
+import type { SpendReport } from '../lib/spend/run.js';
 import { CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { formatKey, formatRfc3339, nowMicros, parseStoredTimestamp } from '../lib/time.js';
 import { expectedFanOutCost } from './expected-fan-out-cost.js';
@@ -36,6 +38,7 @@ import { type OtlpDemoResult, runOtlpDemo } from './otlp-demo.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './pglite-server.js';
 import { startLocalPipeline } from './pipeline.js';
 import { type PublishedDemo, publishDemo } from './publish-demo.js';
+import { runSpendDemo, type SpendDemo } from './spend-demo.js';
 
 export interface LocalStackOptions {
   /** postgres://… or sqlite:<path> of an EMPTY database; default: embedded PostgreSQL (PGlite) */
@@ -102,6 +105,8 @@ export interface LocalStackResult {
   otlp?: OtlpDemoResult;
   /** `subagent-context report --by task --limit 5` of what was captured (R3-5) */
   report: ReportDocument;
+  /** R6-8: `spend` over the agent records the demo wrote */
+  spend: SpendReport;
   checks: Check[];
   ok: boolean;
   durationMs: number;
@@ -186,6 +191,11 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     const deadLetters = await pipeline.deadLetters();
     await pipeline.stop();
     const rows = await rowsBySourceAndStatus(db);
+    say("spend: the agents' records of a share of the subagents (Claude Code, OpenCode, Codex)…");
+    const spend = await runSpendDemo(db, options.seed ?? 1);
+    say(
+      `  usage written for ${spend.report.written} of ${spend.report.rows} subagents with a record key (${spend.report.unserved.no_record + spend.report.unserved.agent_not_supported} without a record, ${spend.report.unreadable_lines} unreadable lines)`,
+    );
     say('report --html: the page…');
     const page = await writePage(db, options.page ?? DEFAULT_PAGE);
     say(`  ${page.path} (${page.bytes} bytes, rendered in ${page.renderMs} ms)`);
@@ -204,6 +214,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       health,
       rows,
       report,
+      spendDemo: spend,
       asyncWithMetrics: await asyncLaunchedWithMetrics(db),
     });
     checks.push({
@@ -246,6 +257,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       published,
       otlp,
       report,
+      spend: spend.report,
       checks,
       ok: checks.every((c) => c.ok),
       durationMs: Math.round(performance.now() - started),
@@ -366,6 +378,8 @@ export interface CheckInputs {
   health: HealthReport;
   rows: RowsBy[];
   report: ReportDocument;
+  /** R6-8: what spend did with the records the demo wrote, beside the generator's own sums */
+  spendDemo?: SpendDemo;
   asyncWithMetrics: number;
 }
 
@@ -460,6 +474,7 @@ export function buildChecks(input: CheckInputs): Check[] {
     figures.estimated_cost_subcents ?? -1,
   );
   reportCostChecks(input, check);
+  if (input.spendDemo) spendChecks(input.spendDemo, figures.spend, check);
   check(
     'report capture_since = migrate',
     asReportInstant(migration.captureSince),
@@ -471,6 +486,31 @@ export function buildChecks(input: CheckInputs): Check[] {
     completeness.shortfall.checked ? (completeness.shortfall.open ? 'yes' : 'no') : 'unchecked',
   );
   return checks;
+}
+
+/** R6-8: spend's counts and the report's spend figures against the records the generator wrote. */
+function spendChecks(
+  { report, expected }: SpendDemo,
+  spend: ReportDocument['totals']['spend'],
+  check: (name: string, expected: string | number, got: string | number) => void,
+): void {
+  check('spend: usage written = generated records', expected.subagents_with_usage, report.written);
+  check(
+    'spend: subagents without a record = generated missing',
+    expected.missing,
+    report.unserved.no_record + report.unserved.agent_not_supported,
+  );
+  check('spend: unreadable lines = generated', expected.unreadable_lines, report.unreadable_lines);
+  check(
+    'report spend: subagents with usage = generated',
+    expected.subagents_with_usage,
+    spend.subagents_with_usage ?? -1,
+  );
+  check('report spend: complete runs = generated', expected.complete, spend.complete ?? -1);
+  for (const field of USAGE_TOKEN_FIELDS)
+    check(`report spend: ${field} = generated`, expected.tokens[field] ?? '(null)', spend[field] ?? '(null)');
+  check('report spend: cost = generated, priced', expected.cost_subcents ?? '(null)', spend.cost_subcents ?? '(null)');
+  check('report spend: unpriced runs = generated', expected.unpriced, spend.unpriced ?? -1);
 }
 
 /**
@@ -487,7 +527,8 @@ function reportCostChecks(
   const contexts = input.store.sessions + input.store.qualifyingKeys + input.plan.expected.newRows;
   check(
     'report cost per context = generated ledger ÷ contexts',
-    Math.round(costs.subcents / contexts),
+    // R6-11 (docs/report.md#money): half away from zero, rounded down when it is a lower bound
+    costs.unpricedEvents > 0 ? Math.floor(costs.subcents / contexts) : Math.round(costs.subcents / contexts),
     figures.cost_per_context_subcents ?? -1,
   );
   check('report unpriced events = generated unpriced', costs.unpricedEvents, figures.unpriced_events ?? -1);
