@@ -173,6 +173,7 @@ const APPLIES_TO: Record<string, readonly string[]> = {
   'no-position': ['export'],
   to: ['publish'],
   'url-seconds': ['publish'],
+  format: ['usage'],
 };
 
 /** Why a flag does not apply where it was given, when that needs more than "it is X's". */
