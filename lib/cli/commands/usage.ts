@@ -16,7 +16,7 @@ import { UsageError } from '../usage-error.js';
 import { detectFormat, USAGE_FORMATS, type UsageFormat } from '../usage-format.js';
 
 /*
- * `subagent-context usage FILE [--format …] [--json]` (SPEC §16 R6-3, docs/spend.md): what an agent's
+ * `subagent-context usage FILE [--format …] [--json]` (R6-3, docs/spend.md): what an agent's
  * record of a subagent's run holds, read by the producer package's readers. Reads the file only.
  */
 
