@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { type BuildOptions, build } from 'esbuild';
 
 /*
- * R4-11: the producer package (packages/producer) from the one source, lib/producer/producer.ts.
+ * R4-11: the producer package (packages/producer) from the one source, lib/producer/producer.ts,
+ * and its `./usage` entry from lib/producer/usage/index.ts (R6-3).
  * esbuild bundles it (with the few lib/ constants it reads) twice, as ESM and as CommonJS, the SQS
  * client left external; tsc writes its declarations, copied beside the CommonJS build under a
  * package.json that makes them CommonJS declarations (a `require` host's TypeScript reads those).
@@ -16,7 +17,6 @@ const out = root('packages/producer/dist');
 rmSync(out, { recursive: true, force: true });
 
 const common: BuildOptions = {
-  entryPoints: [root('lib/producer/producer.ts')],
   bundle: true,
   platform: 'node',
   target: 'node22',
@@ -24,8 +24,14 @@ const common: BuildOptions = {
   legalComments: 'none',
   logLevel: 'warning',
 };
-await build({ ...common, format: 'esm', outfile: `${out}/esm/index.js` });
-await build({ ...common, format: 'cjs', outfile: `${out}/cjs/index.js` });
+// R6-3: `subagent-context-producer/usage`, the agents' record readers (Node's built-ins only)
+for (const [entry, name] of [
+  ['lib/producer/producer.ts', 'index'],
+  ['lib/producer/usage/index.ts', 'usage'],
+] as const) {
+  await build({ ...common, entryPoints: [root(entry)], format: 'esm', outfile: `${out}/esm/${name}.js` });
+  await build({ ...common, entryPoints: [root(entry)], format: 'cjs', outfile: `${out}/cjs/${name}.js` });
+}
 
 await promisify(execFile)(process.execPath, [root('node_modules/typescript/bin/tsc'), '-p', root('packages/producer')]);
 cpSync(`${out}/esm`, `${out}/cjs`, {

@@ -170,6 +170,26 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   // export-edges.test.ts its rules inside a run (back-off, 429). The other export runs and the CLI
   // reach it only through runExport
   'lib/export/otlp/transport.ts': ['test/lib/export/otlp-transport.test.ts', 'test/lib/export/export-edges.test.ts'],
+  // R6-3: the agents' record readers, each against its own tests; records.test.ts holds every
+  // reader's "never throws" property (its 100 MB transcript runs in a child process: no mutant there)
+  'lib/producer/usage/records.ts': [
+    'test/lib/producer/usage/records.test.ts',
+    'test/lib/producer/usage/claude-transcript.test.ts',
+    'test/lib/producer/usage/opencode-session.test.ts',
+    'test/lib/producer/usage/codex-rollout.test.ts',
+  ],
+  'lib/producer/usage/claude-requests.ts': [
+    'test/lib/producer/usage/claude-transcript.test.ts',
+    'test/lib/producer/usage/claude-stream.test.ts',
+  ],
+  'lib/producer/usage/claude-transcript.ts': ['test/lib/producer/usage/claude-transcript.test.ts'],
+  'lib/producer/usage/claude-stream.ts': [
+    'test/lib/producer/usage/claude-stream.test.ts',
+    'test/lib/producer/usage/records.test.ts',
+  ],
+  'lib/producer/usage/opencode-session.ts': ['test/lib/producer/usage/opencode-session.test.ts'],
+  'lib/producer/usage/codex-rollout.ts': ['test/lib/producer/usage/codex-rollout.test.ts'],
+  'lib/producer/usage/price.ts': ['test/lib/producer/usage/price.test.ts'],
   'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
   // json.test.ts proves the serialiser (R4-1, R4-4, issue 25); json-text.test.ts the pieces it joins
   'lib/cli/json.ts': ['test/lib/cli/json.test.ts', 'test/lib/json-text.test.ts', 'test/bin/report.test.ts'],

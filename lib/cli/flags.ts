@@ -178,6 +178,7 @@ const APPLIES_TO: Record<string, readonly string[]> = {
   'codex-dir': ['spend'],
   prices: ['spend'],
   'dry-run': ['spend'],
+  format: ['usage'],
 };
 
 /** Why a flag does not apply where it was given, when that needs more than "it is X's". */

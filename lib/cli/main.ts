@@ -46,6 +46,9 @@ Commands:
   export --otlp <url>     send the fan-out trees as OpenTelemetry traces over OTLP/HTTP (one
                           trace per turn, one invoke_agent span per subagent; docs/otlp.md),
                           resuming from its position in kandev_meta
+  usage <file>            what an agent's record of a subagent's run holds: tokens, requests, cost,
+                          model (a Claude Code transcript or stream, an OpenCode session, a Codex
+                          rollout; reads the file only; docs/spend.md)
   publish --to s3://BUCKET/PREFIX
                           write the page and its JSON document to S3 (PREFIX/YYYY-MM-DD/HHMMSSZ/,
                           then PREFIX/latest/) and print a link to latest/index.html (docs/publish.md)
@@ -115,6 +118,8 @@ Options:
   --prices <file>         spend: a models.dev shaped price table (JSON) for runs the agent did not
                           price; without it they are stored unpriced (tokens, no cost)
   --dry-run               spend: print what would be written, write nothing
+  --format <f>            usage: the file's agent format, claude-transcript, claude-stream, opencode or
+                          codex (default: told from its first records)
   --verbose               structured logs (WARN and above) on stderr
   -q, --quiet             no progress bar: the result (and any error or note) only
   --no-color              no colour (also NO_COLOR=1; colour is only ever used on a terminal)
@@ -132,6 +137,9 @@ Reading the output (each field: README "Reading the output"):
   ingest   attempted = skipped_no_identity + persisted + failed; invalid: parked on the dead-letter
            queue; orphaned: its session was deleted (acknowledged); system_error: the database
            failed (the frame stays on the queue)
+  usage    per subagent: requests (distinct API requests), tokens by kind (- : the file does not
+           report it; tokens out include reasoning), cost with its source (OpenCode's own price:
+           models_dev_list; Claude and Codex record none), complete (the run's end is in the file)
   --json   stdout holds the JSON alone (through npm: npm run --silent cli -- … --json); instants
            are RFC 3339 UTC strings with microseconds, e.g. 2026-12-01T13:00:00.123456Z`;
 
@@ -223,13 +231,14 @@ const CLI_OPTIONS = {
   'codex-dir': { type: 'string' },
   prices: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
+  format: { type: 'string' },
   verbose: { type: 'boolean', default: false },
   quiet: { type: 'boolean', short: 'q', default: false },
   'no-color': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export', 'publish', 'spend']);
+const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export', 'publish', 'spend', 'usage']);
 
 /** The line after a usage error: where the whole help is, instead of the whole help (issue 34). */
 const HELP_POINTER = 'subagent-context --help lists every command and option.';
@@ -404,6 +413,12 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             keepGoing: () => !interrupt.signal.aborted,
           });
         }
+        case 'usage': {
+          expectArguments(rest, 1, command);
+          // R6-3: reads an agent's file, never a store
+          const { usageCommand, usageFormatFlag } = await import('./commands/usage.js');
+          return usageCommand(rest[0]!, usageFormatFlag(values.format), { width: terminalWidth(rawIo.stdout, io.env) });
+        }
         case 'ingest':
           expectArguments(rest, 1, command);
           db = await open();
@@ -517,6 +532,7 @@ function expectArguments(rest: readonly string[], count: number, command: string
 
 /** What a command's arguments are, in words, for the usage error. */
 const USAGE_OF: Record<string, string> = {
+  usage: "one argument, the agent's file: subagent-context usage <file> [--format <f>] [--json]",
   ingest: 'one argument, the frames file: subagent-context ingest <frames.jsonl> --database-url <url>',
 };
 

@@ -148,6 +148,52 @@ describe('R4-11: the producer installed alone by a host', () => {
     30_000,
   );
 
+  it('R6-3: `subagent-context-producer/usage` loads by `import` and `require` in a project that installed only the producer, and reads a transcript', async () => {
+    const line = JSON.stringify({
+      type: 'assistant',
+      agentId: 'a1',
+      message: {
+        id: 'm1',
+        model: 'claude-sonnet-4-5',
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 2, output_tokens: 3 },
+      },
+    });
+    const probe = `.then((r) => console.log(typeof priceUsage, JSON.stringify(r)));\n`;
+    writeFileSync(
+      join(dir, 'usage.mjs'),
+      `import { readClaudeTranscript, priceUsage } from 'subagent-context-producer/usage';\nreadClaudeTranscript([${JSON.stringify(line)}])${probe}`,
+    );
+    writeFileSync(
+      join(dir, 'usage.cjs'),
+      `const { readClaudeTranscript, priceUsage } = require('subagent-context-producer/usage');\nreadClaudeTranscript([${JSON.stringify(line)}])${probe}`,
+    );
+    const expected = `function ${JSON.stringify({
+      usage: { tokens_in: 2, tokens_out: 3, requests: 1, model: 'claude-sonnet-4-5', complete: true },
+      unreadable_lines: 0,
+      key: 'a1',
+    })}\n`;
+    // Node's built-ins only: the machine's Node serves where Node 22 is not installed
+    const node = node22Missing === undefined ? NODE22 : process.execPath;
+    for (const file of ['usage.mjs', 'usage.cjs']) expect((await host(file, node)).stdout).toBe(expected);
+  }, 30_000);
+
+  it("R6-3: the usage entry's types compile in a strict host (ESM and CommonJS)", async () => {
+    const source =
+      `import { readOpenCodeSession, priceUsage, type RunUsage, type UsageReading } from 'subagent-context-producer/usage';\n` +
+      `export const reading: Promise<UsageReading> = readOpenCodeSession([]);\n` +
+      `export const priced: RunUsage = priceUsage({ tokens_in: 1 }, {});\n`;
+    writeFileSync(join(dir, 'usage-host.ts'), source);
+    writeFileSync(join(dir, 'usage-host.cts'), source);
+    const tsc = [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--skipLibCheck', 'false'];
+    const where = ['--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node'];
+    await run(
+      process.execPath,
+      [...tsc, ...where, '--typeRoots', join(ROOT, 'node_modules/@types'), 'usage-host.ts', 'usage-host.cts'],
+      { cwd: dir },
+    );
+  }, 180_000);
+
   it('R4-11, issue 51: its types compile in a strict host (ESM and CommonJS) with skipLibCheck false and no @types but Node; record takes the exported Frame', async () => {
     writeFileSync(
       join(dir, 'host.ts'),

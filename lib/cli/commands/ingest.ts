@@ -1,11 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { Database } from '../../db/database.js';
 import type { BatchReport } from '../../ingest/report.js';
 import { messageSize, SQS_MAX_BATCH_BYTES } from '../../queue/pack.js';
 import type { DeadLetter } from '../dead-letters.js';
 import { type IngestDocument, ingestJson } from '../documents.js';
 import { EXIT } from '../exit-codes.js';
+import { fileProblem } from '../file-problem.js';
 import type { IngestTotals } from '../ingest-totals.js';
 import { Interrupted } from '../interrupt.js';
 import type { CliIo, CommandResult } from '../io.js';
@@ -128,24 +128,4 @@ function withLineNumbers(
 
 async function readFramesFile(file: string): Promise<string> {
   return readFile(file, 'utf8').catch(fileProblem('the frames file', file));
-}
-
-/** A file the person named that cannot be used, in words, naming it (never a raw ENOENT). */
-function fileProblem(what: string, file: string): (err: NodeJS.ErrnoException) => never {
-  return (err) => {
-    const why: Record<string, string> = {
-      ENOENT:
-        what === '--rejected'
-          ? `the directory ${dirname(file)} does not exist; create it or choose another path`
-          : 'no such file',
-      EISDIR: 'it is a directory, not a file',
-      EACCES: 'permission denied',
-      EPERM: 'permission denied',
-      ENOTDIR: 'a part of the path is not a directory',
-    };
-    const reason = why[err.code ?? ''] ?? err.message;
-    throw new UsageError(`${what} ${file} cannot be ${what === '--rejected' ? 'written' : 'read'}: ${reason}`, {
-      cause: err,
-    });
-  };
 }

@@ -3,7 +3,7 @@ import { asObject, type RecordSource, recordsOf, textOf, type UsageReading } fro
 
 /*
  * A Claude Code `--output-format stream-json` stream, or the Agent SDK's messages (the same
- * objects): the subagents' runs in it, one per Agent call (docs/spend.md#claude-code, SPEC §16 R6-3).
+ * objects): the subagents' runs in it, one per Agent call (docs/spend.md#claude-code, R6-3).
  * A subagent's assistant messages carry `parent_tool_use_id`, the Agent call's tool_use id; its final
  * request may be found only in the tool result's `tool_use_result.usage` when it was not streamed.
  * `totalTokens` and `usage` on that result are the final request's alone, never the run's.

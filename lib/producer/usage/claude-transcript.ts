@@ -3,7 +3,7 @@ import { type RecordSource, recordsOf, textOf, type UsageReading } from './recor
 
 /*
  * A Claude Code subagent's own transcript, `agent-<agentId>.jsonl` in the session's `subagents/`
- * folder under `~/.claude/projects/<project>/` (docs/spend.md#claude-code, SPEC §16 R6-3). Every line
+ * folder under `~/.claude/projects/<project>/` (docs/spend.md#claude-code, R6-3). Every line
  * is one record; the `assistant` ones hold the subagent's API requests. Nothing in it is a cost.
  */
 

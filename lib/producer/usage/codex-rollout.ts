@@ -12,7 +12,7 @@ import type { RunUsage } from './run-usage.js';
 
 /*
  * A Codex rollout, `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`: one thread, and a
- * Codex subagent is a thread of its own (docs/spend.md#codex, SPEC §16 R6-3). Each line is
+ * Codex subagent is a thread of its own (docs/spend.md#codex, R6-3). Each line is
  * `{timestamp, type, payload}`; `event_msg` lines whose payload is a `token_count` carry
  * `info.total_token_usage`, the thread's usage so far: cumulative, so the last one is the run's and
  * they are never summed.

@@ -1,5 +1,5 @@
 /*
- * `subagent-context-producer/usage` (SPEC §16 R6-3, docs/spend.md): readers of the agents' own
+ * `subagent-context-producer/usage` (R6-3, docs/spend.md): readers of the agents' own
  * records of a subagent's run, for hosts in TypeScript and for the CLI's `usage` command. Node's
  * built-ins only: the producer package gains no dependency.
  */

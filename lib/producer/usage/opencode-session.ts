@@ -14,7 +14,7 @@ import type { RunUsage } from './run-usage.js';
 
 /*
  * An OpenCode session: the child session the `task` tool starts for a subagent
- * (docs/spend.md#opencode, SPEC §16 R6-3). Its assistant messages carry `cost` (dollars, summed
+ * (docs/spend.md#opencode, R6-3). Its assistant messages carry `cost` (dollars, summed
  * over the message's steps, priced by OpenCode from its model catalog, models.dev) and `tokens`,
  * which OpenCode overwrites with each step's, so a message's own `tokens` is its last step's
  * alone; every step's counts are in the message's `step-finish` parts.

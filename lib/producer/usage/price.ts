@@ -3,7 +3,7 @@ import type { RunUsage, UsageTokenField } from './run-usage.js';
 
 /*
  * List prices for a run's tokens from a price table shaped as models.dev's
- * (docs/spend.md#pricing, SPEC §16 R6-3): dollars per million tokens by kind. No table ships with
+ * (docs/spend.md#pricing, R6-3): dollars per million tokens by kind. No table ships with
  * this package as truth: the caller brings the one it trusts (`--prices FILE`).
  */
 

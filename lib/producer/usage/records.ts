@@ -1,7 +1,7 @@
 import { type RunUsage, USAGE_TOKEN_FIELDS, type UsageTokenField } from './run-usage.js';
 
 /*
- * What every reader of an agent's records shares (docs/spend.md, SPEC §16 R6-3): records come as
+ * What every reader of an agent's records shares (docs/spend.md, R6-3): records come as
  * lines (JSON text) or as objects, one at a time, from an Iterable or an AsyncIterable, so a file of
  * any size is read in bounded memory; a record that cannot be read is counted, never thrown.
  */

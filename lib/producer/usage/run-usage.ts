@@ -44,5 +44,5 @@ export interface RunUsage {
   complete?: boolean | null;
 }
 
-/** Subcents per US dollar: the host ledger's unit. */
+/** Subcents per US dollar: the host ledger's unit (docs/spend.md). */
 export const SUBCENTS_PER_DOLLAR = 10_000;
