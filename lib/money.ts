@@ -15,8 +15,10 @@
  *   carry thousands separators (`$1,204.00`), everywhere.
  */
 
-/** 1 USD = 10,000 subcents (the host's unit, office_cost_events.cost_subcents). */
-export const SUBCENTS_PER_DOLLAR = 10_000;
+import { SUBCENTS_PER_DOLLAR } from './producer/usage/run-usage.js';
+
+/** 1 USD = 10,000 subcents (the host's unit, office_cost_events.cost_subcents): one constant, the usage readers' too. */
+export { SUBCENTS_PER_DOLLAR };
 
 /** A column shows cents when every nonzero value in it is at least this (ten cents). */
 const CENTS_FROM = 1_000;

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../lib/db/database.js';
 import { USAGE_TABLE } from '../../lib/store/usage-table.js';
 import { parseRfc3339 } from '../../lib/time.js';
+import { insertRows, type StoredRow } from './subagent-rows.js';
 
 /** A subagent row's key: the usage row joins it on these (task_session_subagents' UNIQUE key). */
 export interface UsageKey {
@@ -57,4 +58,54 @@ export async function insertUsage(db: Queryable, key: UsageKey, fields: UsageFie
   params.push(d.encodeTimestamp(us));
   values.push(d.timestampParam(params.length));
   await db.query(`INSERT INTO ${USAGE_TABLE} (${columns.join(', ')}) VALUES (${values.join(', ')})`, params);
+}
+
+/** Five subagents: a, b (Explore, sonnet), c, d, e (Plan, haiku); usage for a … d, none for e. */
+export async function fiveSubagents(db: Queryable): Promise<void> {
+  const row = (tool_call_id: string, subagent_type: string, model: string, s: number): StoredRow => ({
+    tool_call_id,
+    subagent_type,
+    model,
+    observed_at: `2026-08-12T13:00:0${s}.000001Z`,
+  });
+  await insertRows(db, [
+    row('a', 'Explore', 'sonnet', 1),
+    row('b', 'Explore', 'sonnet', 2),
+    row('c', 'Plan', 'haiku', 3),
+    row('d', 'Plan', 'haiku', 4),
+    row('e', 'Plan', 'haiku', 5),
+  ]);
+  await insertUsage(
+    db,
+    { tool_call_id: 'a' },
+    {
+      tokens_in: 10,
+      tokens_out: 5,
+      cost_subcents: 100,
+      cost_source: 'provider_reported',
+      complete: 1,
+    },
+  );
+  await insertUsage(
+    db,
+    { tool_call_id: 'b' },
+    {
+      tokens_in: 20,
+      tokens_cached_read: 7,
+      cost_subcents: 300,
+      cost_source: 'models_dev_list',
+      complete: 1,
+    },
+  );
+  await insertUsage(
+    db,
+    { tool_call_id: 'c' },
+    {
+      tokens_in: 1,
+      cost_subcents: 50,
+      cost_source: 'provider_reported',
+      complete: 1,
+    },
+  );
+  await insertUsage(db, { tool_call_id: 'd' }, { tokens_in: 4, cost_source: 'unpriced', complete: 0 });
 }

@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
-import type { Figures, Group, ReportDocument } from '../document.js';
+import { type Figures, type Group, type ReportDocument, SPEND_NOT_COLLECTED } from '../document.js';
 import { escapedText, fanOutCostGap, keyText } from './labels.js';
 
 /**
@@ -14,6 +14,9 @@ import { escapedText, fanOutCostGap, keyText } from './labels.js';
  * (`[{"model":"m=5;fake=999","subagents":2}]`: any model name reads back exactly); `fan_out` is
  * `k:turns …` (numbers only). Nothing else is changed (R4-1). No trailing empty record: the text ends with the last row.
  */
+/** R6-5: the spend figures in the document's order. */
+const SPEND_FIGURES = Object.keys(SPEND_NOT_COLLECTED) as (keyof typeof SPEND_NOT_COLLECTED)[];
+
 export const CSV_COLUMNS = [
   'by',
   'key',
@@ -59,6 +62,8 @@ export const CSV_COLUMNS = [
   'tokens_p50',
   'tokens_p95',
   'tokens_max',
+  // R6-5 (added at the end): the spend object's figures, each `spend_<figure>`
+  ...SPEND_FIGURES.map((f) => `spend_${f}` as const),
 ] as const;
 
 type Cell = string | number | boolean | null;
@@ -102,6 +107,7 @@ function figureCells(f: Figures): Cell[] {
     f.tokens.p50,
     f.tokens.p95,
     f.tokens.max,
+    ...SPEND_FIGURES.map((name) => f.spend[name]),
   ];
 }
 

@@ -1,7 +1,7 @@
 import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js';
 import { dollarColumn, dollars } from '../../money.js';
 import { terminalSafe } from '../../terminal-text.js';
-import type { FanOutCost, Figures, Group, ReportDocument } from '../document.js';
+import type { FanOutCost, Figures, Group, ReportDocument, Spend } from '../document.js';
 import {
   fanOutCostGap,
   keyText,
@@ -202,14 +202,63 @@ function totalFacts(f: Figures): [string, Cell][] {
       f.fan_out.length === 0 ? null : f.fan_out.map((b) => `${b.top_level}: ${n(b.turns)}`).join(', '),
     ],
     ['observed', f.first_observed_at === null ? null : `${f.first_observed_at} … ${f.last_observed_at}`],
+    ...spendFacts(f),
   ];
 }
+
+/** Dollars, or `-` for a null figure. */
+const orDash = (subcents: number | null) => (subcents === null ? '-' : dollars(subcents));
+
+/** R6-5: a spend cost in dollars, "≥ " before it where the scope's spend is a lower bound; `-` when null. */
+const spendMoney = (s: Spend, subcents: number | null) =>
+  subcents === null
+    ? null
+    : `${s.cost_lower_bound === true ? '≥ ' : ''}${dollars(subcents, { lowerBound: s.cost_lower_bound === true })}`;
+
+/**
+ * R6-5: the totals' spend, what their subagents' runs used and cost (never total_tokens): the
+ * coverage, the tokens by kind, the priced cost by source with the unpriced runs, and what one
+ * subagent spent. Without the usage table, one line that says spend is not collected.
+ */
+function spendFacts(f: Figures): [string, Cell][] {
+  const s = f.spend;
+  if (s.subagents_with_usage === null) return [['spend', 'not collected (no task_session_subagent_usage: see notes)']];
+  const unknown = s.subagents_with_usage - (s.complete ?? 0);
+  return [
+    [
+      'spend coverage',
+      `usage known for ${n(s.subagents_with_usage)} of ${n(f.subagents)} subagents (${n(s.complete)} final${unknown > 0 ? `, ${n(unknown)} not final` : ''})`,
+    ],
+    [
+      'spend tokens',
+      s.subagents_with_usage === 0
+        ? null
+        : `in ${n(s.tokens_in) ?? '-'}, out ${n(s.tokens_out) ?? '-'}, cache read ${n(s.tokens_cached_read) ?? '-'}, cache write ${n(s.tokens_cached_write) ?? '-'}, reasoning ${n(s.tokens_reasoning) ?? '-'}`,
+    ],
+    [
+      'spend cost',
+      s.subagents_with_usage === 0
+        ? null
+        : `${spendMoney(s, s.cost_subcents) ?? '-'} (measured ${spendMoney(s, s.measured_cost_subcents) ?? '-'}, list-priced ${spendMoney(s, s.list_priced_cost_subcents) ?? '-'}; ${n(s.unpriced)} run(s) unpriced)`,
+    ],
+    [
+      'spend per subagent',
+      s.cost_p50_subcents === null
+        ? null
+        : `p50 ${orDash(s.cost_p50_subcents)}, p95 ${orDash(s.cost_p95_subcents)}, max ${orDash(s.cost_max_subcents)} (over the ${n(s.subagents_with_usage - (s.unpriced ?? 0))} priced runs)`,
+    ],
+  ];
+}
+
+/** R6-5: the group table's spend columns: coverage, the priced cost (≥ when a lower bound), unpriced runs, per subagent. */
+const SPEND_HEADERS = ['with usage', 'spend', 'unpriced runs', 'spend p50', 'spend p95'];
 
 function groupTable(groups: readonly Group[], width: number | undefined): string {
   const titled = groups.some((g) => g.title !== null);
   const orphans = groups.some((g) => g.orphan_rows > 0);
   // R5-1: the unpriced events, once the ledger says which events were priced
   const unpriced = groups.some((g) => g.unpriced_events !== null);
+  const spend = groups.some((g) => g.spend.subagents_with_usage !== null);
   const headers = [
     'key',
     ...(titled ? ['title'] : []),
@@ -226,6 +275,8 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
     'per context (subcents)',
     ...(unpriced ? ['unpriced events'] : []),
     'lower bound',
+    // R6-5: what the group's subagents spent (every figure null without the usage table: no columns)
+    ...(spend ? SPEND_HEADERS : []),
   ];
   // R5-1: a cost that leaves out unpriced events is a lower bound: "≥ 9,000"
   const cost = (g: Group, subcents: number | null) => (subcents === null ? null : `${atLeast(g)}${n(subcents)}`);
@@ -245,10 +296,21 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
     cost(g, g.cost_per_context_subcents),
     ...(unpriced ? [n(g.unpriced_events)] : []),
     g.lower_bound ? 'yes' : '',
+    ...(spend
+      ? [
+          n(g.spend.subagents_with_usage),
+          spendMoney(g.spend, g.spend.cost_subcents),
+          n(g.spend.unpriced),
+          g.spend.cost_p50_subcents === null ? null : dollars(g.spend.cost_p50_subcents),
+          g.spend.cost_p95_subcents === null ? null : dollars(g.spend.cost_p95_subcents),
+        ]
+      : []),
   ]);
   const see = '--json or --csv has every column; a wider terminal (or COLUMNS=200) shows more';
   // with no room, the breakdowns go first and the figures a group is compared by (subagents, contexts, cost) last
   const dropFirst = [
+    'unpriced runs',
+    'spend p95',
     'async',
     'nested',
     'reported',
@@ -262,6 +324,13 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
   ];
   return renderTable(headers, rows, { fit: { width, keep: 1, see, dropFirst } });
 }
+
+/** R6-5: a subagent share (a ratio to 4 decimals) as a percentage: 0.3333 → "33.33%". */
+const shareText = (share: number) => `${(share * 100).toFixed(2)}%`;
+
+/** R6-5: what the fan-out table's spend columns mean. */
+const SPEND_SHARE_WORDS =
+  "Spend known: turns whose every top-level subagent has priced, final run usage (a turn without subagents has none to miss); subagents spent: those subagents' cost over them; subagent share: the median over them of the subagents' cost ÷ the turn's cost, where the turn is costed.";
 
 /**
  * R5-3: the fan-out cost section: one line per bucket (turns, costed, unpriced, without cost, then
@@ -279,7 +348,10 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
     column((b) => b.median_subcents),
     column((b) => b.p95_subcents),
   ];
+  const subagentSums = column((b) => b.subagent_cost_subcents);
   const unreadable = fc.buckets.some((b) => b.unreadable_cost_turns > 0);
+  // R6-5: the subagents' part, where the store has the usage table
+  const spend = fc.buckets.some((b) => b.spend_known_turns !== null);
   const table = renderTable(
     [
       'fan-out (top-level)',
@@ -292,6 +364,7 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
       'mean',
       'median',
       'p95',
+      ...(spend ? ['spend known', 'subagents spent', 'subagent share'] : []),
     ],
     fc.buckets.map((b, i): Cell[] => [
       // words, so the labels line up whether they read as a number or not ("4-5", "9+")
@@ -305,6 +378,9 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
       means[i]!,
       medians[i]!,
       p95s[i]!,
+      ...(spend
+        ? [n(b.spend_known_turns), subagentSums[i]!, b.subagent_share === null ? null : shareText(b.subagent_share)]
+        : []),
     ]),
   );
   const unattributed =
@@ -319,6 +395,7 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
   return [
     table,
     renderFacts(facts),
+    ...(spend ? [paint('2', SPEND_SHARE_WORDS)] : []),
     paint(
       '2',
       `Costs in dollars over the costed turns (no unpriced or unreadable event); a turn with an unpriced event is counted, never costed. ${TURN_COST_WORDS}`,

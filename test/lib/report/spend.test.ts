@@ -7,9 +7,10 @@ import { SPEND_NOT_COLLECTED_NOTE } from '../../../lib/report/notes.js';
 import { USAGE_TABLE } from '../../../lib/store/usage-table.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { addCostEvent } from '../../support/cost-events.js';
-import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
+import { seedSession, seedTurn } from '../../support/frames.js';
+import { insertRows } from '../../support/subagent-rows.js';
 import { TARGETS, type TargetName, useTestDatabase } from '../../support/targets.js';
-import { insertUsage, type UsageFields } from '../../support/usage-rows.js';
+import { fiveSubagents, insertUsage, type UsageFields } from '../../support/usage-rows.js';
 
 /*
  * R6-5 (docs/report.md#what-subagents-spent): the report's spend, from task_session_subagent_usage
@@ -19,56 +20,6 @@ import { insertUsage, type UsageFields } from '../../support/usage-rows.js';
 
 const T = (s: number) => `2026-08-12T13:00:${String(s).padStart(2, '0')}.000001Z`;
 const NOW = parseRfc3339('2026-08-13T00:00:00Z')!;
-
-/** Five subagents: a, b (Explore, sonnet), c, d, e (Plan, haiku); usage for a … d, none for e. */
-async function fiveSubagents(db: Queryable): Promise<void> {
-  const row = (tool_call_id: string, subagent_type: string, model: string, s: number): StoredRow => ({
-    tool_call_id,
-    subagent_type,
-    model,
-    observed_at: T(s),
-  });
-  await insertRows(db, [
-    row('a', 'Explore', 'sonnet', 1),
-    row('b', 'Explore', 'sonnet', 2),
-    row('c', 'Plan', 'haiku', 3),
-    row('d', 'Plan', 'haiku', 4),
-    row('e', 'Plan', 'haiku', 5),
-  ]);
-  await insertUsage(
-    db,
-    { tool_call_id: 'a' },
-    {
-      tokens_in: 10,
-      tokens_out: 5,
-      cost_subcents: 100,
-      cost_source: 'provider_reported',
-      complete: 1,
-    },
-  );
-  await insertUsage(
-    db,
-    { tool_call_id: 'b' },
-    {
-      tokens_in: 20,
-      tokens_cached_read: 7,
-      cost_subcents: 300,
-      cost_source: 'models_dev_list',
-      complete: 1,
-    },
-  );
-  await insertUsage(
-    db,
-    { tool_call_id: 'c' },
-    {
-      tokens_in: 1,
-      cost_subcents: 50,
-      cost_source: 'provider_reported',
-      complete: 1,
-    },
-  );
-  await insertUsage(db, { tool_call_id: 'd' }, { tokens_in: 4, cost_source: 'unpriced', complete: 0 });
-}
 
 const spend = (figures: Partial<Spend>): Spend => ({
   subagents_with_usage: 0,
@@ -500,4 +451,83 @@ describe('R6-5 report --json with spend across dialects', () => {
     expect(first![0]).toMatch(/"cost_subcents": 12345679351/);
     for (const other of others) expect(other).toEqual(first);
   }, 120_000);
+});
+
+describe.each(TARGETS)('R6-5 fan-out buckets with spend on %s', (target) => {
+  const t = useTestDatabase(target, { fixture: 'host' });
+
+  /**
+   * Turns of session s1, each with its top-level subagents (one row per id; `priced` cost with
+   * complete 1, `unpriced`, or `open`: priced, not final) and its ledger cost (none: no event).
+   */
+  async function turns(spec: Record<string, { top: Record<string, number | 'unpriced' | 'open'>; cost?: number }>) {
+    let s = 0;
+    for (const [turn, { top, cost }] of Object.entries(spec)) {
+      if (Object.keys(top).length === 0) await seedTurn(t.db, turn, 's1');
+      for (const [id, usage] of Object.entries(top)) {
+        await insertRows(t.db, [{ tool_call_id: id, turn_id: turn, observed_at: T(++s) }]);
+        await insertUsage(
+          t.db,
+          { tool_call_id: id },
+          usage === 'unpriced'
+            ? { tokens_in: 5, cost_source: 'unpriced', complete: 1 }
+            : usage === 'open'
+              ? { cost_subcents: 9, cost_source: 'provider_reported', complete: 0 }
+              : { cost_subcents: usage, cost_source: 'models_dev_list', complete: 1 },
+        );
+      }
+      if (cost !== undefined)
+        await addCostEvent(t.db, {
+          id: `ev-${turn}`,
+          session: 's1',
+          task: 't1',
+          turn,
+          subcents: cost,
+          source: 'provider_reported',
+          at: T(50),
+        });
+    }
+  }
+
+  it("R6-5: each bucket's spend-known turns, their subagents' cost and the median share of the turn's cost (ratio, 4 decimals)", async () => {
+    await seedSession(t.db, 's1', 't1');
+    await turns({
+      u0: { top: {}, cost: 5 },
+      u1: { top: { a: 100, b: 300 }, cost: 800 },
+      u2: { top: { c: 50 }, cost: 1_000 },
+      u3: { top: { d: 'unpriced' }, cost: 10 },
+      u4: { top: { e: 30 } },
+      u5: { top: { g: 1 }, cost: 3 },
+      u6: { top: { h: 2 }, cost: 3 },
+      u7: { top: { i: 'open' }, cost: 20 },
+    });
+    // a nested subagent of u4 without usage: not a top-level one, so u4's spend stays known
+    await insertRows(t.db, [{ tool_call_id: 'f', turn_id: 'u4', parent_tool_call_id: 'e', observed_at: T(40) }]);
+    const doc = await buildReport(t.db, { now: NOW });
+    const spendOf = (label: string) => {
+      const b = doc.fan_out_cost!.buckets.find((x) => x.fan_out === label)!;
+      return [b.turns, b.spend_known_turns, b.subagent_cost_subcents, b.subagent_share];
+    };
+    // u0 has no subagent to miss: known, spent 0, 0 of its 5
+    expect(spendOf('0')).toEqual([1, 1, 0, 0]);
+    // u2, u4, u5, u6 known (u3 unpriced, u7 not final): 50 + 30 + 1 + 2; shares 0.05, 1/3, 2/3 (u4 not costed) → rank 2
+    expect(spendOf('1')).toEqual([6, 4, 83, 0.3333]);
+    expect(spendOf('2')).toEqual([1, 1, 400, 0.5]);
+    for (const label of ['3', '4-5', '6-8', '9+']) expect(spendOf(label)).toEqual([0, 0, null, null]);
+    expect(reportDocument.safeParse(doc).success).toBe(true);
+  });
+
+  it("R6-5: a share is null where the turn's cost is unknown or 0, and no turn with every subagent's spend known leaves the bucket's cost null", async () => {
+    await seedSession(t.db, 's1', 't1');
+    await turns({
+      u1: { top: { a: 10 } },
+      u2: { top: { b: 20 }, cost: 0 },
+      u3: { top: { c: 'unpriced', d: 5 }, cost: 9 },
+    });
+    const doc = await buildReport(t.db, { now: NOW });
+    const b1 = doc.fan_out_cost!.buckets.find((x) => x.fan_out === '1')!;
+    expect([b1.spend_known_turns, b1.subagent_cost_subcents, b1.subagent_share]).toEqual([2, 30, null]);
+    const b2 = doc.fan_out_cost!.buckets.find((x) => x.fan_out === '2')!;
+    expect([b2.turns, b2.spend_known_turns, b2.subagent_cost_subcents, b2.subagent_share]).toEqual([1, 0, null, null]);
+  });
 });

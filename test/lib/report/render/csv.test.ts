@@ -121,7 +121,7 @@ describe('report --csv completeness cells (R3-8), written out', () => {
   };
   const settled = reportDoc([], { shortfall: { open: false, count: 0, checked: true } });
   const unreadable =
-    '# unreadable: {"total_tokens":0,"tool_use_count":0,"duration_ms":0,"observed_at":0,"settled_at":0,"cost_subcents":0,"occurred_at":0}';
+    '# unreadable: {"total_tokens":0,"tool_use_count":0,"duration_ms":0,"observed_at":0,"settled_at":0,"cost_subcents":0,"occurred_at":0,"usage_tokens":0,"usage_cost_subcents":0,"usage_cost_source":0,"usage_complete":0}';
 
   it.each([
     [
@@ -180,6 +180,24 @@ describe('report --csv: the R5 figures (R5-1 … R5-4)', () => {
       'tokens_p50',
       'tokens_p95',
       'tokens_max',
+      // R6-5, after them
+      ...[
+        'subagents_with_usage',
+        'complete',
+        'tokens_in',
+        'tokens_out',
+        'tokens_cached_read',
+        'tokens_cached_write',
+        'tokens_reasoning',
+        'cost_subcents',
+        'measured_cost_subcents',
+        'list_priced_cost_subcents',
+        'unpriced',
+        'cost_lower_bound',
+        'cost_p50_subcents',
+        'cost_p95_subcents',
+        'cost_max_subcents',
+      ].map((f) => `spend_${f}`),
     ]);
   });
 

@@ -383,7 +383,17 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
       'turns with subagents',
       'sessions',
     ];
-    const rest = ['contexts', 'cost', 'cost by source', 'cost per context', 'models', 'fan-out (k: turns)', 'observed'];
+    // R6-5: spend last (one fact where it is not collected)
+    const rest = [
+      'contexts',
+      'cost',
+      'cost by source',
+      'cost per context',
+      'models',
+      'fan-out (k: turns)',
+      'observed',
+      'spend',
+    ];
     expect(names(reportDoc([group()]))).toEqual([...facts, ...rest]);
     expect(names(reportDoc([group()], {}, { orphan_rows: 1 }))).toEqual([...facts, 'orphan rows', ...rest]);
   });
@@ -519,7 +529,11 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
   });
 
   it('R5-4: the table never calls the tokens usage or spend, and has no plain "tokens" fact', () => {
-    const text = table(reportDoc([group()], {}, { tokens: { sum: 5, reported: 1, p50: 5, p95: 5, max: 5 } }));
+    const text = table(reportDoc([group()], {}, { tokens: { sum: 5, reported: 1, p50: 5, p95: 5, max: 5 } }))
+      .split('\n')
+      // R6-5: the spend facts are the runs' usage, never total_tokens: only they may say so
+      .filter((line) => !line.startsWith('spend'))
+      .join('\n');
     expect(text).not.toMatch(/\busage\b|\bspend\b/i);
     expect(factOf(text, 'tokens')).toBeUndefined();
   });
