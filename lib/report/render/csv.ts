@@ -59,6 +59,9 @@ export const CSV_COLUMNS = [
   'tokens_p50',
   'tokens_p95',
   'tokens_max',
+  // R6-9 (added at the end, for the same reason): the estimated part's own unpriced events
+  'estimated_unpriced_events',
+  'estimated_cost_lower_bound',
 ] as const;
 
 type Cell = string | number | boolean | null;
@@ -102,6 +105,8 @@ function figureCells(f: Figures): Cell[] {
     f.tokens.p50,
     f.tokens.p95,
     f.tokens.max,
+    f.estimated_unpriced_events,
+    f.estimated_cost_lower_bound,
   ];
 }
 
