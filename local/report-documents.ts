@@ -194,6 +194,8 @@ export function figures(subagents: number, r: () => number, scoped: boolean): Fi
       cost === null || contexts === null || contexts === 0 ? null : Math.round(cost / contexts),
     unpriced_events: cost === null ? null : Math.floor(subagents / 40),
     cost_lower_bound: cost !== null && Math.floor(subagents / 40) > 0,
+    estimated_unpriced_events: cost === null ? null : Math.floor(subagents / 200),
+    estimated_cost_lower_bound: cost !== null && Math.floor(subagents / 200) > 0,
     measured_cost_subcents: cost === null ? null : Math.floor(cost * 0.6),
     list_priced_cost_subcents: cost === null ? null : Math.floor(cost * 0.3),
     first_observed_at: subagents === 0 ? null : iso(START),

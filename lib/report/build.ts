@@ -409,6 +409,9 @@ function toFigures(row: Row, lists: { models: Figures['models']; fan_out: Figure
     unpriced_events: nullableInt(row.unpriced_events),
     // R5-1: a cost figure that leaves out an unpriced event is a lower bound
     cost_lower_bound: nullableInt(row.unpriced_events) !== null && int(row.unpriced_events) > 0,
+    // R6-9: the estimated part counts its own unpriced events, and is a lower bound only by them
+    estimated_unpriced_events: nullableInt(row.estimated_unpriced_events),
+    estimated_cost_lower_bound: (nullableInt(row.estimated_unpriced_events) ?? 0) > 0,
     measured_cost_subcents: nullableInt(row.measured_cost_subcents),
     list_priced_cost_subcents: nullableInt(row.list_priced_cost_subcents),
     first_observed_at: instant(row.first_observed),

@@ -130,10 +130,17 @@ export const figures = z.object({
    */
   unpriced_events: z.nullable(count),
   /**
-   * R5-1: cost_subcents, estimated_cost_subcents and cost_per_context_subcents leave out unpriced
-   * events (unpriced_events > 0): each is a lower bound. false otherwise.
+   * R5-1: cost_subcents and cost_per_context_subcents leave out unpriced events (unpriced_events >
+   * 0): each is a lower bound. false otherwise. (R6-9: estimated_cost_subcents has its own flag.)
    */
   cost_lower_bound: z.boolean(),
+  /**
+   * Added in version 1 (additive), R6-9: of unpriced_events, those with estimated = 1, the only
+   * ones estimated_cost_subcents leaves out; null where unpriced_events is.
+   */
+  estimated_unpriced_events: z.nullable(count),
+  /** R6-9: estimated_unpriced_events > 0: estimated_cost_subcents is a lower bound (by its own count). false otherwise */
+  estimated_cost_lower_bound: z.boolean(),
   /** R5-2: the part of cost_subcents the agent reported itself (cost_source 'provider_reported'); null without the column */
   measured_cost_subcents: z.nullable(z.int()),
   /** R5-2: the part the host priced at a list price (cost_source 'models_dev_list'); null without the column */

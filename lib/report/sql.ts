@@ -503,6 +503,7 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
     ledger.costSource
       ? `,
     SUM(${weight}unpriced) AS unpriced_events,
+    SUM(${weight}CASE WHEN estimated = 1 THEN unpriced ELSE 0 END) AS estimated_unpriced_events,
     ${boundedSum(`${weight}CASE WHEN cost_source = 'provider_reported' THEN cost ELSE 0 END`)} AS measured_cost_subcents,
     ${boundedSum(`${weight}CASE WHEN cost_source = 'models_dev_list' THEN cost ELSE 0 END`)} AS list_priced_cost_subcents`
       : '';
@@ -637,7 +638,13 @@ function cutGroups(
 }
 
 /** R5-1, R5-2: statement 1's figures from the ledger's cost_source (NULL without the column). */
-const COST_SOURCE_FIGURES = ['unpriced_events', 'measured_cost_subcents', 'list_priced_cost_subcents'] as const;
+const COST_SOURCE_FIGURES = [
+  'unpriced_events',
+  // R6-9: the estimated part's own unpriced events (estimated = 1)
+  'estimated_unpriced_events',
+  'measured_cost_subcents',
+  'list_priced_cost_subcents',
+] as const;
 
 /** A typed NULL: PostgreSQL types an untyped one in a UNION as text. */
 export const NONE = 'CAST(NULL AS BIGINT)';

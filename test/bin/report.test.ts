@@ -65,7 +65,7 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
     expect(JSON.parse(run.stdout)).toMatchObject({ name: 'CliFailure' });
   });
 
-  it('R3-5, R3-8: the table states completeness first, then totals with thousands separators, then the groups', async () => {
+  it('R3-5, R3-8, R6-9: the table states completeness first, then totals with thousands separators (the estimated part with its own unpriced events), then the groups', async () => {
     await buildReportStore(t.db, 'minimal');
     const run = await report(['--by', 'task', '--limit', '3']);
     expect(run.code).toBe(EXIT.ok);
@@ -77,7 +77,17 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
       /^context at finish\s+\d{1,3}(,\d{3})+ tokens, as reported \(\d+ reported; p50 [\d,]+, p95 [\d,]+, max [\d,]+\)$/m,
     );
     expect(text).toMatch(
-      /^cost\s+(≥ )?\d{1,3}(,\d{3})+ subcents \((≥ )?\$\d+\.\d\d(, [\d,]+ events? unpriced)?; estimated (≥ )?[\d,]+ subcents\)$/m,
+      /^cost\s+(≥ )?\d{1,3}(,\d{3})+ subcents \((≥ )?\$[\d,]+\.(\d\d|\d{4})(, [\d,]+ events? unpriced)?\)$/m,
+    );
+    // R6-9: the estimated part with its own unpriced events, the count --json gives
+    const { totals } = JSON.parse((await report(['--json'])).stdout);
+    const estimated =
+      /^estimated part\s+(≥ )?[\d,]+ subcents \((≥ )?\$[\d,]+\.(\d\d|\d{4})(?:, ([\d,]+) events? unpriced)?\)$/m.exec(
+        text,
+      );
+    expect(estimated).not.toBeNull();
+    expect(estimated![4] === undefined ? 0 : Number(estimated![4].replaceAll(',', ''))).toBe(
+      totals.estimated_cost_lower_bound ? totals.estimated_unpriced_events : 0,
     );
     expect(text).toMatch(/== by task, sorted by subagents, first 3 ==/);
     expect(text.split('\n').filter((l) => /^g1-task-/.test(l))).toHaveLength(3);

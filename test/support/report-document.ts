@@ -33,6 +33,8 @@ export function figures(overrides: Partial<Figures> = {}): Figures {
     cost_per_context_subcents: null,
     unpriced_events: null,
     cost_lower_bound: false,
+    estimated_unpriced_events: null,
+    estimated_cost_lower_bound: false,
     measured_cost_subcents: null,
     list_priced_cost_subcents: null,
     first_observed_at: null,

@@ -16,6 +16,8 @@ export type RowFigures = Omit<
   | 'cost_per_context_subcents'
   | 'unpriced_events'
   | 'cost_lower_bound'
+  | 'estimated_unpriced_events'
+  | 'estimated_cost_lower_bound'
   | 'measured_cost_subcents'
   | 'list_priced_cost_subcents'
   | 'spend'

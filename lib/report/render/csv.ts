@@ -64,6 +64,9 @@ export const CSV_COLUMNS = [
   'tokens_max',
   // R6-5 (added at the end): the spend object's figures, each `spend_<figure>`
   ...SPEND_FIGURES.map((f) => `spend_${f}` as const),
+  // R6-9 (added at the end, for the same reason): the estimated part's own unpriced events
+  'estimated_unpriced_events',
+  'estimated_cost_lower_bound',
 ] as const;
 
 type Cell = string | number | boolean | null;
@@ -108,6 +111,8 @@ function figureCells(f: Figures): Cell[] {
     f.tokens.p95,
     f.tokens.max,
     ...SPEND_FIGURES.map((name) => f.spend[name]),
+    f.estimated_unpriced_events,
+    f.estimated_cost_lower_bound,
   ];
 }
 

@@ -94,26 +94,47 @@ const key = (value: string | null) =>
       ? html`<span class="none">${EMPTY_KEY_LABEL}</span>`
       : id(value);
 
-/** The figures that say whether a scope's cost is a lower bound (R5-1). */
-type Priced = Pick<Figures, 'cost_lower_bound' | 'unpriced_events'>;
+/**
+ * Whether a cost is a lower bound and by how many unpriced events of its own (R5-1, R6-9), with the
+ * count's figure path: the cost and cost per context by the scope's unpriced events, the estimated
+ * part by its own (estimated = 1) ones.
+ */
+interface Bound {
+  lower: boolean;
+  unpriced: number | null;
+  path: string;
+}
+
+/** R5-1: the bound of a scope's cost and cost per context (`base`: the scope's path). */
+const costBound = (f: Pick<Figures, 'cost_lower_bound' | 'unpriced_events'>, base: string): Bound => ({
+  lower: f.cost_lower_bound,
+  unpriced: f.unpriced_events,
+  path: `${base}.unpriced_events`,
+});
+
+/** R6-9: the bound of the estimated part, by its own unpriced events. */
+const estimatedBound = (f: Figures, base: string): Bound => ({
+  lower: f.estimated_cost_lower_bound,
+  unpriced: f.estimated_unpriced_events,
+  path: `${base}.estimated_unpriced_events`,
+});
 
 /**
  * R5-1: a scope's cost: "≥ $4.10, 3 events unpriced" when it leaves out unpriced events (a lower
- * bound), else the dollars alone. `base` is the scope's path (`totals`, `groups.3`).
+ * bound, rounded down), else the dollars alone.
  */
 function scopeCost(
-  f: Priced,
+  bound: Bound,
   value: number | null,
   path: string,
-  base: string,
   none: string,
   cell = false,
   decimals?: MoneyOptions['decimals'],
 ): Html {
-  const shown = cost(value, path, none, { decimals, lowerBound: f.cost_lower_bound });
-  if (!f.cost_lower_bound || value === null || f.unpriced_events === null) return shown;
-  const events = f.unpriced_events;
-  const count = html`${fig(events, `${base}.unpriced_events`)} event${events === 1 ? '' : 's'} unpriced`;
+  const shown = cost(value, path, none, { decimals, lowerBound: bound.lower });
+  if (!bound.lower || value === null || bound.unpriced === null) return shown;
+  const events = bound.unpriced;
+  const count = html`${fig(events, bound.path)} event${events === 1 ? '' : 's'} unpriced`;
   // in a table cell the count goes on a line of its own, so the column stays narrow
   return html`<span class="lower-bound">≥</span> ${shown}${cell ? html`<span class="unpriced cell">${count}</span>` : html`<span class="unpriced">, ${count}</span>`}`;
 }
@@ -249,13 +270,14 @@ function totals(t: Figures): Html {
   )}
   ${item('Sessions / contexts', html`${fig(t.sessions, `${p}.sessions`, 'n/a')} / ${fig(t.contexts, `${p}.contexts`, 'n/a')}`)}
   ${item('Rows whose session is gone', fig(t.orphan_rows, `${p}.orphan_rows`))}
-  ${item('Cost (estimated part)', html`${scopeCost(t, t.cost_subcents, `${p}.cost_subcents`, p, 'no cost data')} (${scopeCost(t, t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, p, 'n/a')})`)}
+  ${item('Cost', scopeCost(costBound(t, p), t.cost_subcents, `${p}.cost_subcents`, 'no cost data'))}
+  ${item('Estimated part of the cost', scopeCost(estimatedBound(t, p), t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, 'n/a'))}
   ${item('Cost by source', costSources(t))}
-  ${item('Cost per context', scopeCost(t, t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, p, 'n/a'))}
+  ${item('Cost per context', scopeCost(costBound(t, p), t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, 'n/a'))}
   ${item('First observed', instant(t.first_observed_at, `${p}.first_observed_at`, 'none'))}
   ${item('Last observed', instant(t.last_observed_at, `${p}.last_observed_at`, 'none'))}
 </dl>
-<p class="muted unit">Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar); ≥ marks a cost that leaves out unpriced events. Measured is the cost the agent reported itself, list-priced what the host priced at a list price, other the events that say neither. Durations are what the subagents reported. Context at finish is the tokens of context each subagent reported having when it finished (its last request): not what it consumed over its run, and not what the cost paid for.</p>
+<p class="muted unit">Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar); ≥ marks a cost that leaves out unpriced events, each with its own count. The estimated part is the cost of the events whose token counts the host marked as not authoritative. Measured is the cost the agent reported itself, list-priced what the host priced at a list price, other the events that say neither. Durations are what the subagents reported. Context at finish is the tokens of context each subagent reported having when it finished (its last request): not what it consumed over its run, and not what the cost paid for.</p>
 </section>`;
 }
 
@@ -350,8 +372,8 @@ function taskRow(g: SeriesGroup, path: string, firstTree: number | undefined, mo
 <td class="num">${sumWithN(g.tokens.sum, g.tokens.reported, `${path}.tokens`)}</td>
 <td class="num">${fig(g.sessions, `${path}.sessions`, 'n/a')}</td>
 <td class="num">${fig(g.contexts, `${path}.contexts`, 'n/a')}</td>
-<td class="num">${scopeCost(g, g.cost_subcents, `${path}.cost_subcents`, path, 'n/a', true, money.cost)}</td>
-<td class="num">${scopeCost(g, g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, path, 'n/a', true, money.perContext)}</td>
+<td class="num">${scopeCost(costBound(g, path), g.cost_subcents, `${path}.cost_subcents`, 'n/a', true, money.cost)}</td>
+<td class="num">${scopeCost(costBound(g, path), g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, 'n/a', true, money.perContext)}</td>
 </tr>`;
 }
 

@@ -120,12 +120,27 @@ function unpricedFact(events: number | null): string {
 /** R5-1: "≥ " before a cost that leaves out unpriced events (a lower bound), else nothing. */
 const atLeast = (f: Figures) => (f.cost_lower_bound ? '≥ ' : '');
 
-/** R5-1: a cost in subcents with its dollars: "≥ 15,000 subcents (≥ $1.50, 3 events unpriced" + rest + ")". */
-function costText(f: Figures, subcents: number, rest = ''): string {
-  const bound = atLeast(f);
-  const unpriced = f.cost_lower_bound && f.unpriced_events !== null ? `, ${unpricedWords(f.unpriced_events)}` : '';
+/** Whether a cost is a lower bound, and by how many unpriced events of its own (R5-1, R6-9). */
+interface Bound {
+  lower: boolean;
+  unpriced: number | null;
+}
+
+/** R5-1: the cost and cost per context leave out every unpriced event of the scope. */
+const costBound = (f: Figures): Bound => ({ lower: f.cost_lower_bound, unpriced: f.unpriced_events });
+
+/** R6-9: the estimated part leaves out only its own (estimated = 1) unpriced events. */
+const estimatedBound = (f: Figures): Bound => ({
+  lower: f.estimated_cost_lower_bound,
+  unpriced: f.estimated_unpriced_events,
+});
+
+/** R5-1, R6-9: a cost in subcents with its dollars and its own count: "≥ 15,000 subcents (≥ $1.50, 3 events unpriced)". */
+function costText(bound: Bound, subcents: number): string {
+  const at = bound.lower ? '≥ ' : '';
+  const unpriced = bound.lower && bound.unpriced !== null ? `, ${unpricedWords(bound.unpriced)}` : '';
   // R6-11: a lower bound's dollars are rounded down (lib/money.ts)
-  return `${bound}${n(subcents)} subcents (${bound}${dollars(subcents, { lowerBound: f.cost_lower_bound })}${unpriced}${rest})`;
+  return `${at}${n(subcents)} subcents (${at}${dollars(subcents, { lowerBound: bound.lower })}${unpriced})`;
 }
 
 /**
@@ -178,18 +193,17 @@ function totalFacts(f: Figures): [string, Cell][] {
           ],
         ]),
     ['contexts', f.contexts === null ? null : `${n(f.contexts)} (sessions + subagents)`],
+    ['cost', f.cost_subcents === null ? null : costText(costBound(f), f.cost_subcents)],
+    // R6-9: the estimated part with its own unpriced events
     [
-      'cost',
-      f.cost_subcents === null
-        ? null
-        : costText(
-            f,
-            f.cost_subcents,
-            `; estimated ${f.estimated_cost_subcents === null ? '-' : `${atLeast(f)}${n(f.estimated_cost_subcents)}`} subcents`,
-          ),
+      'estimated part',
+      f.estimated_cost_subcents === null ? null : costText(estimatedBound(f), f.estimated_cost_subcents),
     ],
     ['cost by source', costSourceText(f)],
-    ['cost per context', f.cost_per_context_subcents === null ? null : costText(f, f.cost_per_context_subcents)],
+    [
+      'cost per context',
+      f.cost_per_context_subcents === null ? null : costText(costBound(f), f.cost_per_context_subcents),
+    ],
     [
       'models',
       [

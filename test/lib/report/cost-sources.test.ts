@@ -55,6 +55,44 @@ describe.each(TARGETS)('R5 cost sources on %s, host schema', (target) => {
     expect([byKey.t2!.cost_subcents, byKey.t2!.unpriced_events, byKey.t2!.cost_lower_bound]).toEqual([100, 0, false]);
   });
 
+  it('R6-9: the estimated part counts its own unpriced events (estimated = 1) and is a lower bound by them only', async () => {
+    await ledger();
+    const doc = await report({ by: 'task' });
+    expect(reportDocument.safeParse(doc).success).toBe(true);
+    const figures = (f: (typeof doc)['totals']) => [
+      f.unpriced_events,
+      f.cost_lower_bound,
+      f.estimated_unpriced_events,
+      f.estimated_cost_lower_bound,
+    ];
+    // e3 (unpriced, estimated) is the estimated part's own; e4 (unpriced, not estimated) is not
+    expect(figures(doc.totals)).toEqual([2, true, 1, true]);
+    const byKey = Object.fromEntries(doc.groups.map((g) => [g.key, g]));
+    expect(figures(byKey.t1!)).toEqual([2, true, 1, true]);
+    expect(figures(byKey.t2!)).toEqual([0, false, 0, false]);
+  });
+
+  it('R6-9: an unpriced event that is not estimated leaves the estimated part exact', async () => {
+    await seedSession(t.db, 's1', 't1');
+    await addCostEvent(t.db, {
+      id: 'e1',
+      session: 's1',
+      task: 't1',
+      subcents: 40,
+      source: 'provider_reported',
+      estimated: 1,
+      at: T(1),
+    });
+    await addCostEvent(t.db, { id: 'e2', session: 's1', task: 't1', source: 'unpriced', at: T(1) });
+    const { totals } = await report();
+    expect([totals.cost_subcents, totals.cost_lower_bound]).toEqual([40, true]);
+    expect([
+      totals.estimated_cost_subcents,
+      totals.estimated_unpriced_events,
+      totals.estimated_cost_lower_bound,
+    ]).toEqual([40, 0, false]);
+  });
+
   it('R5-1: an unpriced event stores no readable cost, so an odd cost_subcents on it is not counted unreadable', async () => {
     await seedSession(t.db, 's1', 't1');
     // an odd value where the column type allows one (text on SQLite; a negative on PostgreSQL is read)
@@ -150,6 +188,8 @@ describe.each(TARGETS)('R5-1, R5-2 on %s: a ledger before cost contract v3', (ta
     expect(doc.totals.cost_subcents).toBe(12);
     expect(doc.totals.unpriced_events).toBeNull();
     expect(doc.totals.cost_lower_bound).toBe(false);
+    // R6-9: the estimated part's own count is not known either
+    expect([doc.totals.estimated_unpriced_events, doc.totals.estimated_cost_lower_bound]).toEqual([null, false]);
     expect([doc.totals.measured_cost_subcents, doc.totals.list_priced_cost_subcents]).toEqual([null, null]);
     expect(doc.completeness.unpriced_events).toBeNull();
     expect(doc.completeness.notes.join(' ')).not.toMatch(/unpriced/);

@@ -40,6 +40,8 @@ function doc(overrides: Partial<Figures> = {}): ReportDocument {
     cost_per_context_subcents: null,
     unpriced_events: null,
     cost_lower_bound: false,
+    estimated_unpriced_events: null,
+    estimated_cost_lower_bound: false,
     measured_cost_subcents: null,
     list_priced_cost_subcents: null,
     first_observed_at: null,

@@ -170,7 +170,7 @@ describe('report --csv completeness cells (R3-8), written out', () => {
 });
 
 describe('report --csv: the R5 figures (R5-1 … R5-4)', () => {
-  it('R5-1, R5-2, R5-4: the new columns come after orphan_rows, in this order', () => {
+  it('R5-1, R5-2, R5-4, R6-9: the new columns come after orphan_rows, in this order', () => {
     const { header } = read(renderReportCsv(reportDoc([group()])));
     expect(header!.slice(header!.indexOf('orphan_rows') + 1)).toEqual([
       'unpriced_events',
@@ -198,6 +198,8 @@ describe('report --csv: the R5 figures (R5-1 … R5-4)', () => {
         'cost_p95_subcents',
         'cost_max_subcents',
       ].map((f) => `spend_${f}`),
+      'estimated_unpriced_events',
+      'estimated_cost_lower_bound',
     ]);
   });
 

@@ -369,11 +369,22 @@ describe('the page: lower-bound costs, cost by source, fan-out cost, context at 
     return html.slice(start, html.indexOf('</tr>', start));
   };
 
-  it('R5-1: the totals show cost, estimated cost and cost per context as lower bounds with the unpriced count', () => {
-    const d = bounded();
+  it('R5-1, R6-9: the totals show cost, the estimated part and cost per context as lower bounds, each with its own unpriced count', () => {
+    const d = bounded((doc) => {
+      doc.totals = { ...doc.totals, estimated_unpriced_events: 1, estimated_cost_lower_bound: true };
+    });
     const totals = words(section(renderHtml(d), 'totals'));
-    expect(totals).toContain('Cost (estimated part) ≥ $4.10 , 3 events unpriced ( ≥ $0.41 , 3 events unpriced )');
+    expect(totals).toContain('Cost ≥ $4.10 , 3 events unpriced Estimated part of the cost ≥ $0.41 , 1 event unpriced');
     expect(totals).toMatch(/Cost per context ≥ \$0\.\d{4} , 3 events unpriced/);
+    expectFiguresMatch(renderHtml(d), d);
+  });
+
+  it('R6-9: an estimated part with no unpriced event of its own is exact beside a cost that is a lower bound', () => {
+    const d = bounded((doc) => {
+      doc.totals = { ...doc.totals, estimated_unpriced_events: 0, estimated_cost_lower_bound: false };
+    });
+    const totals = words(section(renderHtml(d), 'totals'));
+    expect(totals).toContain('Cost ≥ $4.10 , 3 events unpriced Estimated part of the cost $0.41 Cost by source');
     expectFiguresMatch(renderHtml(d), d);
   });
 

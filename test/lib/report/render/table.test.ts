@@ -94,7 +94,8 @@ describe('report table (R4-2: terminal safety; labels and units)', () => {
         },
       ),
     );
-    expect(text).toMatch(/^cost\s+15,000 subcents \(\$1\.50; estimated 500 subcents\)$/m);
+    expect(text).toMatch(/^cost\s+15,000 subcents \(\$1\.50\)$/m);
+    expect(text).toMatch(/^estimated part\s+500 subcents \(\$0\.0500\)$/m);
     expect(text).toMatch(/^cost per context\s+3,750 subcents \(\$0\.38\)$/m);
     expect(groupLines(text)[0]).toMatch(/cost \(subcents\)\s+per context \(subcents\)/);
   });
@@ -217,7 +218,7 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
       'R3-7: a cost without an estimate',
       reportDoc([], {}, { cost_subcents: 20_000 }),
       'cost',
-      '20,000 subcents ($2.00; estimated - subcents)',
+      '20,000 subcents ($2.00)',
     ],
     ['R3-6: no cost per context', reportDoc([]), 'cost per context', '-'],
     ['R3-6: no fan-out', reportDoc([]), 'fan-out (k: turns)', '-'],
@@ -387,6 +388,7 @@ describe('report table facts (docs/report.md#the-table), each written out', () =
     const rest = [
       'contexts',
       'cost',
+      'estimated part',
       'cost by source',
       'cost per context',
       'models',
@@ -465,7 +467,25 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
       'R5-1: a cost that leaves out unpriced events is a lower bound, with its count',
       reportDoc([], {}, bound),
       'cost',
-      '≥ 41,000 subcents (≥ $4.10, 3 events unpriced; estimated ≥ 4,100 subcents)',
+      '≥ 41,000 subcents (≥ $4.10, 3 events unpriced)',
+    ],
+    [
+      'R6-9: the estimated part is a lower bound by its own unpriced events only',
+      reportDoc([], {}, { ...bound, estimated_unpriced_events: 1, estimated_cost_lower_bound: true }),
+      'estimated part',
+      '≥ 4,100 subcents (≥ $0.41, 1 event unpriced)',
+    ],
+    [
+      'R6-9: no unpriced event among the estimated ones: the estimated part is exact beside a lower-bound cost',
+      reportDoc([], {}, { ...bound, estimated_unpriced_events: 0, estimated_cost_lower_bound: false }),
+      'estimated part',
+      '4,100 subcents ($0.41)',
+    ],
+    [
+      'R6-11: a negative cost reads -$4.10, with separators in subcents and dollars alike',
+      reportDoc([], {}, { ...priced, cost_subcents: -12_345_678, unpriced_events: 0 }),
+      'cost',
+      '-12,345,678 subcents (-$1,234.57)',
     ],
     [
       'R5-1, R6-11: the cost per context likewise, its dollars rounded down as a lower bound',
@@ -483,13 +503,13 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
       'R5-1: no unpriced event: the cost is exact, no ≥',
       reportDoc([], {}, { ...priced, unpriced_events: 0 }),
       'cost',
-      '41,000 subcents ($4.10; estimated 4,100 subcents)',
+      '41,000 subcents ($4.10)',
     ],
     [
       'R5-1: a ledger without cost_source: the cost as before',
       reportDoc([], {}, priced),
       'cost',
-      '41,000 subcents ($4.10; estimated 4,100 subcents)',
+      '41,000 subcents ($4.10)',
     ],
     [
       'R5-1: the completeness fact counts the unpriced events',
