@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { refreshingCredentials } from '../config/database-url.js';
 import type { Database } from '../db/database.js';
 import { failureFields } from '../db/errors.js';
-import { type RemainingTime, withinInvocation } from '../deadline.js';
+import { deadlineFrom, type RemainingTime, withinInvocation } from '../deadline.js';
 import { atTheEdge } from '../edge.js';
 import { graceSecondsFromEnv } from '../health/config.js';
 import { logger as defaultLogger } from '../observability.js';
@@ -50,12 +50,16 @@ export function createPublishHandler(deps: PublishHandlerDeps): PublishHandler {
     try {
       const env = deps.env ?? process.env;
       const target = targetFrom(env);
+      // the whole run within the invocation (issue 57 #8): the report's statements (withinInvocation)
+      // and every PUT end by the deadline, so the failure is logged before Lambda stops the function
+      const deadline = deadlineFrom(context);
       await deps.loadConfig?.();
       client ??= createS3Client(deps.s3);
       const writer = s3Writer(client, target.bucket, {
         prefix: target.prefix,
         requestTimeoutMs: deps.s3?.requestTimeoutMs,
         env,
+        deadline,
       });
       const summary = await refreshingCredentials(() =>
         withinInvocation(deps.db(), context, (db) =>

@@ -5,8 +5,8 @@ import { buildReport, type ReportOptions } from '../report/build.js';
 import type { Completeness, ReportDocument } from '../report/document.js';
 import { renderHtml } from '../report/render/html.js';
 import { CONTENT_SECURITY_POLICY } from '../report/render/style.js';
-import type { ObjectWriter, PutRequest } from './s3.js';
-import { DOCUMENT_FILE, foldersFor, PAGE_FILE, type PublishTarget } from './target.js';
+import { type ObjectWriter, PublishError, type PutRequest } from './s3.js';
+import { DOCUMENT_FILE, foldersFor, PAGE_FILE, type PublishFolders, type PublishTarget, s3Url } from './target.js';
 
 /*
  * One publish run (R5-6, docs/publish.md), the CLI's and the scheduled function's alike: one report
@@ -14,8 +14,10 @@ import { DOCUMENT_FILE, foldersFor, PAGE_FILE, type PublishTarget } from './targ
  * --html FILE` prints and writes), put under PREFIX/YYYY-MM-DD/HHMMSSZ/ (UTC, the run's start)
  * and then under PREFIX/latest/. The order is the guarantee: latest/ is written only once the dated
  * copy is complete, and in each folder the JSON before the page, so a reader never sees a page
- * whose JSON is missing; a run that fails anywhere leaves latest/ as it was (the previous run's
- * pair) or, failing between latest/'s JSON and page, a newer JSON beside the previous page.
+ * whose JSON is missing. S3 writes one object at a time, so no order keeps latest/'s pair whole
+ * through a failure between its two writes: a run that fails before latest/ leaves it as it was,
+ * and one that fails between them leaves this run's JSON beside the previous page. The error says
+ * which: it names what the run wrote, where (issue 57 #5, docs/publish.md#what-is-where).
  * Every run writes, changed figures or not: the page says when it was made.
  */
 
@@ -78,6 +80,25 @@ export function completenessLine(c: Completeness): string {
   ].join('; ');
 }
 
+/**
+ * What a failed run left, for its error (issue 57 #5): the writes go dated JSON, dated page,
+ * latest/ JSON, latest/ page, so the count of those done says it all.
+ */
+export function writtenSoFar(bucket: string, folders: PublishFolders, done: number): string {
+  const dated = s3Url(bucket, folders.dated);
+  const latest = s3Url(bucket, folders.latest);
+  switch (done) {
+    case 0:
+      return `Nothing was written; ${latest} is as it was`;
+    case 1:
+      return `Written: ${dated}${DOCUMENT_FILE} only (its page was not); ${latest} is as it was`;
+    case 2:
+      return `Written: the complete dated copy ${dated} (${DOCUMENT_FILE}, ${PAGE_FILE}); ${latest} is as it was`;
+    default:
+      return `Written: the complete dated copy ${dated} (${DOCUMENT_FILE}, ${PAGE_FILE}) and ${latest}${DOCUMENT_FILE}; ${latest}${PAGE_FILE} is still the previous run's page, beside this run's JSON, until a run succeeds`;
+  }
+}
+
 /** The document as `report --json` prints it (the CLI's one serialiser), as bytes. */
 function documentBytes(doc: ReportDocument): Buffer {
   return Buffer.from([...jsonDocumentChunks(doc)].join(''));
@@ -103,24 +124,31 @@ export async function publishReport(
     await writer.put(request);
     objects.push({ key: request.key, bytes: request.body.length, content_type: request.contentType });
   };
-  for (const [folder, tagging] of [
-    [folders.dated, DATED_TAG],
-    [folders.latest, undefined],
-  ] as const) {
-    // sequential on purpose: the JSON before the page, the dated pair before latest/
-    await put({
-      key: `${folder}${DOCUMENT_FILE}`,
-      body: json,
-      contentType: CONTENT_TYPES.json,
-      metadata: CSP_METADATA,
-      tagging,
-    });
-    await put({
-      key: `${folder}${PAGE_FILE}`,
-      body: page,
-      contentType: CONTENT_TYPES.html,
-      metadata: CSP_METADATA,
-      tagging,
+  try {
+    for (const [folder, tagging] of [
+      [folders.dated, DATED_TAG],
+      [folders.latest, undefined],
+    ] as const) {
+      // sequential on purpose: the JSON before the page, the dated pair before latest/
+      await put({
+        key: `${folder}${DOCUMENT_FILE}`,
+        body: json,
+        contentType: CONTENT_TYPES.json,
+        metadata: CSP_METADATA,
+        tagging,
+      });
+      await put({
+        key: `${folder}${PAGE_FILE}`,
+        body: page,
+        contentType: CONTENT_TYPES.html,
+        metadata: CSP_METADATA,
+        tagging,
+      });
+    }
+  } catch (err) {
+    if (!(err instanceof PublishError)) throw err;
+    throw new PublishError(`${err.message}. ${writtenSoFar(target.bucket, folders, objects.length)}`, {
+      cause: err.cause,
     });
   }
   return {

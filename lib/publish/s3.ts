@@ -1,5 +1,6 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { PUBLISH_DEFAULTS } from '../defaults.js';
+import { msUntil, signalAt } from '../deadline.js';
+import { PUBLISH_DEFAULTS, PUBLISH_TIMEOUT_SECONDS } from '../defaults.js';
 import { SubagentContextError } from '../errors.js';
 import { describeEndpoint, peerBody, secretsOf } from '../peer.js';
 import { s3Url } from './target.js';
@@ -97,12 +98,25 @@ const configuredRegion = (env: NodeJS.ProcessEnv) => env.AWS_REGION || env.AWS_D
 export function s3Writer(
   client: S3Client,
   bucket: string,
-  options: { prefix: string; requestTimeoutMs?: number; env?: NodeJS.ProcessEnv },
+  options: {
+    prefix: string;
+    requestTimeoutMs?: number;
+    env?: NodeJS.ProcessEnv;
+    /**
+     * the scheduled run's deadline (epoch ms; lib/deadline.ts): every PUT ends by then, whatever
+     * its own bound (issue 57 #8), so the function logs its failure before Lambda stops it
+     */
+    deadline?: number;
+  },
 ): ObjectWriter {
   const timeoutMs = options.requestTimeoutMs ?? PUBLISH_DEFAULTS.requestTimeoutMs;
   return {
     async put(request) {
+      const own = AbortSignal.timeout(timeoutMs);
+      const invocation = signalAt(options.deadline);
       try {
+        if (invocation?.aborted || (options.deadline !== undefined && msUntil(options.deadline) === 0))
+          throw outOfInvocationTime(bucket, request.key);
         await client.send(
           new PutObjectCommand({
             Bucket: bucket,
@@ -115,9 +129,11 @@ export function s3Writer(
             Tagging: request.tagging,
           }),
           // one object's whole upload, retries included: an endpoint that never answers ends the run
-          { abortSignal: AbortSignal.timeout(timeoutMs) },
+          { abortSignal: invocation === undefined ? own : AbortSignal.any([own, invocation]) },
         );
       } catch (err) {
+        if (err instanceof PublishError) throw err;
+        if (invocation?.aborted && !own.aborted) throw outOfInvocationTime(bucket, request.key);
         throw s3Failure(err, {
           action: request.tagging === undefined ? 's3:PutObject' : 's3:PutObject and s3:PutObjectTagging',
           bucket,
@@ -129,6 +145,13 @@ export function s3Writer(
       }
     },
   };
+}
+
+/** The scheduled run's time ran out at a write (issue 57 #8): what to change, said before Lambda stops it. */
+function outOfInvocationTime(bucket: string, key: string): PublishError {
+  return new PublishError(
+    `the scheduled publish ran out of the invocation's time before s3:PutObject of ${s3Url(bucket, key)} was done: raise the publish function's timeout (serverless.yml functions.publish.timeout, ${PUBLISH_TIMEOUT_SECONDS} s), or find what made the run slow (the report's statements, an S3 endpoint that answers slowly)`,
+  );
 }
 
 export interface S3FailureContext {

@@ -20,7 +20,15 @@ import {
   type TurnTree,
 } from './document.js';
 import { bucketLabel, fanOutCostStatement } from './fan-out-cost-sql.js';
-import { type Overflow, overflowOf, type ScopeFigures, scopeNotes, treeTimeNotes, valueNotes } from './notes.js';
+import {
+  fanOutOverflowNotes,
+  type Overflow,
+  overflowOf,
+  type ScopeFigures,
+  scopeNotes,
+  treeTimeNotes,
+  valueNotes,
+} from './notes.js';
 import { sortGroups } from './sort.js';
 import { breakdownStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
 import { readTurnTrees } from './trees.js';
@@ -141,6 +149,7 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
         ...scopeNotes(scope, catalog, lowerBoundSessions),
         ...valueNotes(totals, unreadable, overflow),
         ...treeTimeNotes(hostTimes.unreadable),
+        ...fanOutOverflowNotes(fanOutCost),
       ],
     },
     totals,

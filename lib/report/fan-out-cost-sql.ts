@@ -27,13 +27,22 @@ import {
 /** R6-5: a known turn whose every top-level subagent has priced, final usage (per_turn's `sk` of its `k`). */
 const KNOWN_SPEND = 'CASE WHEN known = 1 AND sk = k THEN 1 ELSE 0 END';
 
+/**
+ * 1 where a turn's cost sum is beyond 2^53 − 1 (issue 57 #4, R4-3): its bucket's cost figures are
+ * null, as the totals' are, never a failed report; 0 otherwise.
+ */
+const beyondSafe = (sum: string) =>
+  `CASE WHEN ${sum} NOT BETWEEN -${Number.MAX_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER} THEN 1 ELSE 0 END`;
+
 /** The bucket (an index of FAN_OUT_COST_BUCKETS) of a fan-out `k`: 0, 1, 2, 3, 4–5, 6–8, 9 or more. */
 const BUCKET = (k: string) => `CASE WHEN ${k} <= 3 THEN ${k} WHEN ${k} <= 5 THEN 4 WHEN ${k} <= 8 THEN 5 ELSE 6 END`;
 
 /**
  * The statement, or undefined where the section cannot be given (the reason: `fanOutCostGap`).
- * Rows: `kind` 'bucket' (one per non-empty bucket `b`), 'unattributed' (the events on no turn, where
- * there is any) and, with a window, 'unreadable' (the turns whose start is no instant).
+ * Rows: `kind` 'bucket' (one per non-empty bucket `b`; `over`: its costed turns whose cost is beyond
+ * 2^53 − 1), 'unattributed' (the events on no turn, where there is any) and, with a window,
+ * 'unreadable' (the turns whose start is held but is no instant: a NULL start is not reported, not
+ * unreadable, issue 57 #15).
  */
 export function fanOutCostStatement(d: Dialect, scope: ReportScope, catalog: StoreCatalog): Statement | undefined {
   if (fanOutCostGap(scope, catalog) !== undefined) return undefined;
@@ -91,7 +100,7 @@ export function fanOutCostStatement(d: Dialect, scope: ReportScope, catalog: Sto
 ),
 per_turn AS (
   SELECT MAX(known) AS known, MAX(in_scope) AS in_scope, SUM(top) AS k, SUM(events) AS events, SUM(unpriced) AS unpriced,
-    SUM(unreadable) AS unreadable, CAST(SUM(cost) AS BIGINT) AS cost,
+    SUM(unreadable) AS unreadable, ${boundedSum('cost')} AS cost, ${beyondSafe('SUM(cost)')} AS over,
     SUM(ev_scope) AS ev_scope, SUM(ev_unpriced) AS ev_unpriced, CAST(SUM(ev_cost) AS BIGINT) AS ev_cost,
     SUM(sk) AS sk, ${exactSum('sc')} AS sc
   FROM parts GROUP BY turn_id
@@ -103,6 +112,7 @@ classed AS (
     CASE WHEN unpriced = 0 AND unreadable > 0 THEN 1 ELSE 0 END AS unreadable,
     CASE WHEN events > 0 AND unpriced = 0 AND unreadable = 0 THEN 1 ELSE 0 END AS costed,
     CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN cost END AS cost,
+    CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN over ELSE 0 END AS over,
     ev_scope, ev_unpriced, ev_cost,
     ${KNOWN_SPEND} AS spend_known,
     -- a turn with no top-level subagent spent nothing on them; a known sum NULL lies beyond 2^53 − 1
@@ -113,7 +123,8 @@ classed AS (
 ),
 buckets AS (
   SELECT b, COUNT(*) AS turns, CAST(SUM(costed) AS BIGINT) AS costed, CAST(SUM(unpriced) AS BIGINT) AS unpriced,
-    CAST(SUM(none) AS BIGINT) AS none, CAST(SUM(unreadable) AS BIGINT) AS unreadable, ${boundedSum('cost')} AS cost,
+    CAST(SUM(none) AS BIGINT) AS none, CAST(SUM(unreadable) AS BIGINT) AS unreadable, CAST(SUM(over) AS BIGINT) AS over,
+    ${boundedSum('cost')} AS cost,
     ${RANKS.map((r) => `${d.nearestRank('cost', r, RANKS)} AS p${r}`).join(', ')},
     CAST(SUM(ev_scope) AS BIGINT) AS events, CAST(SUM(ev_unpriced) AS BIGINT) AS ev_unpriced, ${boundedSum('ev_cost')} AS ev_cost,
     CAST(SUM(spend_known) AS BIGINT) AS spend_known,
@@ -122,8 +133,9 @@ buckets AS (
   FROM classed WHERE b <> -2 GROUP BY b
 )
 SELECT CASE WHEN b = -1 THEN 'unattributed' ELSE 'bucket' END AS kind, b, turns, costed,
-  ${priced ? 'unpriced' : 'NULL'} AS unpriced, none, unreadable, cost,
-  CASE WHEN costed = 0 OR cost IS NULL THEN NULL ELSE ${roundedQuotient('cost', 'costed')} END AS mean, p50, p95,
+  ${priced ? 'unpriced' : 'NULL'} AS unpriced, none, unreadable, over, CASE WHEN over = 0 THEN cost END AS cost,
+  CASE WHEN costed = 0 OR cost IS NULL OR over > 0 THEN NULL ELSE ${roundedQuotient('cost', 'costed')} END AS mean,
+  CASE WHEN over = 0 THEN p50 END AS p50, CASE WHEN over = 0 THEN p95 END AS p95,
   events, ${priced ? 'ev_unpriced' : 'NULL'} AS ev_unpriced, ev_cost,
   ${usage ? 'spend_known' : 'NULL'} AS spend_known, ${usage ? 'sub_cost' : 'NULL'} AS sub_cost, ${usage ? 'share' : 'NULL'} AS share
 FROM buckets${
@@ -131,8 +143,8 @@ FROM buckets${
       ? ''
       : `
 UNION ALL
-SELECT 'unreadable', NULL, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-FROM ${turnsFrom} WHERE ${[...filter, `${started} IS NULL`].join(' AND ')}`
+SELECT 'unreadable', NULL, COUNT(*), ${Array(15).fill('NULL').join(', ')}
+FROM ${turnsFrom} WHERE ${[...filter, 't.started_at IS NOT NULL', `${started} IS NULL`].join(' AND ')}`
   }`;
   return { sql, params: p.values };
 }

@@ -1,5 +1,5 @@
 import type { StoreCatalog } from './catalog.js';
-import type { Completeness, Figures, GroupBy } from './document.js';
+import type { Completeness, FanOutCost, Figures, GroupBy } from './document.js';
 import { fanOutCostGap } from './fan-out-cost-sql.js';
 import type { ReportScope } from './sql.js';
 
@@ -91,6 +91,19 @@ export function treeTimeNotes(unreadable: number): string[] {
     ? []
     : [
         `${unreadable} fan-out tree(s) are dated by their subagents' observations: their task_session_turns.started_at or completed_at is not an instant.`,
+      ];
+}
+
+/**
+ * R4-3 (issue 57 #4): a fan-out bucket with costed turns and no cost is one whose sum, or one of
+ * whose turns' cost, is beyond 2^53 − 1: said, as the totals' overflow is (valueNotes).
+ */
+export function fanOutOverflowNotes(section: FanOutCost | null): string[] {
+  const over = section?.buckets.filter((b) => b.costed_turns > 0 && b.cost_subcents === null) ?? [];
+  return over.length === 0
+    ? []
+    : [
+        `the fan-out cost of ${over.length} bucket(s) (${over.map((b) => b.fan_out).join(', ')}) is null: a turn's cost or the bucket's sum exceeds 2^53 − 1, beyond what a JSON reader keeps exactly.`,
       ];
 }
 

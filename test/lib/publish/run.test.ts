@@ -141,7 +141,7 @@ describe.each(TARGETS)('R5-6 publish run on %s', (name) => {
     const failed = await run(T2).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(PublishError);
     expect((failed as Error).message).toBe(
-      `access denied: s3:PutObject of s3://${s3.bucket}/team/reports/latest/report.json (S3 answered AccessDenied (HTTP 403)): allow s3:PutObject on arn:aws:s3:::${s3.bucket}/team/reports/* for the caller (deployed: the publish role may write only there; docs/publish.md#who-can-write-and-read)`,
+      `access denied: s3:PutObject of s3://${s3.bucket}/team/reports/latest/report.json (S3 answered AccessDenied (HTTP 403)): allow s3:PutObject on arn:aws:s3:::${s3.bucket}/team/reports/* for the caller (deployed: the publish role may write only there; docs/publish.md#who-can-write-and-read). Written: the complete dated copy s3://${s3.bucket}/team/reports/2026-08-12/140009Z/ (report.json, index.html); s3://${s3.bucket}/team/reports/latest/ is as it was`,
     );
     const after = await Promise.all(['report.json', 'index.html'].map((f) => s3.get(`team/reports/latest/${f}`)));
     expect(after.map((o) => o.body)).toEqual(before.map((o) => o.body));
@@ -167,6 +167,36 @@ describe.each(TARGETS)('R5-6 publish run on %s', (name) => {
     await expect(run(T2)).rejects.toThrow(PublishError);
     expect(puts(s3.requests).at(-1)).toBe('team/reports/latest/report.json');
     expect((await s3.get('team/reports/latest/index.html')).body).toBe(page);
+  });
+
+  it('R5-6 / issue 57 #5: a run that fails at latest/index.html says latest/ holds its JSON beside the previous page, and names the complete dated copy', async () => {
+    await seed(t.db);
+    await run(T1);
+    const page = (await s3.get('team/reports/latest/index.html')).body;
+    s3.refuse({
+      when: (r) => r.method === 'PUT' && r.key === 'team/reports/latest/index.html',
+      answer: { status: 403, code: 'AccessDenied', message: 'Access Denied' },
+    });
+    const failed = (await run(T2).catch((e: unknown) => e)) as Error;
+    expect(failed).toBeInstanceOf(PublishError);
+    expect(failed.message).toMatch(/^access denied: s3:PutObject of s3:\/\/[^ ]+\/team\/reports\/latest\/index\.html /);
+    expect(failed.message).toContain(
+      `. Written: the complete dated copy s3://${s3.bucket}/team/reports/2026-08-12/140009Z/ (report.json, index.html) and s3://${s3.bucket}/team/reports/latest/report.json; s3://${s3.bucket}/team/reports/latest/index.html is still the previous run's page, beside this run's JSON, until a run succeeds`,
+    );
+    // what the message says is what S3 holds
+    expect((await s3.get('team/reports/latest/index.html')).body).toBe(page);
+    const latest = JSON.parse((await s3.get('team/reports/latest/report.json')).body) as ReportDocument;
+    expect(latest.generated_at).toBe('2026-08-12T14:00:09.000000Z');
+  });
+
+  it('R5-6 / issue 57 #5: a run that fails at its first write says nothing was written', async () => {
+    await seed(t.db);
+    s3.refuse({
+      when: (r) => r.method === 'PUT',
+      answer: { status: 403, code: 'AccessDenied', message: 'Access Denied' },
+    });
+    const failed = (await run(T1).catch((e: unknown) => e)) as Error;
+    expect(failed.message).toMatch(/\. Nothing was written; s3:\/\/[^ ]+\/team\/reports\/latest\/ is as it was$/);
   });
 
   it('R5-6: a missing bucket is named, with how to fix it', async () => {
