@@ -1,7 +1,8 @@
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { TreeNode, TurnTree } from '../../report/document.js';
+import type { UsageCountField } from '../../producer/usage/run-usage.js';
+import type { NodeUsage, TreeNode, TurnTree } from '../../report/document.js';
 import { latestOf, type Micros, parseRfc3339 } from '../../time.js';
 import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from './ids.js';
 import { providerOf } from './provider.js';
@@ -18,12 +19,14 @@ import { providerOf } from './provider.js';
 export const NAMESPACE = 'subagent_context';
 
 /**
- * The semantic conventions these spans follow (R4-9), on the resource and the scope: 1.37.0 is the
- * release that defines every attribute used here in its current form (`gen_ai.provider.name`
- * replaced `gen_ai.system` there; `invoke_agent`, `gen_ai.agent.*`, `gen_ai.conversation.id`,
- * `error.type` are unchanged since).
+ * The semantic conventions these spans follow (R4-9, R6-7), on the resource and the scope: 1.41.0
+ * is the release that defines every attribute used here in its current form (`gen_ai.provider.name`
+ * replaced `gen_ai.system` in 1.37.0; the cache token attributes came in 1.40.0,
+ * `gen_ai.usage.reasoning.output_tokens` in 1.41.0). From 1.42.0 the GenAI conventions live in
+ * their own repository (open-telemetry/semantic-conventions-genai), under the same names, which
+ * has published no release or schema URL yet (docs/otlp.md#run-usage).
  */
-export const SCHEMA_URL = 'https://opentelemetry.io/schemas/1.37.0';
+export const SCHEMA_URL = 'https://opentelemetry.io/schemas/1.41.0';
 
 /** The sentinel the host's DDL defaults agent_execution_id to: never exported as an id (R3-6). */
 const UNKNOWN_EXECUTION = 'unknown';
@@ -101,10 +104,68 @@ function rowAttributes(tree: TurnTree, node: TreeNode, options: SpanOptions): At
   set(a, `${NAMESPACE}.duration_ms`, count(node.duration_ms, 'duration_ms', options));
   // The stored value the tree reader could not read (it reads as null above): left out, counted.
   for (const column of node.unreadable ?? []) leftOut(column, options);
+  if (node.usage) usageAttributes(a, node.usage, options);
   a[`${NAMESPACE}.settled`] = node.settled_at !== null;
   // On an ERROR span only (R4-9): the failing value, a low-cardinality class as error.type asks.
   set(a, 'error.type', failure(node));
   return a;
+}
+
+/** Cost sources whose cost_subcents is a price (R6-1); `unpriced` has none. */
+const PRICED = new Set(['provider_reported', 'models_dev_list']);
+
+/**
+ * `base` plus the parts reported (a part not reported adds nothing: an agent reports no cache
+ * writes, say); null when `base` is not known or a part is held but unreadable (the sum would
+ * hide it). Never more than a safe integer.
+ */
+function total(base: number | null, parts: readonly (number | null)[], unreadableParts: boolean): number | null {
+  if (base === null || unreadableParts) return null;
+  const sum = parts.reduce<number>((acc, p) => acc + (p ?? 0), base);
+  return Number.isSafeInteger(sum) ? sum : null;
+}
+
+/**
+ * R6-7 (docs/otlp.md#run-usage): the subagent's whole run, as the GenAI conventions name usage.
+ * Our counts are disjoint kinds (R6-1: `tokens_in` is input neither read from nor written to a
+ * cache, `tokens_out` output other than reasoning); the conventions' `input_tokens` and
+ * `output_tokens` include their cache and reasoning parts, so they are sums. Cost, its source,
+ * requests and `complete` are ours. Never from `total_tokens` (the final request's context).
+ */
+function usageAttributes(a: Attributes, usage: NodeUsage, options: SpanOptions): void {
+  const unreadable = new Set(usage.unreadable ?? []);
+  for (const column of unreadable) leftOut(`usage.${column}`, options);
+  const n = (field: UsageCountField | 'cost_subcents') => count(usage[field], `usage.${field}`, options);
+  const input = n('tokens_in');
+  const output = n('tokens_out');
+  const cacheRead = n('tokens_cached_read');
+  const cacheWrite = n('tokens_cached_write');
+  const reasoning = n('tokens_reasoning');
+  set(
+    a,
+    'gen_ai.usage.input_tokens',
+    total(
+      input,
+      [cacheRead, cacheWrite],
+      unreadable.has('tokens_cached_read') || unreadable.has('tokens_cached_write'),
+    ),
+  );
+  set(a, 'gen_ai.usage.output_tokens', total(output, [reasoning], unreadable.has('tokens_reasoning')));
+  set(a, 'gen_ai.usage.cache_read.input_tokens', cacheRead);
+  set(a, 'gen_ai.usage.cache_creation.input_tokens', cacheWrite);
+  set(a, 'gen_ai.usage.reasoning.output_tokens', reasoning);
+  set(a, `${NAMESPACE}.usage.requests`, n('requests'));
+  // R6-1: a cost is sent with a source that prices it; a cost without one, or $0 for tokens, is unpriced.
+  const cost = n('cost_subcents');
+  const tokens = [input, output, cacheRead, cacheWrite, reasoning].some((t) => t !== null && t > 0);
+  const priced =
+    usage.cost_source !== null && PRICED.has(usage.cost_source) && cost !== null && !(cost === 0 && tokens);
+  if (priced) set(a, `${NAMESPACE}.usage.cost_subcents`, cost);
+  const unpriced = usage.cost_source === 'unpriced' || (!priced && cost !== null);
+  set(a, `${NAMESPACE}.usage.cost_source`, priced ? usage.cost_source : unpriced ? 'unpriced' : null);
+  set(a, `${NAMESPACE}.usage.model`, usage.model);
+  set(a, `${NAMESPACE}.usage.complete`, usage.complete);
+  set(a, `${NAMESPACE}.usage.observed_at`, usage.observed_at);
 }
 
 /** The failing status value (`error`, `failed`, `cancelled`), tool_status first; undefined: not failed. */
