@@ -4,6 +4,7 @@ import { type SubagentWrite, UNKNOWN_EXECUTION } from './row.js';
 import { isTerminalToolStatus } from './terminal.js';
 import { storedText } from './text.js';
 import { parseRfc3339 } from './time.js';
+import { normalizeUsage } from './usage-write.js';
 
 export type Normalized =
   | { kind: 'skip'; reason: 'no_identity' }
@@ -57,9 +58,10 @@ export function normalizeFrame(frame: Frame): Normalized {
   const toolStatus = storedTextOrNull(frame.tool_status);
   // The schema has already proven observed_at parses.
   const observedAt = parseRfc3339(frame.observed_at)!;
+  const usage = normalizeUsage(task.usage, observedAt);
   return {
     kind: 'write',
-    anomalous: totalTokens.anomalous || durationMs.anomalous || toolUseCount.anomalous,
+    anomalous: totalTokens.anomalous || durationMs.anomalous || toolUseCount.anomalous || usage.anomalous,
     unknownExecution: executionId === null,
     row: {
       task_session_id: taskSessionId,
@@ -83,6 +85,8 @@ export function normalizeFrame(frame: Frame): Normalized {
       observed_at: observedAt,
       settled_at: isTerminalToolStatus(toolStatus) ? observedAt : null,
       last_observed_at: observedAt,
+      // Only when reported, so a write without usage is the row's columns alone (R6-2).
+      ...(usage.usage === null ? {} : { usage: usage.usage }),
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { RowOf } from './columns.js';
 import type { Micros } from './time.js';
+import type { UsageWrite } from './usage-write.js';
 
 export const UNKNOWN_EXECUTION = 'unknown';
 
@@ -13,6 +14,8 @@ export type Source = RowOf<Micros>['source'];
  */
 export type SubagentWrite = Omit<RowOf<Micros>, 'id' | 'updated_at' | 'last_observed_at'> & {
   last_observed_at: Micros;
+  /** the run usage the frame carried (R6-1), stored in our own table beside the row (R6-2) */
+  usage?: UsageWrite;
 };
 
 /**

@@ -10,6 +10,7 @@ import { type CostSummary, generatedTurnId } from './generate-host-store.js';
 export function expectedFanOutCost(
   costs: CostSummary,
   extraTopLevel: Readonly<Record<string, number>> = {},
+  usage = true,
 ): FanOutCost {
   const { idPrefix, topLevel, cost, unpriced } = costs.turnLedger;
   const perBucket = FAN_OUT_COST_BUCKETS.map(() => ({ turns: 0, unpriced: 0, none: 0, costs: [] as number[] }));
@@ -39,6 +40,11 @@ export function expectedFanOutCost(
         mean_subcents: n === 0 ? null : Math.floor((2 * sum + n) / (2 * n)),
         median_subcents: n === 0 ? null : sorted[Math.ceil(0.5 * n) - 1]!,
         p95_subcents: n === 0 ? null : sorted[Math.ceil(0.95 * n) - 1]!,
+        // R6-5: without usage rows, only a turn with no top-level subagent has every one priced
+        // (it spent nothing on them); `usage` false: a store without the usage table
+        spend_known_turns: !usage ? null : i === 0 ? b.turns : 0,
+        subagent_cost_subcents: usage && i === 0 && b.turns > 0 ? 0 : null,
+        subagent_share: usage && i === 0 && sorted.some((c) => c > 0) ? 0 : null,
       };
     }),
     // the generator writes no turn id on its legacy rows only, and no id of a turn it did not make

@@ -124,6 +124,12 @@ function fanOutCost(subagents: number, r: () => number): FanOutCost {
         mean_subcents: costed === 0 ? null : median,
         median_subcents: costed === 0 ? null : median,
         p95_subcents: costed === 0 ? null : median * 3,
+        // R6-5: a share of the turns with every subagent's spend known, subagents spending a
+        // growing part of the turn as it fans out (none for a turn without them)
+        spend_known_turns: Math.floor(n / 3),
+        subagent_cost_subcents: Math.floor(n / 3) === 0 ? null : Math.floor(n / 3) * Math.floor(median * i * 0.12),
+        subagent_share:
+          Math.floor(n / 3) === 0 || costed === 0 ? null : Math.round(Math.min(0.9, i * 0.12) * 10_000) / 10_000,
       };
     }),
     unattributed_events: Math.floor(turns / 25),
@@ -192,6 +198,34 @@ export function figures(subagents: number, r: () => number, scoped: boolean): Fi
     list_priced_cost_subcents: cost === null ? null : Math.floor(cost * 0.3),
     first_observed_at: subagents === 0 ? null : iso(START),
     last_observed_at: subagents === 0 ? null : iso(START + 29 * DAY_MS),
+    spend: spend(subagents),
+  };
+}
+
+/** R6-5: usage known for about 60% of the subagents, nine in ten of them final, one in twenty unpriced. */
+function spend(subagents: number): Figures['spend'] {
+  const withUsage = Math.floor(subagents * 0.6);
+  const unpriced = Math.floor(withUsage / 20);
+  const priced = withUsage - unpriced;
+  const complete = withUsage - Math.floor(withUsage / 10);
+  const tokens = (per: number) => (withUsage === 0 ? null : withUsage * per);
+  const cost = priced === 0 ? null : priced * 1_840;
+  return {
+    subagents_with_usage: withUsage,
+    complete,
+    tokens_in: tokens(21_400),
+    tokens_out: tokens(3_120),
+    tokens_cached_read: tokens(188_000),
+    tokens_cached_write: tokens(14_900),
+    tokens_reasoning: tokens(610),
+    cost_subcents: cost,
+    measured_cost_subcents: cost === null ? null : Math.floor(cost * 0.7),
+    list_priced_cost_subcents: cost === null ? null : cost - Math.floor(cost * 0.7),
+    unpriced,
+    cost_lower_bound: unpriced > 0 || complete < withUsage,
+    cost_p50_subcents: priced === 0 ? null : 1_310,
+    cost_p95_subcents: priced === 0 ? null : 6_020,
+    cost_max_subcents: priced === 0 ? null : 11_780,
   };
 }
 

@@ -159,7 +159,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
   'lib/export/otlp/spans.ts': ['test/lib/export/otlp-span-fields.test.ts', 'test/lib/export/otlp-conventions.test.ts'],
   // the export runs and the CLI reach the body only through a refusal's message, which
   // otlp-output.test.ts proves; with them, each of the file's static mutants re-ran 178 tests (~2 min)
-  'lib/export/otlp/body.ts': ['test/lib/export/otlp-output.test.ts'],
+  'lib/peer.ts': ['test/lib/export/otlp-output.test.ts', 'test/lib/publish/s3-messages.test.ts'],
   'lib/export/otlp/digest.ts': ['test/lib/export/otlp-changes.test.ts', ...EXPORT_RUNS],
   // the table is module state: each of its mutants would re-run every covering test, so only the
   // test that proves the table (the export runs reach it only through spans.ts)

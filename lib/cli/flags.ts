@@ -173,6 +173,11 @@ const APPLIES_TO: Record<string, readonly string[]> = {
   'no-position': ['export'],
   to: ['publish'],
   'url-seconds': ['publish'],
+  'claude-dir': ['spend'],
+  'opencode-dir': ['spend'],
+  'codex-dir': ['spend'],
+  prices: ['spend'],
+  'dry-run': ['spend'],
 };
 
 /** Why a flag does not apply where it was given, when that needs more than "it is X's". */

@@ -49,6 +49,9 @@ Commands:
   publish --to s3://BUCKET/PREFIX
                           write the page and its JSON document to S3 (PREFIX/YYYY-MM-DD/HHMMSSZ/,
                           then PREFIX/latest/) and print a link to latest/index.html (docs/publish.md)
+  spend                   what each subagent spent: read the agents' records of each subagent's run
+                          on this machine (Claude Code, OpenCode, Codex), price them, store the usage
+                          beside the rows (docs/spend.md)
 
 Options:
   --database-url <url>    postgres://… or sqlite:<path> (default: DATABASE_URL, or the SSM
@@ -105,6 +108,13 @@ Options:
                           credentials and AWS_ENDPOINT_URL_S3 are the AWS SDK's own settings)
   --url-seconds <n>       publish: how long the printed link opens the page (default
                           ${PUBLISH_DEFAULTS.urlSeconds}, at most ${PUBLISH_DEFAULTS.maxUrlSeconds}: 7 days)
+  --claude-dir <dir>      spend: Claude Code's folder (default CLAUDE_CONFIG_DIR or ~/.claude)
+  --opencode-dir <dir>    spend: OpenCode's data folder (default $XDG_DATA_HOME/opencode or
+                          ~/.local/share/opencode)
+  --codex-dir <dir>       spend: Codex's folder (default CODEX_HOME or ~/.codex)
+  --prices <file>         spend: a models.dev shaped price table (JSON) for runs the agent did not
+                          price; without it they are stored unpriced (tokens, no cost)
+  --dry-run               spend: print what would be written, write nothing
   --verbose               structured logs (WARN and above) on stderr
   -q, --quiet             no progress bar: the result (and any error or note) only
   --no-color              no colour (also NO_COLOR=1; colour is only ever used on a terminal)
@@ -208,13 +218,18 @@ const CLI_OPTIONS = {
   'no-position': { type: 'boolean', default: false },
   to: { type: 'string' },
   'url-seconds': { type: 'string' },
+  'claude-dir': { type: 'string' },
+  'opencode-dir': { type: 'string' },
+  'codex-dir': { type: 'string' },
+  prices: { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
   verbose: { type: 'boolean', default: false },
   quiet: { type: 'boolean', short: 'q', default: false },
   'no-color': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export', 'publish']);
+const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export', 'publish', 'spend']);
 
 /** The line after a usage error: where the whole help is, instead of the whole help (issue 34). */
 const HELP_POINTER = 'subagent-context --help lists every command and option.';
@@ -376,6 +391,19 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             io.stderr,
           );
         }
+        case 'spend': {
+          expectArguments(rest, 0, command);
+          const { spendCommand } = await import('./commands/spend.js');
+          // --dry-run writes nothing: a SQLite store opens read-only
+          db = await open(values['dry-run'] ? 'reading' : 'writing');
+          return spendCommand(db, values, {
+            env: io.env,
+            stderr: io.stderr,
+            quiet: values.quiet,
+            // Ctrl-C: stop between pages, each committed whole
+            keepGoing: () => !interrupt.signal.aborted,
+          });
+        }
         case 'ingest':
           expectArguments(rest, 1, command);
           db = await open();
@@ -450,6 +478,11 @@ function interruptedAfter(command: string | undefined, result: unknown): Interru
       'run the same command again to resume from there',
     );
   }
+  if (command === 'spend' && (result as { complete?: boolean }).complete === false)
+    return new Interrupted(
+      'spend stopped between pages; every page before it was written whole',
+      'run the same command again: it reads only the subagents still without final usage',
+    );
   const what = command === 'report' ? 'it wrote nothing' : 'its transaction was committed before it stopped';
   return new Interrupted(
     `${command ?? 'the command'} ran to its end (${what}; the result above is complete)`,

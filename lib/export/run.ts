@@ -2,6 +2,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Queryable } from '../db/database.js';
 import { EXPORT_DEFAULTS, SERVICE_NAME } from '../defaults.js';
+import { describeEndpoint } from '../peer.js';
 import {
   type ChangedTurn,
   type ListedTurn,
@@ -12,7 +13,6 @@ import {
 } from '../report/trees.js';
 import { hasUsageTable, USAGE_TABLE } from '../store/usage-table.js';
 import { formatKey, type Micros, nowMicros } from '../time.js';
-import { describeEndpoint } from './otlp/config.js';
 import { turnDigest, turnKeyDigest } from './otlp/digest.js';
 import { SCHEMA_URL, type SpanOptions, turnSpans } from './otlp/spans.js';
 import { OtlpExportError, type SpanSink } from './otlp/transport.js';

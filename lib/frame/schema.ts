@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { MAX_METRIC } from '../columns.js';
+import { COST_SOURCES, USAGE_COUNT_FIELDS } from '../producer/usage/run-usage.js';
 import { identityProblem, MAX_IDENTITY_CHARS, MAX_TEXT_CHARS } from '../text.js';
 import { parseRfc3339 } from '../time.js';
 import { jsonKind, quote } from './describe.js';
@@ -34,6 +35,37 @@ const neverStored = z.optional(
     z.meta({
       type: ['string', 'null'],
       description: 'Never stored: producers may omit it (lib/producer does), keeping the message small.',
+    }),
+  ),
+);
+
+const safeCount = {
+  type: ['integer', 'null'],
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+} as const;
+
+/**
+ * R6-1 (docs/spend.md#the-frame): the subagent's whole run, as its agent recorded it. Loose at
+ * runtime like the metrics: a malformed usage, or a malformed field of it, is not reported and
+ * counts the frame as anomalous_value (AC-9), never invalid (lib/usage-write.ts classifies it).
+ */
+const usage = z.optional(
+  z.unknown().check(
+    z.meta({
+      type: ['object', 'null'],
+      description:
+        "The subagent's whole run (never one request; a producer with only the final request sends none). Every field optional, null is not reported; a wrong type or range is not reported and counts as anomalous_value. A cost without cost_source, or cost_subcents 0 with tokens above 0, is stored as unpriced.",
+      properties: {
+        ...Object.fromEntries(USAGE_COUNT_FIELDS.map((name) => [name, safeCount])),
+        cost_subcents: { ...safeCount, description: 'ten thousand to the US dollar, as the host ledger' },
+        cost_source: { type: ['string', 'null'], enum: [...COST_SOURCES, null] },
+        model: {
+          type: ['string', 'null'],
+          description: 'the model, or the models joined by "," when the run used several',
+        },
+        complete: { type: ['boolean', 'null'], description: 'the run is over and the figures are final' },
+      },
     }),
   ),
 );
@@ -97,6 +129,7 @@ export const subagentTaskSchema = z.object(
     tool_use_count: metric,
     is_async: flag,
     can_read_output_file: flag,
+    usage,
   },
   {
     error: (issue) =>

@@ -5,6 +5,8 @@
  * when the two differ.
  */
 
+import type { RunUsage } from './usage/run-usage.js';
+
 /** The host's normalized subagent payload; `prompt`, `result_text` and `output_file` are never stored (the producer leaves them out). */
 export interface SubagentTask {
   description?: string | null;
@@ -22,6 +24,8 @@ export interface SubagentTask {
   tool_use_count?: number | null;
   is_async?: boolean | null;
   can_read_output_file?: boolean | null;
+  /** the subagent's whole run as its agent recorded it (R6-1, docs/spend.md); never one request's figures */
+  usage?: RunUsage | null;
 }
 
 /** One frame of schema/frame.v1.schema.json: one subagent invocation as the host saw it at `observed_at`. */

@@ -20,7 +20,7 @@ import {
   type TurnTree,
 } from './document.js';
 import { bucketLabel, fanOutCostStatement } from './fan-out-cost-sql.js';
-import { type Overflow, overflowOf, type ScopeFigures, scopeNotes, valueNotes } from './notes.js';
+import { type Overflow, overflowOf, type ScopeFigures, scopeNotes, treeTimeNotes, valueNotes } from './notes.js';
 import { sortGroups } from './sort.js';
 import { breakdownStatement, figuresStatement, levelsOf, type ReportScope } from './sql.js';
 import { readTurnTrees } from './trees.js';
@@ -92,10 +92,11 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   });
   // R4-12: a level that only feeds the page's series computes only what a series group holds
   const lean = levels.map((by) => options.pageData === true && by !== scope.by);
+  const hostTimes = { unreadable: 0 };
   const [main, shortfall, trees, fanOutCost] = await Promise.all([
     readFigures(db, { ...scope, levels, cuts, sort, lean }, catalog, scope.by, options.pageData === true),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
-    options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }),
+    options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }, hostTimes),
     readFanOutCost(db, scope, catalog),
   ]);
   const { totals, lowerBoundSessions, unreadable, overflow, distributions } = main;
@@ -139,6 +140,7 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
         ...shortfall.notes,
         ...scopeNotes(scope, catalog, lowerBoundSessions),
         ...valueNotes(totals, unreadable, overflow),
+        ...treeTimeNotes(hostTimes.unreadable),
       ],
     },
     totals,
@@ -156,6 +158,7 @@ async function readFanOutCost(db: Queryable, scope: ReportScope, catalog: StoreC
   if (statement === undefined) return null;
   const rows = await db.query(statement.sql, statement.params);
   const priced = catalog.costEvents?.costSource === true;
+  const usage = catalog.usage;
   const byBucket = new Map(rows.filter((r) => r.kind === 'bucket').map((r) => [bucketLabel(int(r.b)), r]));
   const unattributed = rows.find((r) => r.kind === 'unattributed');
   const unreadable = rows.find((r) => r.kind === 'unreadable');
@@ -176,6 +179,10 @@ async function readFanOutCost(db: Queryable, scope: ReportScope, catalog: StoreC
         mean_subcents: costFigure(r?.mean),
         median_subcents: costFigure(r?.p50),
         p95_subcents: costFigure(r?.p95),
+        // R6-5: null without the usage table (the statement's NULL); over the spend-known turns
+        spend_known_turns: usage ? (r === undefined ? 0 : int(r.spend_known)) : null,
+        subagent_cost_subcents: nullableInt(r?.sub_cost),
+        subagent_share: share(r?.share),
       };
     }),
     unattributed_events: unattributed === undefined ? 0 : int(unattributed.events),
@@ -183,6 +190,19 @@ async function readFanOutCost(db: Queryable, scope: ReportScope, catalog: StoreC
     unattributed_unpriced_events: priced ? (unattributed === undefined ? 0 : int(unattributed.ev_unpriced)) : null,
     unreadable_started_at: nullableInt(unreadable?.turns),
   };
+}
+
+/**
+ * R6-5: the bucket's median share as the document gives it, a ratio rounded to 4 decimals. The
+ * database picks the median (the same double on both dialects, a quotient of two integers); its
+ * rounding is here, where no dialect's round-half rule can differ.
+ */
+function share(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const ratio = Number(value);
+  if (!Number.isFinite(ratio) || ratio < 0)
+    throw new Error(`the report expected a non-negative ratio from the database, got ${String(value)}`);
+  return Math.round(ratio * 10_000) / 10_000;
 }
 
 /**
@@ -295,7 +315,12 @@ async function readFigures(
     const f = toFigures(row, lists.get(groupKey(row)));
     const lvl = int(row.lvl);
     const by = lvl === 0 ? null : kinds[lvl - 1]!;
-    scopes.push({ by, figures: f, costEvents: int(row.cost_events) });
+    scopes.push({
+      by,
+      figures: f,
+      costEvents: int(row.cost_events),
+      spendOverflow: nullableInt(row.spend_overflow) ?? 0,
+    });
     if (by === null) {
       totals = f;
       lowerBoundSessions = int(row.lower_bound_sessions);
@@ -307,6 +332,10 @@ async function readFigures(
         settled_at: int(row.u_settled_at),
         cost_subcents: int(row.u_cost_subcents),
         occurred_at: int(row.u_occurred_at),
+        usage_tokens: int(row.u_usage_tokens),
+        usage_cost_subcents: int(row.u_usage_cost_subcents),
+        usage_cost_source: int(row.u_usage_cost_source),
+        usage_complete: int(row.u_usage_complete),
       };
       continue;
     }
@@ -384,6 +413,28 @@ function toFigures(row: Row, lists: { models: Figures['models']; fan_out: Figure
     list_priced_cost_subcents: nullableInt(row.list_priced_cost_subcents),
     first_observed_at: instant(row.first_observed),
     last_observed_at: instant(row.last_observed),
+    spend: toSpend(row),
+  };
+}
+
+/** R6-5: statement 1's spend columns (sql.ts spendColumns), every one null without the usage table. */
+function toSpend(row: Row): Figures['spend'] {
+  return {
+    subagents_with_usage: nullableInt(row.spend_with),
+    complete: nullableInt(row.spend_complete),
+    tokens_in: nullableInt(row.spend_tokens_in),
+    tokens_out: nullableInt(row.spend_tokens_out),
+    tokens_cached_read: nullableInt(row.spend_tokens_cached_read),
+    tokens_cached_write: nullableInt(row.spend_tokens_cached_write),
+    tokens_reasoning: nullableInt(row.spend_tokens_reasoning),
+    cost_subcents: nullableInt(row.spend_cost),
+    measured_cost_subcents: nullableInt(row.spend_measured),
+    list_priced_cost_subcents: nullableInt(row.spend_listed),
+    unpriced: nullableInt(row.spend_unpriced),
+    cost_lower_bound: row.spend_lower_bound === null ? null : int(row.spend_lower_bound) === 1,
+    cost_p50_subcents: nullableInt(row.spend_p50),
+    cost_p95_subcents: nullableInt(row.spend_p95),
+    cost_max_subcents: nullableInt(row.spend_max),
   };
 }
 

@@ -1,6 +1,7 @@
 import { TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
+import { isUsageTable, USAGE_TABLE } from '../store/usage-table.js';
 
 /**
  * What the store holds that the report reads (docs/report.md#the-store): the host's schema varies
@@ -25,6 +26,11 @@ export interface StoreCatalog {
    * session in scope, not a pass over every message before it (R4-12)
    */
   sessionCreatedIndex: boolean;
+  /**
+   * R6-2, R6-5: our task_session_subagent_usage exists with every column the spend figures read
+   * (migrate creates it); false: a store before it, whose spend figures are all null (a note says why)
+   */
+  usage: boolean;
 }
 
 /** The store cannot be reported on: exit 1, with what to do (docs/report.md#bad-input). */
@@ -56,9 +62,11 @@ const SESSION_CREATED_INDEX: Record<Queryable['dialect']['name'], string> = {
 export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
   const columnsOf = async (table: string) =>
     new Set((await db.query<{ column_name: string }>(db.dialect.columnDefaults, [table])).map((c) => c.column_name));
-  const [[subagents, sessions, meta, tasks, costs, turns], indexRows] = await Promise.all([
+  const [[subagents, sessions, meta, tasks, costs, turns, usage], indexRows] = await Promise.all([
     Promise.all(
-      [TABLE, 'task_sessions', 'kandev_meta', 'tasks', 'office_cost_events', 'task_session_turns'].map(columnsOf),
+      [TABLE, 'task_sessions', 'kandev_meta', 'tasks', 'office_cost_events', 'task_session_turns', USAGE_TABLE].map(
+        columnsOf,
+      ),
     ),
     db.query<{ found: unknown }>(SESSION_CREATED_INDEX[db.dialect.name]),
   ]);
@@ -83,5 +91,6 @@ export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
     turns: turns!.has('id') && turns!.has('task_session_id') ? { startedAt: turns!.has('started_at') } : undefined,
     // EXISTS gives one row: PostgreSQL's true and SQLite's 1 both read as 1
     sessionCreatedIndex: Number(indexRows[0]!.found) === 1,
+    usage: isUsageTable(usage!),
   };
 }

@@ -51,6 +51,40 @@ export const modelCounts = z.object({
 /** Fan-out histogram: `turns` turns launched exactly `top_level` top-level subagents (k ≥ 1, ascending). */
 export const fanOutBucket = z.object({ top_level: count, turns: count });
 
+/**
+ * R6-5 (docs/report.md#what-subagents-spent): what the scope's subagents spent over their whole
+ * runs, from our task_session_subagent_usage (R6-2), never from total_tokens. Every figure is null
+ * where the store has no usage table (a note says so). The sums are over the rows with usage, each
+ * null when none reported it (or when it lies beyond 2^53 − 1, a note then); a run is priced when
+ * its cost_source is provider_reported or models_dev_list with a readable cost (a 0 with tokens
+ * above 0 is no price, R6-1), else unpriced.
+ */
+export const spendFigures = z.object({
+  /** rows in scope with a usage row */
+  subagents_with_usage: z.nullable(count),
+  /** of them, those whose usage is final (complete = 1) */
+  complete: z.nullable(count),
+  tokens_in: z.nullable(count),
+  tokens_out: z.nullable(count),
+  tokens_cached_read: z.nullable(count),
+  tokens_cached_write: z.nullable(count),
+  tokens_reasoning: z.nullable(count),
+  /** the priced runs' cost (subcents); null when no run in scope is priced */
+  cost_subcents: z.nullable(count),
+  /** the part the agent reported itself (provider_reported) */
+  measured_cost_subcents: z.nullable(count),
+  /** the part priced at a list price (models_dev_list) */
+  list_priced_cost_subcents: z.nullable(count),
+  /** rows with usage and no price (cost_source unpriced, no cost, or an unreadable cost or source) */
+  unpriced: z.nullable(count),
+  /** a row in scope has usage unpriced or not final: every cost figure is a lower bound */
+  cost_lower_bound: z.nullable(z.boolean()),
+  /** what one subagent spent: nearest-rank p50 and p95, and the max, over the priced runs (null when none) */
+  cost_p50_subcents: z.nullable(count),
+  cost_p95_subcents: z.nullable(count),
+  cost_max_subcents: z.nullable(count),
+});
+
 /** Every figure of one scope (the whole store, or one group); the names are the JSON contract. */
 export const figures = z.object({
   subagents: count,
@@ -85,7 +119,10 @@ export const figures = z.object({
   /** from the host's office_cost_events (R3-7); null when the store has no such table or the scope has no cost of its own */
   cost_subcents: z.nullable(z.int()),
   estimated_cost_subcents: z.nullable(z.int()),
-  /** cost_subcents ÷ contexts, rounded half up to an integer; null when either is null or contexts is 0 */
+  /**
+   * cost_subcents ÷ contexts, rounded half away from zero to an integer (down where the cost is a
+   * lower bound, R6-11); null when either is null or contexts is 0
+   */
   cost_per_context_subcents: z.nullable(z.int()),
   /**
    * Added in version 1 (additive), R5-1: the scope's cost events whose cost_source is 'unpriced'
@@ -104,6 +141,8 @@ export const figures = z.object({
   list_priced_cost_subcents: z.nullable(z.int()),
   first_observed_at: nullableInstant,
   last_observed_at: nullableInstant,
+  /** additive (version 1 still), R6-5: what the scope's subagents spent (spendFigures) */
+  spend: spendFigures,
 });
 
 export const GROUP_BY = ['task', 'session', 'turn', 'type', 'model', 'day'] as const;
@@ -165,6 +204,17 @@ export const completeness = z.object({
     cost_subcents: count,
     /** cost events whose occurred_at is not an instant: summed without a time filter, in no window with one */
     occurred_at: count,
+    /**
+     * additive (version 1 still), R6-5: values of task_session_subagent_usage (the rows in scope's
+     * usage) not read: token counts that are not an integer in 0 … 2^53 − 1 (each one counted; its
+     * sum leaves it out), a cost under a priced source that is not (the run is unpriced), a
+     * cost_source none of provider_reported, models_dev_list, unpriced (unpriced), a complete
+     * neither 0 nor 1 (not final). 0 each where the store has no usage table.
+     */
+    usage_tokens: count,
+    usage_cost_subcents: count,
+    usage_cost_source: count,
+    usage_complete: count,
   }),
   /** sessions in scope with activity before capture_since: their fan-out is a lower bound */
   lower_bound_sessions: count,
@@ -307,6 +357,9 @@ export const distributions = z.object({
  * a sort of every row per group (percentiles, distinct counts) or a pass of their own (the lists):
  * a series level does not compute them, so its group does not hold them (NULL is never 0).
  */
+/** R6-5: the spend figures a series group leaves out (the per-subagent percentiles). */
+const SERIES_SPEND_LEAVES_OUT = { cost_p50_subcents: true, cost_p95_subcents: true } as const;
+
 const SERIES_LEAVES_OUT = {
   duration_ms: true,
   executions: true,
@@ -320,7 +373,11 @@ const SERIES_LEAVES_OUT = {
  * A group of the page's series: a `group` without the figures in SERIES_LEAVES_OUT, its tokens
  * the sum and count only (R5-4's percentiles are a sort per group, like the durations').
  */
-export const seriesGroup = z.extend(z.omit(group, SERIES_LEAVES_OUT), { tokens: metricSum });
+export const seriesGroup = z.extend(z.omit(group, SERIES_LEAVES_OUT), {
+  tokens: metricSum,
+  /** R6-5: the spend figures but the percentiles (a sort per group, as R5-4's) */
+  spend: z.omit(spendFigures, SERIES_SPEND_LEAVES_OUT),
+});
 
 /**
  * The page's breakdowns (R3-9), over the same scope as `totals` and whatever `--by` asked for:
@@ -364,6 +421,19 @@ export const fanOutCostBucket = z.object({
   mean_subcents: z.nullable(z.int()),
   median_subcents: z.nullable(z.int()),
   p95_subcents: z.nullable(z.int()),
+  /**
+   * additive (version 1 still), R6-5: the bucket's turns whose every top-level subagent has priced,
+   * final usage (a turn of bucket 0 has none to miss); null where the store has no usage table
+   */
+  spend_known_turns: z.nullable(count),
+  /** over those turns, their top-level subagents' cost (subcents); null when there is none */
+  subagent_cost_subcents: z.nullable(count),
+  /**
+   * over those turns whose own cost is known and above 0 (costed), the median (nearest rank) of the
+   * subagents' cost ÷ the turn's cost, a ratio rounded to 4 decimals (0.25: a quarter; above 1 where
+   * the subagents spent more than the ledger holds for the turn); null when there is no such turn
+   */
+  subagent_share: z.nullable(z.number().check(z.minimum(0))),
 });
 
 export const fanOutCost = z.object({
@@ -424,7 +494,30 @@ export const NOTHING_UNREADABLE: Readonly<Completeness['unreadable']> = Object.f
   settled_at: 0,
   cost_subcents: 0,
   occurred_at: 0,
+  usage_tokens: 0,
+  usage_cost_subcents: 0,
+  usage_cost_source: 0,
+  usage_complete: 0,
 });
+/** R6-5: the spend of any scope of a store without the usage table: every figure null, never 0. */
+export const SPEND_NOT_COLLECTED: Readonly<Spend> = Object.freeze({
+  subagents_with_usage: null,
+  complete: null,
+  tokens_in: null,
+  tokens_out: null,
+  tokens_cached_read: null,
+  tokens_cached_write: null,
+  tokens_reasoning: null,
+  cost_subcents: null,
+  measured_cost_subcents: null,
+  list_priced_cost_subcents: null,
+  unpriced: null,
+  cost_lower_bound: null,
+  cost_p50_subcents: null,
+  cost_p95_subcents: null,
+  cost_max_subcents: null,
+});
+export type Spend = z.infer<typeof spendFigures>;
 export type TurnTree = z.infer<typeof turnTree>;
 export type ReportDocument = z.infer<typeof reportDocument>;
 export type Series = z.infer<typeof series>;
@@ -436,5 +529,6 @@ export type FanOutCostBucket = z.infer<typeof fanOutCostBucket>;
 /** A group as a series holds it: without the figures a series level does not compute (SERIES_LEAVES_OUT). */
 export function seriesGroupOf(g: Group): SeriesGroup {
   const kept = Object.fromEntries(Object.entries(g).filter(([name]) => !(name in SERIES_LEAVES_OUT)));
-  return { ...kept, tokens: { sum: g.tokens.sum, reported: g.tokens.reported } } as SeriesGroup;
+  const { cost_p50_subcents: _p50, cost_p95_subcents: _p95, ...spend } = g.spend;
+  return { ...kept, tokens: { sum: g.tokens.sum, reported: g.tokens.reported }, spend } as SeriesGroup;
 }

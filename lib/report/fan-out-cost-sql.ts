@@ -1,6 +1,7 @@
 import type { Dialect } from '../db/dialect/dialect.js';
 import type { StoreCatalog } from './catalog.js';
 import { FAN_OUT_COST_BUCKETS } from './document.js';
+import { exactSum, usageJoin, usageValues } from './spend-sql.js';
 import {
   boundedSum,
   EVENT_TASK,
@@ -9,6 +10,7 @@ import {
   Params,
   RANKS,
   type ReportScope,
+  roundedQuotient,
   type Statement,
   TOP_LEVEL,
 } from './sql.js';
@@ -22,12 +24,11 @@ import {
  * occurred_at (a turn's usage may be reported after it ends). Every figure is computed here.
  */
 
+/** R6-5: a known turn whose every top-level subagent has priced, final usage (per_turn's `sk` of its `k`). */
+const KNOWN_SPEND = 'CASE WHEN known = 1 AND sk = k THEN 1 ELSE 0 END';
+
 /** The bucket (an index of FAN_OUT_COST_BUCKETS) of a fan-out `k`: 0, 1, 2, 3, 4–5, 6–8, 9 or more. */
 const BUCKET = (k: string) => `CASE WHEN ${k} <= 3 THEN ${k} WHEN ${k} <= 5 THEN 4 WHEN ${k} <= 8 THEN 5 ELSE 6 END`;
-
-/** `a / n` rounded half away from zero, for n > 0 (integer division truncates toward zero on both dialects). */
-const roundedMean = (a: string, n: string) =>
-  `CASE WHEN ${a} >= 0 THEN (2 * ${a} + ${n}) / (2 * ${n}) ELSE -((2 * -(${a}) + ${n}) / (2 * ${n})) END`;
 
 /**
  * The statement, or undefined where the section cannot be given (the reason: `fanOutCostGap`).
@@ -59,6 +60,12 @@ export function fanOutCostStatement(d: Dialect, scope: ReportScope, catalog: Sto
   const inScope = (conditions: readonly string[]) =>
     conditions.length === 0 ? '1' : `CASE WHEN ${conditions.join(' AND ')} THEN 1 ELSE 0 END`;
   const priced = ledger.costSource;
+  // R6-5: a top-level subagent's priced, final usage (`sk` 1) and its cost (`sc`), joined on the
+  // usage table's key where the store has it
+  const usage = catalog.usage;
+  const u = usageValues(d);
+  const spendKnown = `CASE WHEN (${u.cost}) IS NOT NULL AND ${u.complete} = 1 THEN 1 ELSE 0 END`;
+  const subagentSpend = usage ? `${spendKnown}, CASE WHEN ${spendKnown} = 1 THEN ${u.cost} END` : `0, ${NONE}`;
   const turnsFrom = `task_session_turns t${byTask ? ' LEFT JOIN task_sessions s ON s.id = t.task_session_id' : ''}`;
   // R4-12: the turns, their top-level rows and their events are gathered by one GROUP BY on the
   // turn id, not joined (two groupings and two hash joins were 1.9 s at 1M messages on
@@ -66,13 +73,16 @@ export function fanOutCostStatement(d: Dialect, scope: ReportScope, catalog: Sto
   // holds events on no turn, the unattributed ones; a known turn is in scope by its own filter.
   const sql = `WITH parts AS (
   SELECT t.id AS turn_id, 1 AS known, ${inScope([...filter, ...window])} AS in_scope, 0 AS top, 0 AS events,
-    0 AS unpriced, 0 AS unreadable, ${NONE} AS cost, 0 AS ev_scope, 0 AS ev_unpriced, ${NONE} AS ev_cost
+    0 AS unpriced, 0 AS unreadable, ${NONE} AS cost, 0 AS ev_scope, 0 AS ev_unpriced, ${NONE} AS ev_cost,
+    0 AS sk, ${NONE} AS sc
   FROM ${turnsFrom} WHERE t.id <> ''
   UNION ALL
-  SELECT turn_id, 0, 0, 1, 0, 0, 0, ${NONE}, 0, 0, ${NONE} FROM task_session_subagents
-  WHERE ${TOP_LEVEL} AND turn_id IS NOT NULL AND turn_id <> ''
+  SELECT r.turn_id, 0, 0, 1, 0, 0, 0, ${NONE}, 0, 0, ${NONE}, ${subagentSpend}
+  FROM task_session_subagents r${usage ? ` ${usageJoin('r')}` : ''}
+  WHERE ${TOP_LEVEL} AND r.turn_id IS NOT NULL AND r.turn_id <> ''
   UNION ALL
-  SELECT turn_id, 0, 0, 0, 1, unpriced, unreadable, cost, ev_scope, ev_scope * unpriced, CASE WHEN ev_scope = 1 THEN cost END
+  SELECT turn_id, 0, 0, 0, 1, unpriced, unreadable, cost, ev_scope, ev_scope * unpriced, CASE WHEN ev_scope = 1 THEN cost END,
+    0, ${NONE}
   FROM (
     SELECT COALESCE(e.turn_id, '') AS turn_id, ${cost} AS cost, ${unpriced} AS unpriced, ${unreadableCost} AS unreadable,
       ${inScope(eventScope)} AS ev_scope
@@ -82,7 +92,8 @@ export function fanOutCostStatement(d: Dialect, scope: ReportScope, catalog: Sto
 per_turn AS (
   SELECT MAX(known) AS known, MAX(in_scope) AS in_scope, SUM(top) AS k, SUM(events) AS events, SUM(unpriced) AS unpriced,
     SUM(unreadable) AS unreadable, CAST(SUM(cost) AS BIGINT) AS cost,
-    SUM(ev_scope) AS ev_scope, SUM(ev_unpriced) AS ev_unpriced, CAST(SUM(ev_cost) AS BIGINT) AS ev_cost
+    SUM(ev_scope) AS ev_scope, SUM(ev_unpriced) AS ev_unpriced, CAST(SUM(ev_cost) AS BIGINT) AS ev_cost,
+    SUM(sk) AS sk, ${exactSum('sc')} AS sc
   FROM parts GROUP BY turn_id
 ),
 classed AS (
@@ -92,26 +103,35 @@ classed AS (
     CASE WHEN unpriced = 0 AND unreadable > 0 THEN 1 ELSE 0 END AS unreadable,
     CASE WHEN events > 0 AND unpriced = 0 AND unreadable = 0 THEN 1 ELSE 0 END AS costed,
     CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN cost END AS cost,
-    ev_scope, ev_unpriced, ev_cost
+    ev_scope, ev_unpriced, ev_cost,
+    ${KNOWN_SPEND} AS spend_known,
+    -- a turn with no top-level subagent spent nothing on them; a known sum NULL lies beyond 2^53 − 1
+    CASE WHEN ${KNOWN_SPEND} = 1 THEN CASE WHEN k = 0 THEN 0 ELSE sc END END AS sub_cost,
+    CASE WHEN ${KNOWN_SPEND} = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 AND cost > 0
+      THEN CAST(CASE WHEN k = 0 THEN 0 ELSE sc END AS DOUBLE PRECISION) / cost END AS share
   FROM per_turn
 ),
 buckets AS (
   SELECT b, COUNT(*) AS turns, CAST(SUM(costed) AS BIGINT) AS costed, CAST(SUM(unpriced) AS BIGINT) AS unpriced,
     CAST(SUM(none) AS BIGINT) AS none, CAST(SUM(unreadable) AS BIGINT) AS unreadable, ${boundedSum('cost')} AS cost,
     ${RANKS.map((r) => `${d.nearestRank('cost', r, RANKS)} AS p${r}`).join(', ')},
-    CAST(SUM(ev_scope) AS BIGINT) AS events, CAST(SUM(ev_unpriced) AS BIGINT) AS ev_unpriced, ${boundedSum('ev_cost')} AS ev_cost
+    CAST(SUM(ev_scope) AS BIGINT) AS events, CAST(SUM(ev_unpriced) AS BIGINT) AS ev_unpriced, ${boundedSum('ev_cost')} AS ev_cost,
+    CAST(SUM(spend_known) AS BIGINT) AS spend_known,
+    CASE WHEN SUM(CASE WHEN spend_known = 1 AND sub_cost IS NULL THEN 1 ELSE 0 END) = 0 THEN ${exactSum('sub_cost')} END AS sub_cost,
+    ${d.nearestRank('share', 50, [50])} AS share
   FROM classed WHERE b <> -2 GROUP BY b
 )
 SELECT CASE WHEN b = -1 THEN 'unattributed' ELSE 'bucket' END AS kind, b, turns, costed,
   ${priced ? 'unpriced' : 'NULL'} AS unpriced, none, unreadable, cost,
-  CASE WHEN costed = 0 OR cost IS NULL THEN NULL ELSE ${roundedMean('cost', 'costed')} END AS mean, p50, p95,
-  events, ${priced ? 'ev_unpriced' : 'NULL'} AS ev_unpriced, ev_cost
+  CASE WHEN costed = 0 OR cost IS NULL THEN NULL ELSE ${roundedQuotient('cost', 'costed')} END AS mean, p50, p95,
+  events, ${priced ? 'ev_unpriced' : 'NULL'} AS ev_unpriced, ev_cost,
+  ${usage ? 'spend_known' : 'NULL'} AS spend_known, ${usage ? 'sub_cost' : 'NULL'} AS sub_cost, ${usage ? 'share' : 'NULL'} AS share
 FROM buckets${
     window.length === 0
       ? ''
       : `
 UNION ALL
-SELECT 'unreadable', NULL, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+SELECT 'unreadable', NULL, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM ${turnsFrom} WHERE ${[...filter, `${started} IS NULL`].join(' AND ')}`
   }`;
   return { sql, params: p.values };

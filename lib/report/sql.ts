@@ -3,6 +3,15 @@ import type { Dialect } from '../db/dialect/dialect.js';
 import { formatCanonical, type Micros } from '../time.js';
 import type { StoreCatalog } from './catalog.js';
 import { type GroupBy, METRIC_COLUMNS, type SortBy } from './document.js';
+import {
+  exactSum,
+  partialExactSum,
+  SPEND_ROW_FIGURES,
+  SPEND_UNREADABLE,
+  spendColumns,
+  spendRowColumns,
+  usageJoin,
+} from './spend-sql.js';
 
 /*
  * The report's statements (docs/report.md#the-statements). Every figure is computed here, in the
@@ -132,6 +141,7 @@ function scopedRows(
   p: Params,
   startedBefore?: string,
   lists?: { observed: boolean },
+  usage = false,
 ): string {
   const where: string[] = [];
   if (scope.task !== undefined) where.push(`r.task_id = ${p.text(scope.task)}`);
@@ -158,8 +168,13 @@ function scopedRows(
     ${METRIC_COLUMNS.map((c) => `${readable(c)} AS ${c}`).join(', ')},
     ${METRIC_COLUMNS.map((c) => `${unreadableFlag(`r.${c}`, readable(c))} AS u_${c}`).join(', ')},
     CASE WHEN ts.id IS NULL THEN 0 ELSE 1 END AS known, ${startedEarly(d, 'ts.started_at', startedBefore)} AS started_early,
-    ${observed} AS observed
-  FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${filtered}`;
+    ${observed} AS observed${
+      usage
+        ? `,
+    ${spendRowColumns(d)}`
+        : ''
+    }
+  FROM ${TABLE} r LEFT JOIN task_sessions ts ON ts.id = r.task_session_id${usage ? ` ${usageJoin('r')}` : ''}${filtered}`;
   // R4-3: a settled_at given but not read; from the stored values (SQLite would run the readable test again)
   const unsettled = 'CASE WHEN settled_given = 1 AND settled_at IS NULL THEN 1 ELSE 0 END AS u_settled_at';
   const flags = lists ? '' : `${unsettled}, `;
@@ -204,8 +219,10 @@ const isLean = (scope: ReportScope, lvl: number) => lvl > 0 && scope.lean?.[lvl 
  * grouping's cost (a sort of its rows per figure and group; on PostgreSQL they also kept it from
  * hashing).
  */
-const costlyFigures = (d: Dialect): [expression: string, name: string][] => [
+const costlyFigures = (d: Dialect, usage: boolean): [expression: string, name: string][] => [
   ...RANKS.map((p): [string, string] => [d.nearestRank('duration_ms', p, RANKS), `p${p}`]),
+  // R6-5: what one subagent spent, over the rows with priced usage
+  ...(usage ? RANKS.map((p): [string, string] => [d.nearestRank('sp_cost', p, RANKS), `spend_p${p}`]) : []),
   // R5-4: the reported context at finish, ranked like the durations
   ...RANKS.map((p): [string, string] => [d.nearestRank('total_tokens', p, RANKS), `tokens_p${p}`]),
   ["COUNT(DISTINCT CASE WHEN agent_execution_id <> 'unknown' THEN agent_execution_id END)", 'executions'],
@@ -213,8 +230,8 @@ const costlyFigures = (d: Dialect): [expression: string, name: string][] => [
 ];
 
 /** A level's columns of costlyFigures: NULL each for a lean level. */
-const costlyColumns = (d: Dialect, lean: boolean) =>
-  costlyFigures(d)
+const costlyColumns = (d: Dialect, lean: boolean, usage: boolean) =>
+  costlyFigures(d, usage)
     .map(([expression, name]) => `${lean ? NONE : expression} AS ${name}`)
     .join(', ');
 
@@ -223,9 +240,10 @@ const costlyColumns = (d: Dialect, lean: boolean) =>
  * group's rows, or `bounded`, boundedSum(arg). Partial groups (rolledUp) combine: a COUNT or SUM
  * by SUM, a MIN by MIN, a MAX by MAX, a bounded sum by the bounded sum of its partial sums.
  */
-interface RowFigure {
+export interface RowFigure {
   name: string;
-  fn: 'COUNT' | 'SUM' | 'MIN' | 'MAX' | 'bounded';
+  /** `exact`: spend-sql.ts exactSum, a sum of non-negative values up to 2^53 − 1 each, exact or NULL */
+  fn: 'COUNT' | 'SUM' | 'MIN' | 'MAX' | 'bounded' | 'exact';
   arg: string;
 }
 
@@ -252,16 +270,20 @@ const ROW_FIGURES: readonly RowFigure[] = [
 ];
 
 /** A figure over a group's rows. */
-const whole = (f: RowFigure) => (f.fn === 'bounded' ? boundedSum(f.arg) : `${f.fn}(${f.arg})`);
+const whole = (f: RowFigure) =>
+  f.fn === 'bounded' ? boundedSum(f.arg) : f.fn === 'exact' ? exactSum(f.arg) : `${f.fn}(${f.arg})`;
 /** A figure over a part of a group's rows, to be combined. */
-const partial = (f: RowFigure) => (f.fn === 'bounded' ? `SUM(${f.arg})` : `${f.fn}(${f.arg})`);
+const partial = (f: RowFigure) =>
+  f.fn === 'bounded' ? `SUM(${f.arg})` : f.fn === 'exact' ? partialExactSum(f.arg) : `${f.fn}(${f.arg})`;
 /** A figure of a group from its parts' `partial` column of the same name (a sum as BIGINT on both dialects). */
 const combined = (f: RowFigure) =>
   f.fn === 'bounded'
     ? boundedSum(f.name)
-    : f.fn === 'MIN' || f.fn === 'MAX'
-      ? `${f.fn}(${f.name})`
-      : `CAST(SUM(${f.name}) AS BIGINT)`;
+    : f.fn === 'exact'
+      ? exactSum(f.name, true)
+      : f.fn === 'MIN' || f.fn === 'MAX'
+        ? `${f.fn}(${f.name})`
+        : `CAST(SUM(${f.name}) AS BIGINT)`;
 
 /**
  * R4-12: the lean levels `lvls` (by day, type or model: none is cut nor made of sessions) from one
@@ -276,6 +298,7 @@ function rolledUp(
   scope: ReportScope,
   lvls: readonly number[],
   figures: readonly RowFigure[],
+  usage: boolean,
 ): { fine: string; level: (lvl: number) => string | undefined } | undefined {
   if (lvls.length === 0) return undefined;
   const kinds = levelsOf(scope);
@@ -297,7 +320,7 @@ function rolledUp(
     !lvls.includes(lvl)
       ? undefined
       : `SELECT ${lvl} AS lvl, ${isDay(lvl) ? '0' : `n${lvl}`} AS gnull, k${lvl} AS gkey, ${figures.map((f) => `${combined(f)} AS ${f.name}`).join(', ')},
-    ${costlyColumns(d, true)}
+    ${costlyColumns(d, true, usage)}
   FROM fine${isDay(lvl) ? ` WHERE k${lvl} IS NOT NULL` : ''} GROUP BY ${keysOf(lvl).join(', ')}`;
   return { fine, level };
 }
@@ -334,9 +357,10 @@ const startedEarly = (d: Dialect, column: string, startedBefore: string | undefi
       `CASE WHEN ${indexedBefore(d, column, startedBefore)} AND ${d.readableInstant(column)} < ${startedBefore} THEN 1 ELSE 0 END`;
 
 /** R4-3: the totals scope's unreadable values per column (docs/report.md#unreadable-values). */
-function unreadableRows(): string {
+function unreadableRows(usage: boolean): string {
+  const columns = [...METRIC_COLUMNS, 'settled_at', ...(usage ? SPEND_UNREADABLE : [])];
   return `unreadable AS (
-  SELECT ${[...METRIC_COLUMNS, 'settled_at'].map((c) => `COALESCE(SUM(in_window * u_${c}), 0) AS u_${c}`).join(', ')},
+  SELECT ${columns.map((c) => `COALESCE(SUM(in_window * u_${c}), 0) AS u_${c}`).join(', ')},
     COALESCE(SUM(CASE WHEN observed IS NULL THEN 1 ELSE 0 END), 0) AS u_observed_at
   FROM rows_in
 )`;
@@ -636,6 +660,14 @@ const floorDiv = (a: string, b: string) =>
   `(CASE WHEN ${a} >= 0 THEN ${a} / ${b} ELSE -((-(${a}) + ${b} - 1) / ${b}) END)`;
 
 /**
+ * R6-11 (docs/report.md#money): the report's one rounding rule for a quotient of integers (a mean,
+ * a cost per context), `a / n` for n > 0 to the nearest integer, half away from zero, as the
+ * dollars are (lib/money.ts); the same on both dialects (integer division truncates toward zero).
+ */
+export const roundedQuotient = (a: string, n: string) =>
+  `(CASE WHEN ${a} >= 0 THEN (2 * ${a} + ${n}) / (2 * ${n}) ELSE 0 - (2 * (0 - ${a}) + ${n}) / (2 * ${n}) END)`;
+
+/**
  * The ORDER BY of a cut (sort.ts): the sort's figure descending, a null one last, each figure the
  * same expression as the statement's column of it (`figureColumns`).
  */
@@ -728,7 +760,13 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
           arg: 'CASE WHEN known = 1 AND task_session_id IN (SELECT sid FROM early) THEN 1 ELSE 0 END',
         }
       : undefined;
-  const figures = earlyRows === undefined ? ROW_FIGURES : [...ROW_FIGURES, earlyRows];
+  // R6-5: the spend figures where the store has our usage table
+  const usage = catalog.usage;
+  const figures = [
+    ...ROW_FIGURES,
+    ...(usage ? SPEND_ROW_FIGURES : []),
+    ...(earlyRows === undefined ? [] : [earlyRows]),
+  ];
   // keyed reads early_rows of the other levels only: the rest skip its probe of `early` per row
   const wholeColumn = (f: RowFigure, lvl: number) =>
     f === earlyRows && !others.includes(lvl) ? `0 AS ${f.name}` : `${whole(f)} AS ${f.name}`;
@@ -737,11 +775,11 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   const rolled = levelsOf(scope).flatMap((by, i) =>
     isLean(scope, i + 1) && !SESSION_GROUPS.includes(by) ? [i + 1] : [],
   );
-  const rollup = rolledUp(d, scope, rolled, figures);
+  const rollup = rolledUp(d, scope, rolled, figures, usage);
   // in order: a CTE reads only the ones before it (the cut before the members and figures it limits)
   const withs = [
-    scopedRows(d, scope, p, startedBefore),
-    unreadableRows(),
+    scopedRows(d, scope, p, startedBefore, undefined, usage),
+    unreadableRows(usage),
     sessions.sess,
     ...(costCtes === undefined ? [] : [costCtes]),
     ...(cuts.length === 0 ? [] : [cutGroups(d, scope, cuts, sortOrder(sort, figureColumns), sort, hasCosts)]),
@@ -754,7 +792,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
       (lvl) =>
         rollup?.level(lvl) ??
         `SELECT lvl, gnull, gkey, ${figures.map((f) => wholeColumn(f, lvl)).join(', ')},
-    ${costlyColumns(d, isLean(scope, lvl))}
+    ${costlyColumns(d, isLean(scope, lvl), usage)}
   FROM ${keptRows(`(${levelRows(d, scope, [lvl])}) lr`)} GROUP BY lvl, gnull, gkey`,
     )
     .join('\n  UNION ALL\n  ')}
@@ -786,12 +824,17 @@ SELECT k.lvl, k.gnull, k.gkey,
   ${sessionsColumn} AS sessions, ${contexts} AS contexts,
   ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
   ${COST_SOURCE_FIGURES.map((name) => `${costSource ? `c.${name}` : 'NULL'} AS ${name}`).join(', ')},
-  CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL
-    ELSE ${floorDiv(`(2 * ${cost} + ${contexts})`, `(2 * ${contexts})`)} END AS cost_per_context_subcents,
+  CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL${
+    // R6-11: a lower bound (cost_lower_bound) is rounded down, never up
+    costSource ? `\n    WHEN c.unpriced_events > 0 THEN ${floorDiv(cost, contexts)}` : ''
+  }
+    ELSE ${roundedQuotient(cost, contexts)} END AS cost_per_context_subcents,
   f.first_observed, f.last_observed,
   ${title} AS title, ${started} AS started,
   k.lower_bound, k.lower_bound_sessions, COALESCE(f.orphan_rows, 0) AS orphan_rows,
   ${METRIC_COLUMNS.map((c) => `u.u_${c}`).join(', ')}, u.u_observed_at, u.u_settled_at,
+  ${SPEND_UNREADABLE.map((c) => (usage ? `u.u_${c}` : `0 AS u_${c}`)).join(', ')},
+  ${spendColumns(usage)},
   ${hasCosts ? 'c.u_cost_subcents, c.u_occurred_at, c.cost_events' : '0 AS u_cost_subcents, 0 AS u_occurred_at, 0 AS cost_events'},
   ${cuts.length === 0 ? 'NULL' : 'cut.level_groups'} AS level_groups
 FROM keyed k

@@ -467,8 +467,30 @@ function sortByObservation(rows: Row[]): Row[] {
   return keyed.map((k) => k.row);
 }
 
-/** One turn from its rows (any order): times from the host's turn where recorded, else from the rows. */
-function buildTurn(unsorted: Row[]): TurnTree {
+/** A host turn time (task_session_turns): undefined when it is not an instant; named for its table when strict. */
+function hostTime(value: unknown, column: string, lenient: HostTimes | undefined): string | null | undefined {
+  if (value === null || value === undefined) return null;
+  const us = parseStoredTimestamp(String(value));
+  if (us !== undefined) return formatRfc3339(us);
+  if (lenient === undefined)
+    throw new Error(`task_session_turns.${column}: unreadable timestamp ${JSON.stringify(value)}`);
+  return undefined;
+}
+
+/**
+ * The report's tally of turns whose host times are not instants (R4-3, issue 57 #3): such a turn
+ * keeps its tree, dated by its rows (the first observation, the last activity), and is counted.
+ */
+export interface HostTimes {
+  unreadable: number;
+}
+
+/**
+ * One turn from its rows (any order): times from the host's turn where recorded, else from the rows.
+ * `lenient` (the report): a host time that is not an instant costs that one figure, counted there;
+ * without it (the export) the turn fails, named for task_session_turns (lib/export/unreadable.ts).
+ */
+function buildTurn(unsorted: Row[], lenient?: HostTimes): TurnTree {
   const rows = sortByObservation(unsorted);
   const first = rows[0]!;
   const nodes = rows.map(toNode);
@@ -477,15 +499,22 @@ function buildTurn(unsorted: Row[]): TurnTree {
     const end = instantOf(row.settled_at ?? row.observed_at);
     if (last === undefined || end > last) last = end;
   }
-  const hasHostTimes = first.host_started_at !== null && first.host_started_at !== undefined;
+  let hasHostTimes = first.host_started_at !== null && first.host_started_at !== undefined;
+  let started = hasHostTimes ? hostTime(first.host_started_at, 'started_at', lenient) : null;
+  let completed = hasHostTimes ? hostTime(first.host_completed_at, 'completed_at', lenient) : null;
+  if (started === undefined || completed === undefined) {
+    lenient!.unreadable++;
+    hasHostTimes = false;
+    started = completed = null;
+  }
   return {
     task_id: String(first.task_id),
     task_session_id: String(first.task_session_id),
     turn_id: text(first.turn_id),
-    started_at: hasHostTimes ? readTimestamp(first.host_started_at)! : readTimestamp(first.observed_at)!,
+    started_at: hasHostTimes ? started! : readTimestamp(first.observed_at)!,
     // The host's completed_at where it records its turns (null: still running); else the
     // span of the rows' observations: the latest settled_at or observed_at.
-    completed_at: hasHostTimes ? readTimestamp(first.host_completed_at) : formatRfc3339(last!),
+    completed_at: hasHostTimes ? completed : formatRfc3339(last!),
     subagents: nestTurn(nodes),
   };
 }
@@ -539,7 +568,12 @@ export async function readChangedTurns(db: Queryable, filter: TreeFilter): Promi
 }
 
 /** The selected turns' fan-out trees (R3-9): newest first (`recent`), or in `changed` order. */
-export async function readTurnTrees(db: Queryable, filter: TreeFilter = {}): Promise<TurnTree[]> {
+export async function readTurnTrees(
+  db: Queryable,
+  filter: TreeFilter = {},
+  /** the report's tally: host turn times that are not instants cost the tree its host dates, never the report */
+  hostTimes?: HostTimes,
+): Promise<TurnTree[]> {
   if (filter.order === 'changed') return (await readChangedTurns(db, filter)).map((t) => t.tree);
   const host = await turnTimeColumns(db);
   const statement = recentStatement(db, filter, host);
@@ -549,7 +583,7 @@ export async function readTurnTrees(db: Queryable, filter: TreeFilter = {}): Pro
   while (start < rows.length) {
     let end = start + 1;
     while (end < rows.length && rows[end]!.turn_rank === rows[start]!.turn_rank) end++;
-    trees.push(buildTurn(rows.slice(start, end)));
+    trees.push(buildTurn(rows.slice(start, end), hostTimes));
     start = end;
   }
   return trees;

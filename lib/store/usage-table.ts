@@ -47,6 +47,10 @@ ${USAGE_COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE_NAME[c.type]}${c.nullable ? '
  */
 export async function hasUsageTable(db: Queryable): Promise<boolean> {
   const columns = await db.query<{ column_name: string }>(db.dialect.columnDefaults, [USAGE_TABLE]);
-  const names = new Set(columns.map((c) => c.column_name));
-  return USAGE_COLUMNS.every((c) => names.has(c.name));
+  return isUsageTable(new Set(columns.map((c) => c.column_name)));
+}
+
+/** The usage table's columns as a catalog read lists them (none: no table) hold every column above. */
+export function isUsageTable(columnNames: ReadonlySet<string>): boolean {
+  return USAGE_COLUMNS.every((c) => columnNames.has(c.name));
 }

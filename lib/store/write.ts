@@ -6,20 +6,25 @@ import { foldFrames, framesByKey, type KeyFold } from '../merge.js';
 import { rowKey, type SubagentWrite } from '../row.js';
 import type { Micros } from '../time.js';
 import { upsertSql } from './upsert.js';
+import { USAGE_COLUMNS } from './usage-table.js';
+import { usageRows, usageUpsertSql } from './usage-upsert.js';
 
-/** Per dialect: the batch upsert and the name its connections keep it parsed under. */
+/** Per statement and dialect: its text and the name its connections keep it parsed under. */
 const sqlByDialect = new Map<string, { sql: string; name: string }>();
 
-function batchUpsert(dialect: Dialect): { sql: string; name: string } {
-  let entry = sqlByDialect.get(dialect.name);
+function named(kind: string, dialect: Dialect, build: (d: Dialect) => string): { sql: string; name: string } {
+  const cacheKey = `${kind}:${dialect.name}`;
+  let entry = sqlByDialect.get(cacheKey);
   if (!entry) {
-    const sql = upsertSql(dialect);
+    const sql = build(dialect);
     // The name identifies the text: a process never sends two texts under one name.
-    entry = { sql, name: `subagent_upsert_${createHash('sha256').update(sql).digest('hex').slice(0, 16)}` };
-    sqlByDialect.set(dialect.name, entry);
+    entry = { sql, name: `${kind}_${createHash('sha256').update(sql).digest('hex').slice(0, 16)}` };
+    sqlByDialect.set(cacheKey, entry);
   }
   return entry;
 }
+
+const batchUpsert = (dialect: Dialect) => named('subagent_upsert', dialect, upsertSql);
 
 /**
  * A batch's writes folded per conflict key (docs/merge.md#batches): each key's frames in arrival
@@ -50,7 +55,14 @@ export interface PreparedStatement {
  * with exactly this (bench/limit-writer.ts).
  */
 export function prepareBatch(dialect: Dialect, writes: readonly SubagentWrite[]): PreparedStatement[] {
-  return prepareFolded(dialect, foldBatch(writes));
+  const statements = prepareFolded(dialect, foldBatch(writes));
+  // R6-2: the run usage some frames carry, in the same transaction as their rows (runPrepared).
+  const usage = usageRows(dialect, writes);
+  if (usage.length > 0) {
+    const { sql, name } = named('subagent_usage_upsert', dialect, usageUpsertSql);
+    statements.push({ sql, name, params: dialect.bindRows(USAGE_COLUMNS, usage) });
+  }
+  return statements;
 }
 
 /** `prepareBatch` for writes already folded (`foldBatch`). */

@@ -108,7 +108,7 @@ describe.each(TARGETS)('R5-6 publish --to on %s', (name) => {
     expect(run.code, run.stderr).toBe(EXIT.ok);
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(
-      /^published the report generated \S+Z to http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL_S3\):$/,
+      /^published the report generated \S+Z to http:\/\/127\.0\.0\.1:\d+\/ \(AWS_ENDPOINT_URL_S3\):$/,
     );
     expect(
       lines.slice(1, 5).map((l) => l.replace(/\d{4}-\d\d-\d\d\/\d{6}Z/, 'D').replace(/[\d,]+ bytes/, 'N bytes')),

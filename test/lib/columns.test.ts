@@ -12,7 +12,8 @@ describe('one column list: the row types, TIMESTAMP_COLUMNS and SOURCES derive f
   });
 
   it('the write and row types have exactly the table columns (checked by tsc: npm run typecheck)', () => {
-    expectTypeOf<keyof SubagentWrite>().toEqualTypeOf<Exclude<ColumnName, 'id' | 'updated_at'>>();
+    // R6-2: a write carries the frame's run usage beside the columns; it is stored in our own table.
+    expectTypeOf<keyof SubagentWrite>().toEqualTypeOf<Exclude<ColumnName, 'id' | 'updated_at'> | 'usage'>();
     expectTypeOf<keyof SubagentRow>().toEqualTypeOf<ColumnName>();
     expectTypeOf<SubagentWrite['observed_at']>().toEqualTypeOf<Micros>();
     expectTypeOf<SubagentWrite['settled_at']>().toEqualTypeOf<Micros | null>();

@@ -1,4 +1,10 @@
-import { type Figures, type Group, NOTHING_UNREADABLE, type ReportDocument } from '../../lib/report/document.js';
+import {
+  type Figures,
+  type Group,
+  NOTHING_UNREADABLE,
+  type ReportDocument,
+  SPEND_NOT_COLLECTED,
+} from '../../lib/report/document.js';
 
 /** Figures of one scope, every sum unreported unless overridden: the renderers' input, written by hand. */
 export function figures(overrides: Partial<Figures> = {}): Figures {
@@ -31,6 +37,7 @@ export function figures(overrides: Partial<Figures> = {}): Figures {
     list_priced_cost_subcents: null,
     first_observed_at: null,
     last_observed_at: null,
+    spend: { ...SPEND_NOT_COLLECTED },
     ...overrides,
   };
 }

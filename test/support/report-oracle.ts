@@ -18,6 +18,7 @@ export type RowFigures = Omit<
   | 'cost_lower_bound'
   | 'measured_cost_subcents'
   | 'list_priced_cost_subcents'
+  | 'spend'
 >;
 
 const rank = (values: number[], p: number) => {

@@ -25,8 +25,11 @@ export interface RecordedRequest {
 export interface Refusal {
   /** which requests: method and key */
   when: (r: RecordedRequest) => boolean;
-  /** an S3 error document's code and status, or 'hang': accept the request and never answer */
-  answer: { status: number; code: string; message: string } | 'hang';
+  /**
+   * an S3 error document's code and status (with any headers S3 adds, such as x-amz-bucket-region;
+   * `body`: a body that is not S3's XML), or 'hang': accept the request and never answer
+   */
+  answer: { status: number; code: string; message: string; headers?: Record<string, string>; body?: string } | 'hang';
 }
 
 export interface TestS3 {
@@ -86,10 +89,15 @@ export function useS3(): TestS3 {
       }
       if (refusal !== undefined) {
         req.resume();
-        const { status, code, message } = refusal.answer;
-        res.writeHead(status, { 'content-type': 'application/xml', 'x-amz-request-id': 'proxy' });
+        const { status, code, message, headers = {}, body } = refusal.answer;
+        res.writeHead(status, {
+          'content-type': body === undefined ? 'application/xml' : 'text/html',
+          'x-amz-request-id': 'proxy',
+          ...headers,
+        });
         res.end(
-          `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>proxy</RequestId></Error>`,
+          body ??
+            `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>proxy</RequestId></Error>`,
         );
         return;
       }

@@ -1,6 +1,6 @@
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { SubagentContextError } from '../../errors.js';
-import { redactText } from '../../redact.js';
+import { describeEndpoint } from '../../peer.js';
 import { terminalSafe } from '../../terminal-text.js';
 
 /*
@@ -32,30 +32,6 @@ export interface OtlpFlags {
 
 export class OtlpConfigError extends SubagentContextError {
   override readonly name = 'OtlpConfigError';
-}
-
-/**
- * An endpoint as every output shows it (R4-9): scheme://host:port/path only. Never the query (a
- * SAS `?sig=`, an Azure Functions `?code=`, a `?key=`: credentials by another name), never the
- * fragment, never `user:password@` (shown as `***@` so a reader knows the URL carried some).
- * Text that is not a URL is redacted first, then cut at its query or fragment, and made
- * terminal-safe: a password holding `#` or `?` makes the text no URL at all, and a cut before the
- * redaction would leave the password's prefix behind its `user:` (issue 48).
- */
-export function describeEndpoint(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    const redacted = redactText(url);
-    const cut = redacted.search(/[?#]/);
-    return terminalSafe(cut < 0 ? redacted : `${redacted.slice(0, cut)}?…`);
-  }
-  const credentials = parsed.username !== '' || parsed.password !== '' ? '***@' : '';
-  const port =
-    parsed.port === '' ? (parsed.protocol === 'https:' ? '443' : parsed.protocol === 'http:' ? '80' : '') : parsed.port;
-  const hostPort = port === '' ? parsed.hostname : `${parsed.hostname}:${port}`;
-  return terminalSafe(`${parsed.protocol}//${credentials}${hostPort}${parsed.pathname}`);
 }
 
 function withTracesPath(base: string): string {

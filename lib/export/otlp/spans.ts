@@ -1,9 +1,10 @@
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { UsageCountField } from '../../producer/usage/run-usage.js';
+import { USAGE_COUNT_FIELDS, type UsageCountField } from '../../producer/usage/run-usage.js';
 import type { NodeUsage, TreeNode, TurnTree } from '../../report/document.js';
 import { latestOf, type Micros, parseRfc3339 } from '../../time.js';
+import { normalizeUsage } from '../../usage-write.js';
 import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from './ids.js';
 import { providerOf } from './provider.js';
 
@@ -111,58 +112,47 @@ function rowAttributes(tree: TurnTree, node: TreeNode, options: SpanOptions): At
   return a;
 }
 
-/** Cost sources whose cost_subcents is a price (R6-1); `unpriced` has none. */
-const PRICED = new Set(['provider_reported', 'models_dev_list']);
-
 /**
- * `base` plus the parts reported (a part not reported adds nothing: an agent reports no cache
- * writes, say); null when `base` is not known or a part is held but unreadable (the sum would
+ * `tokens_in` plus the cache parts reported (a part not reported adds nothing: OpenAI reports no
+ * cache writes); null when `tokens_in` is not known or a part is held but unreadable (the sum would
  * hide it). Never more than a safe integer.
  */
-function total(base: number | null, parts: readonly (number | null)[], unreadableParts: boolean): number | null {
-  if (base === null || unreadableParts) return null;
-  const sum = parts.reduce<number>((acc, p) => acc + (p ?? 0), base);
+function inputTotal(input: number | null, parts: readonly (number | null)[], unreadablePart: boolean): number | null {
+  if (input === null || unreadablePart) return null;
+  const sum = parts.reduce<number>((acc, p) => acc + (p ?? 0), input);
   return Number.isSafeInteger(sum) ? sum : null;
 }
 
 /**
  * R6-7 (docs/otlp.md#run-usage): the subagent's whole run, as the GenAI conventions name usage.
- * Our counts are disjoint kinds (R6-1: `tokens_in` is input neither read from nor written to a
- * cache, `tokens_out` output other than reasoning); the conventions' `input_tokens` and
- * `output_tokens` include their cache and reasoning parts, so they are sums. Cost, its source,
- * requests and `complete` are ours. Never from `total_tokens` (the final request's context).
+ * R6-1's `tokens_in` is input neither read from nor written to a cache, so the conventions'
+ * `input_tokens` (cached input included) is a sum; `tokens_out` already includes the reasoning
+ * (`tokens_reasoning` is a part of it), as the conventions' `output_tokens` does. Cost, its
+ * source, requests and `complete` are ours. Never from `total_tokens` (the final request's context).
  */
 function usageAttributes(a: Attributes, usage: NodeUsage, options: SpanOptions): void {
   const unreadable = new Set(usage.unreadable ?? []);
   for (const column of unreadable) leftOut(`usage.${column}`, options);
   const n = (field: UsageCountField | 'cost_subcents') => count(usage[field], `usage.${field}`, options);
-  const input = n('tokens_in');
-  const output = n('tokens_out');
-  const cacheRead = n('tokens_cached_read');
-  const cacheWrite = n('tokens_cached_write');
-  const reasoning = n('tokens_reasoning');
+  const counts = Object.fromEntries(USAGE_COUNT_FIELDS.map((f) => [f, n(f)])) as Record<UsageCountField, number | null>;
+  const cacheUnreadable = unreadable.has('tokens_cached_read') || unreadable.has('tokens_cached_write');
   set(
     a,
     'gen_ai.usage.input_tokens',
-    total(
-      input,
-      [cacheRead, cacheWrite],
-      unreadable.has('tokens_cached_read') || unreadable.has('tokens_cached_write'),
-    ),
+    inputTotal(counts.tokens_in, [counts.tokens_cached_read, counts.tokens_cached_write], cacheUnreadable),
   );
-  set(a, 'gen_ai.usage.output_tokens', total(output, [reasoning], unreadable.has('tokens_reasoning')));
-  set(a, 'gen_ai.usage.cache_read.input_tokens', cacheRead);
-  set(a, 'gen_ai.usage.cache_creation.input_tokens', cacheWrite);
-  set(a, 'gen_ai.usage.reasoning.output_tokens', reasoning);
-  set(a, `${NAMESPACE}.usage.requests`, n('requests'));
-  // R6-1: a cost is sent with a source that prices it; a cost without one, or $0 for tokens, is unpriced.
-  const cost = n('cost_subcents');
-  const tokens = [input, output, cacheRead, cacheWrite, reasoning].some((t) => t !== null && t > 0);
-  const priced =
-    usage.cost_source !== null && PRICED.has(usage.cost_source) && cost !== null && !(cost === 0 && tokens);
-  if (priced) set(a, `${NAMESPACE}.usage.cost_subcents`, cost);
-  const unpriced = usage.cost_source === 'unpriced' || (!priced && cost !== null);
-  set(a, `${NAMESPACE}.usage.cost_source`, priced ? usage.cost_source : unpriced ? 'unpriced' : null);
+  set(a, 'gen_ai.usage.output_tokens', counts.tokens_out);
+  set(a, 'gen_ai.usage.cache_read.input_tokens', counts.tokens_cached_read);
+  set(a, 'gen_ai.usage.cache_creation.input_tokens', counts.tokens_cached_write);
+  set(a, 'gen_ai.usage.reasoning.output_tokens', counts.tokens_reasoning);
+  set(a, `${NAMESPACE}.usage.requests`, counts.requests);
+  // R6-1's pricing rule, the ingest's (lib/usage-write.ts): a cost only with a source that prices it.
+  const priced = normalizeUsage(
+    { ...counts, cost_subcents: n('cost_subcents'), cost_source: usage.cost_source },
+    0n,
+  ).usage;
+  set(a, `${NAMESPACE}.usage.cost_subcents`, priced?.cost_subcents);
+  set(a, `${NAMESPACE}.usage.cost_source`, priced?.cost_source);
   set(a, `${NAMESPACE}.usage.model`, usage.model);
   set(a, `${NAMESPACE}.usage.complete`, usage.complete);
   set(a, `${NAMESPACE}.usage.observed_at`, usage.observed_at);

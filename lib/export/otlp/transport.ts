@@ -5,9 +5,9 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otl
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { EXPORT_DEFAULTS } from '../../defaults.js';
 import { SubagentContextError } from '../../errors.js';
+import { describeEndpoint, peerBody, secretsOf } from '../../peer.js';
 import { terminalSafe } from '../../terminal-text.js';
-import { collectorBody, secretsOf } from './body.js';
-import { describeEndpoint, type OtlpTarget } from './config.js';
+import type { OtlpTarget } from './config.js';
 
 /*
  * One OTLP/HTTP request per batch (docs/otlp.md#transport). The OpenTelemetry serializers
@@ -146,7 +146,7 @@ function partialSuccess(answer: Answer, json: boolean, secrets: readonly string[
     typeof partial.errorMessage === 'string' && partial.errorMessage !== '' ? partial.errorMessage : undefined;
   return {
     rejectedSpans: Number.isFinite(rejected) && rejected > 0 ? rejected : 0,
-    ...(message === undefined ? {} : { errorMessage: collectorBody(message, secrets) }),
+    ...(message === undefined ? {} : { errorMessage: peerBody(message, secrets) }),
   };
 }
 
@@ -275,7 +275,7 @@ export function createOtlpSink(target: OtlpTarget, options: SinkOptions): SpanSi
           lastStatus = answer.status;
           if (answer.status >= 200 && answer.status < 300) return partialSuccess(answer, json, secrets);
           // A refusal's body is its text as far as it was read (an endless one is cut at the bound).
-          const text = collectorBody(answer.body.toString('utf8'), secrets);
+          const text = peerBody(answer.body.toString('utf8'), secrets);
           if (answer.status !== 429 && answer.status < 500)
             throw new OtlpExportError(
               `the OTLP collector at ${endpoint} refused the batch with HTTP ${answer.status}${text === '' ? '' : `: ${text}`}; ${hint(answer.status)}`,

@@ -1,5 +1,5 @@
 /*
- * One subagent's run usage (../../../docs/spend.md, SPEC §16 R6-1): what the frame's
+ * One subagent's run usage (../../../docs/spend.md, R6-1): what the frame's
  * `subagent_task.usage` carries, what the agents' readers return, what `task_session_subagent_usage`
  * stores. Lives with the producer because the package's readers return it (no dependency added);
  * lib/frame/schema.ts stays the authority on the wire (test/lib/producer/frame-type.test.ts).
@@ -44,5 +44,5 @@ export interface RunUsage {
   complete?: boolean | null;
 }
 
-/** Subcents per US dollar: the host ledger's unit (SPEC §15). */
+/** Subcents per US dollar: the host ledger's unit. */
 export const SUBCENTS_PER_DOLLAR = 10_000;

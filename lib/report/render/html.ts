@@ -1,4 +1,5 @@
 import { PAGE_DEFAULTS } from '../../defaults.js';
+import { dollars, type MoneyOptions, moneyDecimals } from '../../money.js';
 import type { Figures, GroupBy, ReportDocument, SeriesGroup, TreeNode, TurnTree } from '../document.js';
 import {
   byModelChart,
@@ -13,7 +14,7 @@ import {
 import { chartMarkup, type Html, html, trusted } from './escape.js';
 import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL, UNPRICED_NOT_KNOWN } from './labels.js';
 import { CONTENT_SECURITY_POLICY, STYLE } from './style.js';
-import { cutText, dollars, humanDuration, humanInstant } from './units.js';
+import { cutText, humanDuration, humanInstant } from './units.js';
 
 /*
  * The page (R3-9, R4-10, docs/page.md): one self-contained HTML file rendered from a report
@@ -43,7 +44,9 @@ function fig(value: number | null, path: string, none = 'not reported', show: (v
 }
 
 const duration = (value: number | null, path: string, none?: string) => fig(value, path, none, humanDuration);
-const cost = (value: number | null, path: string, none: string) => fig(value, path, none, dollars);
+/** R6-11: a cost in dollars by the one money rule (lib/money.ts): its column's precision, a lower bound rounded down. */
+const cost = (value: number | null, path: string, none: string, money: MoneyOptions = {}) =>
+  fig(value, path, none, (v) => dollars(v, money));
 
 function instant(value: string | null, path: string, none: string): Html {
   if (value === null) return html`<span class="none" data-figure="${path}" data-null="">${none}</span>`;
@@ -98,8 +101,16 @@ type Priced = Pick<Figures, 'cost_lower_bound' | 'unpriced_events'>;
  * R5-1: a scope's cost: "≥ $4.10, 3 events unpriced" when it leaves out unpriced events (a lower
  * bound), else the dollars alone. `base` is the scope's path (`totals`, `groups.3`).
  */
-function scopeCost(f: Priced, value: number | null, path: string, base: string, none: string, cell = false): Html {
-  const shown = cost(value, path, none);
+function scopeCost(
+  f: Priced,
+  value: number | null,
+  path: string,
+  base: string,
+  none: string,
+  cell = false,
+  decimals?: MoneyOptions['decimals'],
+): Html {
+  const shown = cost(value, path, none, { decimals, lowerBound: f.cost_lower_bound });
   if (!f.cost_lower_bound || value === null || f.unpriced_events === null) return shown;
   const events = f.unpriced_events;
   const count = html`${fig(events, `${base}.unpriced_events`)} event${events === 1 ? '' : 's'} unpriced`;
@@ -261,13 +272,17 @@ function costSources(t: Figures): Html {
   if (measured === null || listed === null)
     return html`<span class="none">not known (the ledger has no cost_source)</span>`;
   const other = t.cost_subcents - measured - listed;
-  return html`measured ${cost(measured, `${p}.measured_cost_subcents`, 'n/a')}, list-priced ${cost(listed, `${p}.list_priced_cost_subcents`, 'n/a')}, other <data value="${other}">${dollars(other)}</data>`;
+  // R6-11: the three parts are one column: one precision
+  const decimals = moneyDecimals([measured, listed, other]);
+  return html`measured ${cost(measured, `${p}.measured_cost_subcents`, 'n/a', { decimals })}, list-priced ${cost(listed, `${p}.list_priced_cost_subcents`, 'n/a', { decimals })}, other <data value="${other}">${dollars(other, { decimals })}</data>`;
 }
 
 function chartTable(chart: Chart): Html {
   const t = chart.table;
   if (t === null) return html``;
   const shown = t.rows;
+  // R6-11: a column of dollars at one precision
+  const decimals = t.columns.map((_, i) => moneyDecimals(shown.map((r) => r.cells[i - 1]?.value)));
   return html`<details class="numbers"><summary>The numbers</summary>
 <div class="scroll" tabindex="0" role="region" aria-label="${chart.title}: the numbers">
 <table>
@@ -275,7 +290,7 @@ function chartTable(chart: Chart): Html {
 <tbody>
 ${shown.map(
   (r) =>
-    html`<tr><th scope="row">${host(r.label, PAGE_DEFAULTS.idChars)}</th>${r.cells.map((c) => html`<td class="num">${c.unit === 'dollars' ? cost(c.value, c.path, c.none ?? 'not reported') : fig(c.value, c.path, c.none)}</td>`)}</tr>`,
+    html`<tr><th scope="row">${host(r.label, PAGE_DEFAULTS.idChars)}</th>${r.cells.map((c, i) => html`<td class="num">${c.unit === 'dollars' ? cost(c.value, c.path, c.none ?? 'not reported', { decimals: decimals[i + 1] }) : fig(c.value, c.path, c.none)}</td>`)}</tr>`,
 )}
 </tbody>
 </table>
@@ -321,7 +336,13 @@ function charts(doc: ReportDocument): Html {
 </section>`;
 }
 
-function taskRow(g: SeriesGroup, path: string, firstTree: number | undefined): Html {
+/** R6-11: the task table's two money columns, each at one precision. */
+interface TaskMoney {
+  cost: MoneyOptions['decimals'];
+  perContext: MoneyOptions['decimals'];
+}
+
+function taskRow(g: SeriesGroup, path: string, firstTree: number | undefined, money: TaskMoney): Html {
   const title = g.title ?? null;
   return html`<tr data-key="${idAttribute(g.key)}">
 <th scope="row">${title !== null ? host(title, PAGE_DEFAULTS.textChars, 'task-title') : ''}${key(g.key)}${g.lower_bound ? html` <span class="lower-bound" title="a session had activity before capture began: the fan-out is a lower bound">≥</span>` : ''}${firstTree === undefined ? '' : html` <a class="to-tree" href="#turn-${firstTree}">trees</a>`}</th>
@@ -329,8 +350,8 @@ function taskRow(g: SeriesGroup, path: string, firstTree: number | undefined): H
 <td class="num">${sumWithN(g.tokens.sum, g.tokens.reported, `${path}.tokens`)}</td>
 <td class="num">${fig(g.sessions, `${path}.sessions`, 'n/a')}</td>
 <td class="num">${fig(g.contexts, `${path}.contexts`, 'n/a')}</td>
-<td class="num">${scopeCost(g, g.cost_subcents, `${path}.cost_subcents`, path, 'n/a', true)}</td>
-<td class="num">${scopeCost(g, g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, path, 'n/a', true)}</td>
+<td class="num">${scopeCost(g, g.cost_subcents, `${path}.cost_subcents`, path, 'n/a', true, money.cost)}</td>
+<td class="num">${scopeCost(g, g.cost_per_context_subcents, `${path}.cost_per_context_subcents`, path, 'n/a', true, money.perContext)}</td>
 </tr>`;
 }
 
@@ -346,6 +367,10 @@ function tasks(doc: ReportDocument, limit: number, shownTrees: number): Html {
     if (!firstTree.has(t.task_id)) firstTree.set(t.task_id, i);
   }
   const shown = found.groups.slice(0, limit);
+  const money: TaskMoney = {
+    cost: moneyDecimals(shown.map((g) => g.cost_subcents)),
+    perContext: moneyDecimals(shown.map((g) => g.cost_per_context_subcents)),
+  };
   const caption =
     shown.length < found.all.n
       ? html`The first <data value="${shown.length}" data-shown="">${count(shown.length)}</data> of ${fig(found.all.n, found.all.path)} tasks, sorted by ${doc.filters.sort}.`
@@ -356,7 +381,7 @@ function tasks(doc: ReportDocument, limit: number, shownTrees: number): Html {
 <caption>${caption} Context at finish is the tokens of context each subagent reported having when it finished, summed (n: rows that reported it): not what it consumed, and not what the cost paid for. Cost is from the host's cost events; ≥ marks a cost that leaves out unpriced events. A task's trees link goes to its most recent turn below.</caption>
 <thead><tr><th scope="col">Task</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Context at finish, tokens, as reported</th><th scope="col" class="num">Sessions</th><th scope="col" class="num">Contexts</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Cost per context</th></tr></thead>
 <tbody>
-${shown.map((g, i) => taskRow(g, `${found.path}.${i}`, g.key === null ? undefined : firstTree.get(g.key)))}
+${shown.map((g, i) => taskRow(g, `${found.path}.${i}`, g.key === null ? undefined : firstTree.get(g.key), money))}
 </tbody>
 </table>
 </div>

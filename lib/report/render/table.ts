@@ -1,4 +1,5 @@
 import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js';
+import { dollarColumn, dollars } from '../../money.js';
 import { terminalSafe } from '../../terminal-text.js';
 import type { FanOutCost, Figures, Group, ReportDocument } from '../document.js';
 import {
@@ -9,7 +10,6 @@ import {
   UNPRICED_NOT_KNOWN,
   unpricedWords,
 } from './labels.js';
-import { dollars } from './units.js';
 
 /**
  * The terminal table (docs/report.md#the-table): completeness first (R3-8), then the totals, then
@@ -31,9 +31,6 @@ export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv):
 }
 
 const n = (value: number | null): string | null => (value === null ? null : value.toLocaleString('en-US'));
-
-/** 1 USD = 10,000 subcents (the host's unit, office_cost_events.cost_subcents). */
-const usd = (subcents: number) => `$${(subcents / 10_000).toFixed(2)}`;
 
 export function renderReportTable(doc: ReportDocument, options: TableOptions): string {
   const paint = (code: string, text: string) => (options.color ? `\x1b[${code}m${text}\x1b[0m` : text);
@@ -127,7 +124,8 @@ const atLeast = (f: Figures) => (f.cost_lower_bound ? '≥ ' : '');
 function costText(f: Figures, subcents: number, rest = ''): string {
   const bound = atLeast(f);
   const unpriced = f.cost_lower_bound && f.unpriced_events !== null ? `, ${unpricedWords(f.unpriced_events)}` : '';
-  return `${bound}${n(subcents)} subcents (${bound}${usd(subcents)}${unpriced}${rest})`;
+  // R6-11: a lower bound's dollars are rounded down (lib/money.ts)
+  return `${bound}${n(subcents)} subcents (${bound}${dollars(subcents, { lowerBound: f.cost_lower_bound })}${unpriced}${rest})`;
 }
 
 /**
@@ -138,9 +136,12 @@ function costSourceText(f: Figures): string | null {
   if (f.cost_subcents === null) return null;
   if (f.measured_cost_subcents === null || f.list_priced_cost_subcents === null)
     return 'not known (the ledger has no cost_source)';
-  const other = f.cost_subcents - f.measured_cost_subcents - f.list_priced_cost_subcents;
-  const part = (subcents: number) => `${n(subcents)} (${usd(subcents)})`;
-  return `measured ${part(f.measured_cost_subcents)}, list-priced ${part(f.list_priced_cost_subcents)}, other ${part(other)} subcents`;
+  const parts = [f.measured_cost_subcents, f.list_priced_cost_subcents];
+  parts.push(f.cost_subcents - parts[0]! - parts[1]!);
+  // R6-11: the three parts are one column: one precision
+  const shown = dollarColumn(parts);
+  const part = (i: number) => `${n(parts[i]!)} (${shown[i]})`;
+  return `measured ${part(0)}, list-priced ${part(1)}, other ${part(2)} subcents`;
 }
 
 /**
@@ -270,7 +271,14 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
 function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string) => string): string {
   const fc: FanOutCost | null = doc.fan_out_cost;
   if (fc === null) return `not available: ${terminalSafe(fanOutCostGap(doc.completeness.notes))}`;
-  const money = (subcents: number | null) => (subcents === null ? null : dollars(subcents));
+  // R6-11: each money column at one precision (lib/money.ts)
+  const column = (figure: (b: FanOutCost['buckets'][number]) => number | null) => dollarColumn(fc.buckets.map(figure));
+  const [sums, means, medians, p95s] = [
+    column((b) => b.cost_subcents),
+    column((b) => b.mean_subcents),
+    column((b) => b.median_subcents),
+    column((b) => b.p95_subcents),
+  ];
   const unreadable = fc.buckets.some((b) => b.unreadable_cost_turns > 0);
   const table = renderTable(
     [
@@ -285,7 +293,7 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
       'median',
       'p95',
     ],
-    fc.buckets.map((b): Cell[] => [
+    fc.buckets.map((b, i): Cell[] => [
       // words, so the labels line up whether they read as a number or not ("4-5", "9+")
       `${b.fan_out} ${b.fan_out === '1' ? 'subagent' : 'subagents'}`,
       n(b.turns),
@@ -293,10 +301,10 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
       n(b.unpriced_turns),
       n(b.turns_without_cost),
       ...(unreadable ? [n(b.unreadable_cost_turns)] : []),
-      money(b.cost_subcents),
-      money(b.mean_subcents),
-      money(b.median_subcents),
-      money(b.p95_subcents),
+      sums[i]!,
+      means[i]!,
+      medians[i]!,
+      p95s[i]!,
     ]),
   );
   const unattributed =

@@ -2,12 +2,12 @@
  * The page's human units (R4-10, docs/page.md#units): what a person reads next to a figure whose
  * exact value stays in its `value`/`datetime` attribute. Durations as "2 min 45 s", costs in
  * dollars (the ledger's unit, subcents, is named once on the page), instants as
- * "1 Dec 2026, 17:41 UTC", and host text cut to a length the page can carry with its full length
+ * "1 Dec 2026, 17:41 UTC" (dollars by lib/money.ts, R6-11), and host text cut to a length the page can carry with its full length
  * stated (R4-4), never splitting a character.
  */
 
-/** 1 USD = 10,000 subcents (the host's unit, office_cost_events.cost_subcents). */
-export const SUBCENTS_PER_DOLLAR = 10_000;
+/** R6-11: money has one rule, lib/money.ts; the page reads it from here as before. */
+export { dollars, SUBCENTS_PER_DOLLAR } from '../../money.js';
 
 const count = (n: number) => n.toLocaleString('en-US');
 
@@ -26,20 +26,6 @@ export function humanDuration(ms: number): string {
   const minutes = Math.round(seconds / 60);
   const m = minutes % 60;
   return `${count(Math.floor(minutes / 60))} h${m === 0 ? '' : ` ${m} min`}`;
-}
-
-/**
- * Dollars: cents from one dollar up ("$82.10", "$1,204.00"); below a dollar every subcent
- * ("$0.0133"), so a small cost per context is never shown as $0.00.
- */
-export function dollars(subcents: number): string {
-  const sign = subcents < 0 ? '-' : '';
-  const abs = Math.abs(subcents);
-  const whole = Math.floor(abs / SUBCENTS_PER_DOLLAR);
-  const rest = abs % SUBCENTS_PER_DOLLAR;
-  if (whole === 0) return `${sign}$0.${String(rest).padStart(4, '0')}`;
-  const cents = Math.round(abs / 100);
-  return `${sign}$${count(Math.floor(cents / 100))}.${String(cents % 100).padStart(2, '0')}`;
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

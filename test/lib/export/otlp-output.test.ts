@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BODY_SHOWN, collectorBody, secretsOf } from '../../../lib/export/otlp/body.js';
-import { describeEndpoint, OtlpConfigError, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
+import { OtlpConfigError, resolveOtlpTarget } from '../../../lib/export/otlp/config.js';
 import { providerOf } from '../../../lib/export/otlp/provider.js';
+import { BODY_SHOWN, describeEndpoint, peerBody, secretsOf } from '../../../lib/peer.js';
 
 /*
  * R4-9's pure parts: the provider table, how an endpoint is printed, how a collector's body is
@@ -124,21 +124,21 @@ describe('R4-9 a collector body as a message shows it', () => {
     ['the query value', 'bad signature S1GNATURE', 'S1GNATURE'],
     ['the URL password', 'user u password pa55word', 'pa55word'],
   ])('R4-9: %s is masked', (_, body, secret) => {
-    const shown = collectorBody(body, secrets);
+    const shown = peerBody(body, secrets);
     expect(shown).not.toContain(secret);
     expect(shown).toContain('***');
   });
 
   it('R4-2: terminal controls in a body are visible escapes, never sent raw', () => {
-    expect(collectorBody('bad\u001b]52;c;ZWNobyBoaQ==\u0007 request\nline2', [])).toBe(
+    expect(peerBody('bad\u001b]52;c;ZWNobyBoaQ==\u0007 request\nline2', [])).toBe(
       'bad\\x1B]52;c;ZWNobyBoaQ==\\x07 request\\x0Aline2',
     );
   });
 
   it('R4-9: a long body is cut to 512 characters with its full length stated', () => {
-    const shown = collectorBody('x'.repeat(100_000), []);
+    const shown = peerBody('x'.repeat(100_000), []);
     expect(shown).toBe(`${'x'.repeat(BODY_SHOWN)}… (100000 characters in all)`);
-    expect(collectorBody('short', [])).toBe('short');
+    expect(peerBody('short', [])).toBe('short');
   });
 
   it('R4-9: the secrets are every header value, the decoded userinfo, each query value and the whole query, longest first, none under 4 characters', () => {
@@ -153,18 +153,18 @@ describe('R4-9 a collector body as a message shows it', () => {
   });
 
   it('R4-9: a 4-character value is masked, a 3-character one is not', () => {
-    expect(collectorBody('abc abcd', secretsOf('http://h.example/', { x: 'abcd', y: 'abc' }))).toBe('abc ***');
+    expect(peerBody('abc abcd', secretsOf('http://h.example/', { x: 'abcd', y: 'abc' }))).toBe('abc ***');
   });
 
   it('R4-9: a value holding another is masked whole (longest first)', () => {
     const secrets = secretsOf('http://h.example/', { a: 'SECRET', b: 'SECRET-PLUS' });
-    expect(collectorBody('got SECRET-PLUS and SECRET', secrets)).toBe('got *** and ***');
+    expect(peerBody('got SECRET-PLUS and SECRET', secrets)).toBe('got *** and ***');
   });
 
   it('R4-9: a body is trimmed; 512 characters are shown whole, 513 are cut', () => {
-    expect(collectorBody('  short\n', [])).toBe('short');
-    expect(collectorBody('x'.repeat(512), [])).toBe('x'.repeat(512));
-    expect(collectorBody('x'.repeat(513), [])).toBe(`${'x'.repeat(512)}… (513 characters in all)`);
+    expect(peerBody('  short\n', [])).toBe('short');
+    expect(peerBody('x'.repeat(512), [])).toBe('x'.repeat(512));
+    expect(peerBody('x'.repeat(513), [])).toBe(`${'x'.repeat(512)}… (513 characters in all)`);
   });
 
   it.each([
@@ -194,18 +194,18 @@ describe('R4-9 a collector body as a message shows it', () => {
       `${'x'.repeat(511)}\uE000… (522 characters in all)`,
     ],
   ])('R4-2: the cut never leaves half a surrogate pair: %s', (_, body, shown) => {
-    expect(collectorBody(body, [])).toBe(shown);
+    expect(peerBody(body, [])).toBe(shown);
   });
 
   it('R4-9: a body of exactly the 16,384 characters read is whole once masked short', () => {
     const secret = 'k'.repeat(8190);
-    expect(collectorBody(`${secret}${secret}tail`, [secret])).toBe('******tail');
+    expect(peerBody(`${secret}${secret}tail`, [secret])).toBe('******tail');
   });
 
   it('R4-9: a body longer than is read states its full length, even when masking leaves it short', () => {
     const secret = 'k'.repeat(8192);
     const body = `${secret}${secret}${'tail'.repeat(1000)}`;
-    expect(collectorBody(body, [secret])).toBe('******… (20384 characters in all)');
+    expect(peerBody(body, [secret])).toBe('******… (20384 characters in all)');
   });
 });
 

@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
 import { type ExportOptions, runExport, SPEND_NOT_COLLECTED } from '../../../lib/export/run.js';
-import type { RunUsage } from '../../../lib/producer/usage/run-usage.js';
 import type { ReceivedSpan } from '../../../local/otlp-receiver.js';
 import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
-import { insertUsage } from '../../support/usage-rows.js';
+import { insertUsage, type UsageFields } from '../../support/usage-rows.js';
 
 /*
  * R6-7: the run usage stored beside each row (task_session_subagent_usage, R6-2) on its
@@ -24,8 +23,8 @@ const TURN: StoredRow[] = [
   { tool_call_id: 'b', parent_tool_call_id: 'a', observed_at: T(3), settled_at: T(4) },
 ];
 
-/** A Claude-like whole run: every kind reported, priced by the provider. */
-const FULL: RunUsage = {
+/** A whole run with every kind reported (reasoning within the output, R6-1), priced by the provider. */
+const FULL: UsageFields = {
   tokens_in: 1200,
   tokens_out: 300,
   tokens_cached_read: 40_000,
@@ -35,7 +34,7 @@ const FULL: RunUsage = {
   cost_subcents: 4321,
   cost_source: 'provider_reported',
   model: 'claude-opus-5,claude-haiku-4',
-  complete: true,
+  complete: 1,
 };
 
 const usageOf = (span: ReceivedSpan | undefined) =>
@@ -65,9 +64,9 @@ describe.each(TARGET_FIXTURES)('R6-7 run usage on spans on %s, %s host schema', 
     const summary = await exportTo(t.db);
     expect(summary).toMatchObject({ spans: 3, notes: [], unreadable: {} });
     expect(usageOf(byCall(receiver().spans, 'a'))).toEqual({
-      // input and output as the convention counts them: with their cache and reasoning parts
+      // input as the convention counts it: with its cache parts; the output already holds its reasoning
       'gen_ai.usage.input_tokens': 1200 + 40_000 + 5_000,
-      'gen_ai.usage.output_tokens': 300 + 100,
+      'gen_ai.usage.output_tokens': 300,
       'gen_ai.usage.cache_read.input_tokens': 40_000,
       'gen_ai.usage.cache_creation.input_tokens': 5_000,
       'gen_ai.usage.reasoning.output_tokens': 100,
@@ -90,40 +89,33 @@ describe.each(TARGET_FIXTURES)('R6-7 run usage on spans on %s, %s host schema', 
   it('R6-7: a field not reported is absent, never 0; a kind not reported adds nothing to its total', async () => {
     await insertRows(t.db, TURN);
     // Codex-like: no cache writes, no price; b: only its output is known, not yet complete
-    await usage('a', { tokens_in: 800, tokens_cached_read: 200, tokens_out: 50, tokens_reasoning: 20, complete: true });
-    await usage('b', { tokens_out: 10, complete: false });
+    await usage('a', { tokens_in: 800, tokens_cached_read: 200, tokens_out: 50, tokens_reasoning: 20, complete: 1 });
+    await usage('b', { tokens_out: 10, complete: 0 });
     await exportTo(t.db);
     expect(usageOf(byCall(receiver().spans, 'a'))).toEqual({
       'gen_ai.usage.input_tokens': 1000,
-      'gen_ai.usage.output_tokens': 70,
+      'gen_ai.usage.output_tokens': 50,
       'gen_ai.usage.cache_read.input_tokens': 200,
       'gen_ai.usage.reasoning.output_tokens': 20,
       'subagent_context.usage.complete': true,
-      'subagent_context.usage.observed_at': '2026-08-12T13:00:00.000000Z',
+      'subagent_context.usage.observed_at': '2026-08-12T13:00:00.000001Z',
     });
     expect(usageOf(byCall(receiver().spans, 'b'))).toEqual({
       'gen_ai.usage.output_tokens': 10,
       'subagent_context.usage.complete': false,
-      'subagent_context.usage.observed_at': '2026-08-12T13:00:00.000000Z',
+      'subagent_context.usage.observed_at': '2026-08-12T13:00:00.000001Z',
     });
   });
 
   // R6-1's cost rule as the span states it: [stored cost, stored source, tokens_out, sent cost, sent source]
-  const costs: [
-    string,
-    number | null,
-    RunUsage['cost_source'],
-    number | null,
-    number | undefined,
-    string | undefined,
-  ][] = [
+  const costs: [string, number | null, string | null, number | null, number | undefined, string | undefined][] = [
     ['a provider-reported cost', 4321, 'provider_reported', 10, 4321, 'provider_reported'],
     ['a list-priced cost', 99, 'models_dev_list', 10, 99, 'models_dev_list'],
     ['a $0 for no tokens (a measured nothing)', 0, 'provider_reported', 0, 0, 'provider_reported'],
     ['a $0 for tokens: unpriced, not a measured $0', 0, 'models_dev_list', 10, undefined, 'unpriced'],
     ['a cost without a source: unpriced', 500, null, 10, undefined, 'unpriced'],
     ['unpriced (the ledger stores 0): no cost', 0, 'unpriced', 10, undefined, 'unpriced'],
-    ['a source without a cost: nothing to state', null, 'provider_reported', 10, undefined, undefined],
+    ['a source without a cost: unpriced', null, 'provider_reported', 10, undefined, 'unpriced'],
     ['neither: nothing', null, null, 10, undefined, undefined],
   ];
   it.each(costs)('R6-7, R6-1: %s', async (_, cost, source, out, sentCost, sentSource) => {
@@ -160,7 +152,7 @@ describe.each(TARGET_FIXTURES)('R6-7 run usage on spans on %s, %s host schema', 
     const sqlite = t.db.dialect.name === 'sqlite';
     expect(usageOf(byCall(receiver().spans, 'a'))).toEqual({
       // input's total is not stated when a part of it is held but unreadable
-      ...(sqlite ? {} : { 'gen_ai.usage.output_tokens': 400 }),
+      ...(sqlite ? {} : { 'gen_ai.usage.output_tokens': 300 }),
       'gen_ai.usage.cache_creation.input_tokens': 5_000,
       'gen_ai.usage.reasoning.output_tokens': 100,
       ...(sqlite ? {} : { 'subagent_context.usage.requests': 7 }),
@@ -190,7 +182,7 @@ describe.each(TARGET_FIXTURES)('R6-7 run usage on spans on %s, %s host schema', 
 
   it('R6-7, R4-8: usage that replaces usage already sent (complete now) is sent again within the lookback', async () => {
     await insertRows(t.db, TURN);
-    await usage('a', { tokens_out: 10, complete: false, observed_at: T(2) });
+    await usage('a', { tokens_out: 10, complete: 0, observed_at: T(2) });
     await exportTo(t.db);
     receiver().spans.length = 0;
     await t.db.query("UPDATE task_session_subagent_usage SET tokens_out = 25, complete = 1 WHERE tool_call_id = 'a'");

@@ -178,7 +178,7 @@ describe.each(TARGETS)('R5-6 publish run on %s', (name) => {
     client.destroy();
     expect(failed).toBeInstanceOf(PublishError);
     expect((failed as Error).message).toMatch(
-      /^the bucket "no-such-reports-bucket" does not exist at http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL_S3\) \(S3 answered NoSuchBucket \(HTTP 404\) to s3:PutObject and s3:PutObjectTagging of s3:\/\/no-such-reports-bucket\/p\/\d{4}-\d\d-\d\d\/\d{6}Z\/report\.json\): create it/,
+      /^the bucket "no-such-reports-bucket" does not exist at http:\/\/127\.0\.0\.1:\d+\/ \(AWS_ENDPOINT_URL_S3\) \(S3 answered NoSuchBucket \(HTTP 404\) to s3:PutObject and s3:PutObjectTagging of s3:\/\/no-such-reports-bucket\/p\/\d{4}-\d\d-\d\d\/\d{6}Z\/report\.json\): create it/,
     );
   });
 
@@ -205,7 +205,7 @@ describe.each(TARGETS)('R5-6 publish run on %s', (name) => {
     const failed = await run(T1, { requestTimeoutMs: 1_500 }).catch((e: unknown) => e as Error);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect((failed as Error).message).toMatch(
-      /^the S3 endpoint http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL_S3\) did not answer s3:PutObject and s3:PutObjectTagging of s3:\/\/[^ ]+ within 1\.5 s \(\w+\): check the endpoint/,
+      /^the S3 endpoint http:\/\/127\.0\.0\.1:\d+\/ \(AWS_ENDPOINT_URL_S3\) did not answer s3:PutObject and s3:PutObjectTagging of s3:\/\/[^ ]+ within 1\.5 s \(\w+\): check the endpoint/,
     );
   });
 });

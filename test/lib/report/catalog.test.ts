@@ -19,6 +19,7 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
         costEvents: undefined,
         turns: { startedAt: false },
         sessionCreatedIndex: false,
+        usage: true,
       });
     });
 
@@ -34,6 +35,7 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
         costEvents: undefined,
         turns: { startedAt: false },
         sessionCreatedIndex: false,
+        usage: true,
       });
       await t.db.query('ALTER TABLE office_cost_events ADD COLUMN occurred_at TEXT');
       expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: false, costSource: false });
@@ -119,6 +121,8 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
         costEvents: { turnId: true, costSource: true },
         turns: { startedAt: true },
         sessionCreatedIndex: true,
+        // no table of ours here (subagentTable: false), so no usage table either (R6-5)
+        usage: false,
       });
     });
   });

@@ -48,7 +48,8 @@ describe.each(TARGETS)('R5 cost sources on %s, host schema', (target) => {
     expect(doc.completeness.unpriced_events).toBe(2);
     expect(doc.completeness.notes.join(' ')).toMatch(/2 cost event\(s\) in scope are unpriced .* lower bound/);
     // the contexts: 2 sessions + 2 subagents
-    expect(totals.cost_per_context_subcents).toBe(Math.round(750 / 4));
+    // R6-11: a lower bound's quotient is rounded down (187.5 → 187), never up
+    expect(totals.cost_per_context_subcents).toBe(Math.floor(750 / 4));
     const byKey = Object.fromEntries(doc.groups.map((g) => [g.key, g]));
     expect([byKey.t1!.cost_subcents, byKey.t1!.unpriced_events, byKey.t1!.cost_lower_bound]).toEqual([650, 2, true]);
     expect([byKey.t2!.cost_subcents, byKey.t2!.unpriced_events, byKey.t2!.cost_lower_bound]).toEqual([100, 0, false]);
@@ -156,3 +157,44 @@ describe.each(TARGETS)('R5-1, R5-2 on %s: a ledger before cost contract v3', (ta
 });
 
 const report = (db: Parameters<typeof buildReport>[0]) => buildReport(db, { now: NOW });
+
+describe.each(TARGETS)('R6-11 on %s: one rounding rule for a cost per context', (target) => {
+  const t = useTestDatabase(target, { fixture: 'host' });
+
+  it.each<[string, [number, string][], number]>([
+    ['half away from zero: 3 ÷ 2 = 1.5 → 2', [[3, 'provider_reported']], 2],
+    ['a negative cost mirrors it: −3 ÷ 2 = −1.5 → −2, never −1', [[-3, 'provider_reported']], -2],
+    [
+      '−5 ÷ 2 = −2.5 → −3',
+      [
+        [5, 'provider_reported'],
+        [-10, 'models_dev_list'],
+      ],
+      -3,
+    ],
+    [
+      'a lower bound is rounded down: ≥ 3 ÷ 2 → 1',
+      [
+        [3, 'provider_reported'],
+        [0, 'unpriced'],
+      ],
+      1,
+    ],
+    [
+      'a negative lower bound too: ≥ −3 ÷ 2 → −2',
+      [
+        [-3, 'provider_reported'],
+        [0, 'unpriced'],
+      ],
+      -2,
+    ],
+  ])('R6-11: %s', async (_, events, perContext) => {
+    // two sessions and no subagent: two contexts
+    await seedSession(t.db, 's1', 't1');
+    await seedSession(t.db, 's2', 't1');
+    for (const [i, [subcents, source]] of events.entries())
+      await addCostEvent(t.db, { id: `e${i}`, session: 's1', task: 't1', subcents, source, at: T(1) });
+    const { totals } = await buildReport(t.db, { now: NOW });
+    expect([totals.contexts, totals.cost_per_context_subcents]).toEqual([2, perContext]);
+  });
+});

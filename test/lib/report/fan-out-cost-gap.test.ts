@@ -17,6 +17,7 @@ const HOST: StoreCatalog = {
   costEvents: { turnId: true, costSource: true },
   turns: { startedAt: true },
   sessionCreatedIndex: true,
+  usage: true,
 };
 const ALL: ReportScope = { by: null };
 const WINDOWED: ReportScope = { by: null, since: 1n };

@@ -88,6 +88,10 @@ function model(c: StoreCase): FanOutCost {
         mean_subcents: none ? null : meanOf(sum, sorted.length),
         median_subcents: none ? null : rank(sorted, 50),
         p95_subcents: none ? null : rank(sorted, 95),
+        // R6-5: no usage rows here: only a turn with no top-level subagent has every one priced
+        spend_known_turns: i === 0 ? b.turns : 0,
+        subagent_cost_subcents: i === 0 && b.turns > 0 ? 0 : null,
+        subagent_share: i === 0 && sorted.some((c) => c > 0) ? 0 : null,
       };
     }),
     unattributed_events: unattributed.length,

@@ -321,7 +321,7 @@ describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, 
   });
 
   it.runIf(fixture === 'host')(
-    'R3-7: cost from the host’s office_cost_events per task, session and turn and in the totals; cost per context rounds half up',
+    'R3-7: cost from the host’s office_cost_events per task, session and turn and in the totals; cost per context rounds half away from zero (R6-11)',
     async () => {
       await insertRows(t.db, [
         { task_session_id: 's1', task_id: 't1', turn_id: 'u1', tool_call_id: 'a', observed_at: T(1) },
@@ -339,7 +339,7 @@ describe.each(TARGET_FIXTURES)('report figures on %s, %s host schema', (target, 
         contexts: 5,
         cost_per_context_subcents: 301,
       });
-      // t1: 1501 / 3 = 500.33 → 500; t2: 3 / 2 = 1.5 → 2 (half up)
+      // t1: 1501 / 3 = 500.33 → 500; t2: 3 / 2 = 1.5 → 2 (half away from zero)
       expect(
         doc.groups.map((g) => [g.key, g.cost_subcents, g.estimated_cost_subcents, g.cost_per_context_subcents]),
       ).toEqual([

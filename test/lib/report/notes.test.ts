@@ -20,7 +20,7 @@ const BEYOND = {
   tool_uses: { ...EXACT, tool_uses: { sum: null, reported: 2 } },
   cost: { ...EXACT, cost_subcents: null },
 };
-const NONE: Overflow = { tokens: 0, tool_uses: 0, cost: 0 };
+const NONE: Overflow = { tokens: 0, tool_uses: 0, cost: 0, spend: 0 };
 
 const scope = (by: ScopeFigures['by'], f = EXACT, costEvents = 1): ScopeFigures => ({ by, figures: f, costEvents });
 
@@ -59,7 +59,7 @@ describe('overflowOf', () => {
 
 describe('valueNotes', () => {
   it('R4-3: one note per figure beyond 2^53 − 1, naming the figure and how many scopes', () => {
-    expect(valueNotes(EXACT, NOTHING_UNREADABLE, { tokens: 2, tool_uses: 0, cost: 1 })).toEqual([
+    expect(valueNotes(EXACT, NOTHING_UNREADABLE, { tokens: 2, tool_uses: 0, cost: 1, spend: 0 })).toEqual([
       'the tokens sum of 2 scope(s) is null: it exceeds 2^53 − 1, beyond what a JSON reader keeps exactly.',
       'the cost sum of 1 scope(s) is null: it exceeds 2^53 − 1, beyond what a JSON reader keeps exactly.',
     ]);

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { type Figures, NOTHING_UNREADABLE, type ReportDocument } from '../../../lib/report/document.js';
+import {
+  type Figures,
+  NOTHING_UNREADABLE,
+  type ReportDocument,
+  SPEND_NOT_COLLECTED,
+} from '../../../lib/report/document.js';
 import { reportJsonSchema } from '../../../lib/report/json-schema.js';
 import { CSV_COLUMNS, renderReportCsv } from '../../../lib/report/render/csv.js';
 import { renderReportTable, wantsColor } from '../../../lib/report/render/table.js';
@@ -39,6 +44,7 @@ function doc(overrides: Partial<Figures> = {}): ReportDocument {
     list_priced_cost_subcents: null,
     first_observed_at: null,
     last_observed_at: null,
+    spend: { ...SPEND_NOT_COLLECTED },
     ...overrides,
   };
   return {

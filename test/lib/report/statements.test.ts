@@ -152,6 +152,7 @@ const CATALOG: StoreCatalog = {
   costEvents: { turnId: true, costSource: true },
   turns: undefined,
   sessionCreatedIndex: true,
+  usage: true,
 };
 
 /** How many times `part` occurs in `text`. */

@@ -142,6 +142,9 @@ const fanOutCost: FanOutCost = {
       mean_subcents: costed === 0 ? null : 3_000 * (i + 1),
       median_subcents: costed === 0 ? null : 2_500 * (i + 1),
       p95_subcents: costed === 0 ? null : 9_000 * (i + 1),
+      spend_known_turns: null,
+      subagent_cost_subcents: null,
+      subagent_share: null,
     };
   }),
   unattributed_events: 3,
@@ -690,7 +693,7 @@ describe('the fan-out cost chart (R5-3)', () => {
   it('R5-3: the caption says what was costed, what a turn includes and that no agent reports per-subagent spend; the table has every bucket with its paths, costs in dollars', () => {
     const chart = fanOutCostChart(fanOutCost, []);
     expect(chart.caption).toBe(
-      "44 turns in scope by their top-level subagents, 40 of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). 1 turn with an unpriced event, 3 without a cost event are counted, never costed. 3 cost events are on no turn ($0.1700), 1 of them unpriced: they are in no bucket. A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. No agent reports what each subagent spent: this is the whole turn's cost, never a per-subagent figure.",
+      "44 turns in scope by their top-level subagents, 40 of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). 1 turn with an unpriced event, 3 without a cost event are counted, never costed. 3 cost events are on no turn ($0.17), 1 of them unpriced: they are in no bucket. A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. No agent reports what each subagent spent: this is the whole turn's cost, never a per-subagent figure.",
     );
     expect(chart.table!.columns).toEqual([
       'Top-level subagents in the turn',

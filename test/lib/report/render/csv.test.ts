@@ -249,6 +249,9 @@ describe('report --csv: the R5 figures (R5-1 … R5-4)', () => {
       mean_subcents: i === 0 ? null : -i,
       median_subcents: i === 0 ? null : i * 100,
       p95_subcents: i === 0 ? null : i * 300,
+      spend_known_turns: i === 0 ? null : i,
+      subagent_cost_subcents: i === 0 ? null : i * 50,
+      subagent_share: i === 0 ? null : i / 8,
     }));
     const rest = {
       unattributed_events: 4,

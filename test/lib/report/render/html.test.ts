@@ -27,12 +27,24 @@ function readDuration(shown: string): number | undefined {
   return parts.reduce((sum, m) => sum + Number(m[1]!.replaceAll(',', '')) * unit[m[2] as keyof typeof unit], 0);
 }
 
-/** "$82.10" or "$0.0133" read back as subcents (undefined: not a dollar amount). */
-function readDollars(shown: string): number | undefined {
+/** "$82.10" or "$0.0133" read back as subcents, with its digits after the point (undefined: not a dollar amount). */
+function readDollars(shown: string): { subcents: number; decimals: number } | undefined {
   const m = /^(-?)\$([\d,]+)\.(\d{2}|\d{4})$/.exec(shown);
   if (m === null) return undefined;
-  const value = Number(`${m[2]!.replaceAll(',', '')}.${m[3]}`) * 10_000;
-  return m[1] === '-' ? -value : value;
+  const value = Number(m[2]!.replaceAll(',', '')) * 10_000 + Number(m[3]!.padEnd(4, '0'));
+  return { subcents: m[1] === '-' ? -value : value, decimals: m[3]!.length };
+}
+
+/** R6-9, R5-1: whether the cost figure at `path` is a lower bound (its scope's flag for it). */
+function isLowerBound(document: ReportDocument, path: string): boolean {
+  const base = path.slice(0, path.lastIndexOf('.'));
+  const figure = path.slice(path.lastIndexOf('.') + 1);
+  const flag = {
+    cost_subcents: 'cost_lower_bound',
+    cost_per_context_subcents: 'cost_lower_bound',
+    estimated_cost_subcents: 'estimated_cost_lower_bound',
+  }[figure];
+  return flag !== undefined && !base.startsWith('fan_out_cost') && resolve(document, `${base}.${flag}`) === true;
 }
 
 /**
@@ -54,11 +66,14 @@ function expectFiguresMatch(html: string, document: ReportDocument): number {
       const tolerance = want < 1_000 ? 0 : want < 60_000 ? 50 : want < 3_600_000 ? 500 : 30_000;
       expect(Math.abs(ms! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(tolerance);
     } else if (/_subcents$/.test(f.path)) {
-      const subcents = readDollars(f.shown);
-      expect(subcents, `${f.path}: ${f.shown}`).toBeDefined();
-      expect(Math.abs(subcents! - want), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(
-        Math.abs(want) < 10_000 ? 0.001 : 50,
-      );
+      // R6-11: every subcent, or cents (a lower bound rounded down, never up; else to the nearest)
+      const shown = readDollars(f.shown);
+      expect(shown, `${f.path}: ${f.shown}`).toBeDefined();
+      const off = want - shown!.subcents;
+      if (shown!.decimals === 4) expect(off, `${f.path}: ${f.shown}`).toBe(0);
+      else if (isLowerBound(document, f.path))
+        expect([off >= 0, off < 100], `${f.path}: ${f.shown}`).toEqual([true, true]);
+      else expect(Math.abs(off), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(50);
     } else expect(f.shown, f.path).toBe(want.toLocaleString('en-US'));
   }
   return figures.length;
@@ -357,7 +372,7 @@ describe('the page: lower-bound costs, cost by source, fan-out cost, context at 
   it('R5-1: the totals show cost, estimated cost and cost per context as lower bounds with the unpriced count', () => {
     const d = bounded();
     const totals = words(section(renderHtml(d), 'totals'));
-    expect(totals).toContain('Cost (estimated part) ≥ $4.10 , 3 events unpriced ( ≥ $0.4100 , 3 events unpriced )');
+    expect(totals).toContain('Cost (estimated part) ≥ $4.10 , 3 events unpriced ( ≥ $0.41 , 3 events unpriced )');
     expect(totals).toMatch(/Cost per context ≥ \$0\.\d{4} , 3 events unpriced/);
     expectFiguresMatch(renderHtml(d), d);
   });
@@ -407,7 +422,7 @@ describe('the page: lower-bound costs, cost by source, fan-out cost, context at 
     [
       'measured, list-priced and the rest',
       { cost_subcents: 41_000, measured_cost_subcents: 30_000, list_priced_cost_subcents: 10_000 },
-      'Cost by source measured $3.00 , list-priced $1.00 , other $0.1000',
+      'Cost by source measured $3.00 , list-priced $1.00 , other $0.10',
     ],
     [
       'a ledger without cost_source',

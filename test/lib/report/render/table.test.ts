@@ -424,6 +424,9 @@ function fanOutCost(
       mean_subcents: null,
       median_subcents: null,
       p95_subcents: null,
+      spend_known_turns: null,
+      subagent_cost_subcents: null,
+      subagent_share: null,
       ...buckets[fan_out],
     })),
     unattributed_events: 0,
@@ -455,16 +458,16 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
       '≥ 41,000 subcents (≥ $4.10, 3 events unpriced; estimated ≥ 4,100 subcents)',
     ],
     [
-      'R5-1: the cost per context likewise',
+      'R5-1, R6-11: the cost per context likewise, its dollars rounded down as a lower bound',
       reportDoc([], {}, bound),
       'cost per context',
-      '≥ 10,260 subcents (≥ $1.03, 3 events unpriced)',
+      '≥ 10,260 subcents (≥ $1.02, 3 events unpriced)',
     ],
     [
       'R5-1: one unpriced event, in the singular',
       reportDoc([], {}, { ...bound, unpriced_events: 1 }),
       'cost per context',
-      '≥ 10,260 subcents (≥ $1.03, 1 event unpriced)',
+      '≥ 10,260 subcents (≥ $1.02, 1 event unpriced)',
     ],
     [
       'R5-1: no unpriced event: the cost is exact, no ≥',
@@ -566,7 +569,7 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
     expect(text.split('\n').filter((l) => l.startsWith('note: '))).toEqual(['note: other note']);
   });
 
-  it('R5-3: one line per bucket, in order, costs in dollars, "-" where no turn is costed; the events without a turn; what a turn costs includes', () => {
+  it('R5-3, R6-11: one line per bucket, in order, costs in dollars, "-" where no turn is costed; the events without a turn; what a turn costs includes', () => {
     const doc: Doc = {
       ...reportDoc([group()]),
       fan_out_cost: fanOutCost(
@@ -599,7 +602,8 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
     ]);
     expect(lines.slice(2, 9).map((l) => l.trim().split(/\s{2,}/))).toEqual([
       ['0 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
-      ['1 subagent', '85', '76', '9', '0', '$24.53', '$0.3227', '$0.3215', '$0.4857'],
+      // R6-11: one precision per column: cents, every value being ten cents or more
+      ['1 subagent', '85', '76', '9', '0', '$24.53', '$0.32', '$0.32', '$0.49'],
       ['2 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
       ['3 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],
       ['4-5 subagents', '0', '0', '0', '0', '-', '-', '-', '-'],

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   codePoints,
   cutText,
-  dollars,
   humanDay,
   humanDuration,
   humanInstant,
@@ -33,21 +32,6 @@ describe("the page's human units (R4-10, docs/page.md#units)", () => {
     [3_600_000_000, '1,000 h'],
   ])('R4-10: %d ms reads "%s"', (ms, shown) => {
     expect(humanDuration(ms)).toBe(shown);
-  });
-
-  it.each([
-    [821_000, '$82.10'],
-    [12_040_000, '$1,204.00'],
-    [10_000, '$1.00'],
-    [133, '$0.0133'],
-    [1, '$0.0001'],
-    [0, '$0.0000'],
-    [-821_000, '-$82.10'],
-    [9_999, '$0.9999'],
-    [-133, '-$0.0133'],
-    [10_050, '$1.01'],
-  ])('R4-10: %d subcents read "%s" (10,000 to the dollar)', (subcents, shown) => {
-    expect(dollars(subcents)).toBe(shown);
   });
 
   it.each([

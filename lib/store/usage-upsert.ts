@@ -1,0 +1,48 @@
+import type { Dialect } from '../db/dialect/dialect.js';
+import type { SubagentWrite } from '../row.js';
+import { foldUsage, type UsageWrite } from '../usage-write.js';
+import { USAGE_COLUMNS, USAGE_KEY, USAGE_TABLE } from './usage-table.js';
+
+const stored = (c: string) => `${USAGE_TABLE}.${c}`;
+
+/**
+ * R6-2's merge as SQL, `supersedes` in lib/usage-write.ts: the incoming usage replaces the stored
+ * one as a whole (every column, so no sum is mixed from two observations) when it is not older,
+ * unless the stored usage is final and the incoming is not. Otherwise the row stays as it is.
+ */
+export function usageUpsertSql(dialect: Dialect): string {
+  const assigned = USAGE_COLUMNS.filter((c) => !(USAGE_KEY as readonly string[]).includes(c.name));
+  return `INSERT INTO ${USAGE_TABLE} (${USAGE_COLUMNS.map((c) => c.name).join(', ')})
+${dialect.selectRows(USAGE_COLUMNS)}
+ON CONFLICT (${USAGE_KEY.join(', ')}) DO UPDATE SET
+  ${assigned.map((c) => `${c.name} = excluded.${c.name}`).join(',\n  ')}
+WHERE ${dialect.comparable('excluded.observed_at')} >= ${dialect.comparable(stored('observed_at'))}
+  AND NOT (COALESCE(${stored('complete')}, 0) = 1 AND COALESCE(excluded.complete, 0) <> 1)`;
+}
+
+/**
+ * One usage row per subagent key that a write of the batch carries usage for: the key's usages
+ * folded in arrival order (`foldUsage`), in key order like the rows' upsert. Bound as the
+ * dialect's rows; empty when no write carries usage.
+ */
+export function usageRows(dialect: Dialect, writes: readonly SubagentWrite[]): unknown[][] {
+  const byKey = new Map<string, UsageWrite[]>();
+  for (const write of writes) {
+    if (write.usage === undefined) continue;
+    const key = JSON.stringify(USAGE_KEY.map((k) => write[k]));
+    const list = byKey.get(key);
+    if (list) list.push(write.usage);
+    else byKey.set(key, [write.usage]);
+  }
+  return [...byKey]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, usages]) => {
+      const usage = foldUsage(usages)!;
+      const values: Record<string, unknown> = { ...usage, observed_at: dialect.encodeTimestamp(usage.observed_at) };
+      const identity = JSON.parse(key) as string[];
+      return USAGE_COLUMNS.map((c) => {
+        const at = (USAGE_KEY as readonly string[]).indexOf(c.name);
+        return at >= 0 ? identity[at] : values[c.name];
+      });
+    });
+}
