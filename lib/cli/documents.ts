@@ -62,6 +62,8 @@ export const exportDocument = z.object({
   /** by column name (data: as the table spells it) */
   unreadable: z.record(z.string(), z.number()),
   complete: z.boolean(),
+  /** R6-7: what no span carries in this run and why, one sentence each (e.g. spend not collected) */
+  notes: z.array(z.string()),
   restart: z.boolean(),
   position: z.object({ before: point, after: point, key: z.nullable(z.string()) }),
 });
@@ -89,6 +91,7 @@ export function exportJson(s: ExportSummary): ExportDocument {
     skipped: s.skipped.map((k) => ({ taskSessionId: k.task_session_id, turnId: k.turn_id, reason: k.reason })),
     unreadable: s.unreadable,
     complete: s.complete,
+    notes: s.notes,
     restart: s.restart,
     position: { before: pointJson(s.position.before), after: pointJson(s.position.after), key: s.position.key },
   };

@@ -11,6 +11,7 @@ import {
   type TreeFilter,
   type TurnPosition,
 } from '../report/trees.js';
+import { hasUsageTable, USAGE_TABLE } from '../store/usage-table.js';
 import { formatKey, type Micros, nowMicros } from '../time.js';
 import { turnDigest, turnKeyDigest } from './otlp/digest.js';
 import { SCHEMA_URL, type SpanOptions, turnSpans } from './otlp/spans.js';
@@ -114,6 +115,8 @@ export interface ExportSummary {
   unreadable: Record<string, number>;
   /** false: stopped early (keepGoing), more turns may be waiting */
   complete: boolean;
+  /** what the spans leave out for the whole run and why, one sentence each (R6-7: spend not collected) */
+  notes: string[];
   /** --restart: every turn was sent again from the first, changed or not (`re_sent` counts them) */
   restart: boolean;
   /** the stored position's point before and after (null: none) */
@@ -173,6 +176,9 @@ async function readPage(
   }
 }
 
+/** R6-2, R6-7: the store has no usage table, so no span carries run usage (not a usage of 0). */
+export const SPEND_NOT_COLLECTED = `spend not collected: the store has no ${USAGE_TABLE} table, so no span carries run usage (\`subagent-context migrate\` creates it, \`subagent-context spend\` fills it)`;
+
 export async function runExport(
   db: Queryable,
   sink: SpanSink,
@@ -211,6 +217,7 @@ export async function runExport(
     skipped: [],
     unreadable: {},
     complete: true,
+    notes: [],
     restart: options.position === 'restart',
     position: { before, after: before, key: keep ? options.positionKey : null },
   };
@@ -283,11 +290,15 @@ export async function runExport(
     moved = true;
   };
 
+  // R6-7: run usage where the store has our usage table; said once otherwise, never sent as 0.
+  const withUsage = await hasUsageTable(db);
+  if (!withUsage) summary.notes.push(SPEND_NOT_COLLECTED);
   const filter: TreeFilter = {
     since: options.since,
     until: options.until,
     task: options.task,
     session: options.session,
+    withUsage,
   };
   // Keys first (a cheap GROUP BY, no row bodies), many pages' worth at once; then each page's
   // rows by key, so every row is read once per export.

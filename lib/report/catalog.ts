@@ -1,7 +1,7 @@
 import { TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 import { SubagentContextError } from '../errors.js';
-import { USAGE_COLUMNS, USAGE_TABLE } from '../store/usage-table.js';
+import { isUsageTable, USAGE_TABLE } from '../store/usage-table.js';
 
 /**
  * What the store holds that the report reads (docs/report.md#the-store): the host's schema varies
@@ -91,6 +91,6 @@ export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
     turns: turns!.has('id') && turns!.has('task_session_id') ? { startedAt: turns!.has('started_at') } : undefined,
     // EXISTS gives one row: PostgreSQL's true and SQLite's 1 both read as 1
     sessionCreatedIndex: Number(indexRows[0]!.found) === 1,
-    usage: USAGE_COLUMNS.every((c) => usage!.has(c.name)),
+    usage: isUsageTable(usage!),
   };
 }

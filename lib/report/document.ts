@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import type { CostSource, UsageCountField } from '../producer/usage/run-usage.js';
 
 /*
  * The report document (docs/report.md, R3-5…R3-9), version 1: the one definition of what
@@ -238,6 +239,24 @@ export const completeness = z.object({
 export const METRIC_COLUMNS = ['total_tokens', 'tool_use_count', 'duration_ms'] as const;
 export type MetricColumn = (typeof METRIC_COLUMNS)[number];
 
+/** The usage columns a node's `usage.unreadable` can name (R4-3): those with a type or range to hold. */
+export type UsageReadColumn = UsageCountField | 'cost_subcents' | 'cost_source' | 'complete' | 'observed_at';
+
+/**
+ * R6-7: a node's run usage, its row of task_session_subagent_usage (docs/spend.md), as the tree
+ * reader gives it to the OTLP export (read only when asked: never in report documents). Each
+ * value is null when not reported or not readable; `unreadable` names the columns whose stored
+ * value could not be read (a negative count, text, a cost_source that is none of R6-1's words).
+ */
+export type NodeUsage = Record<UsageCountField | 'cost_subcents', number | null> & {
+  cost_source: CostSource | null;
+  model: string | null;
+  complete: boolean | null;
+  /** the observation the usage is as of */
+  observed_at: string | null;
+  unreadable?: UsageReadColumn[];
+};
+
 /** One subagent in a fan-out tree (the row's own values; metrics null when not reported). */
 export interface TreeNode {
   task_session_id: string;
@@ -270,6 +289,8 @@ export interface TreeNode {
    * parent chain loops; the node is placed at the top level. Absent otherwise (additive, optional).
    */
   orphan?: boolean;
+  /** R6-7: the run usage stored for this row, when the reader was asked for it (the export); absent: none */
+  usage?: NodeUsage;
   children: TreeNode[];
 }
 

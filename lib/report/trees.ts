@@ -1,8 +1,10 @@
 import { isAsyncCondition, TABLE } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
+import { COST_SOURCES, type CostSource, USAGE_COUNT_FIELDS } from '../producer/usage/run-usage.js';
 import { readTimestamp } from '../store/read.js';
+import { USAGE_KEY, USAGE_TABLE } from '../store/usage-table.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
-import { METRIC_COLUMNS, type TreeNode, type TurnTree } from './document.js';
+import { METRIC_COLUMNS, type NodeUsage, type TreeNode, type TurnTree, type UsageReadColumn } from './document.js';
 import { compareCodePoints } from './sort.js';
 import { METRIC_RANGE, unreadableFlag } from './sql.js';
 
@@ -50,6 +52,12 @@ export interface TreeFilter {
    * lag: a write that commits late cannot land behind a position already stored).
    */
   changedUntil?: Micros;
+  /**
+   * R6-7: also read each row's run usage (task_session_subagent_usage, one LEFT JOIN on the key)
+   * into its node's `usage`, and (`changed` order) count a usage row's observed_at as a change of
+   * its turn. Only for a store that has the table (hasUsageTable): the caller checks once.
+   */
+  withUsage?: boolean;
 }
 
 /**
@@ -133,6 +141,34 @@ function rowConditions(db: Queryable, filter: TreeFilter, bind: ReturnType<typeo
 
 const whereClause = (conditions: readonly string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
 
+/** R6-1: a count or cost is a non-negative safe integer; `complete` 0 or 1. */
+const USAGE_RANGE = [0, Number.MAX_SAFE_INTEGER] as const;
+const USAGE_INTEGERS = [...USAGE_COUNT_FIELDS, 'cost_subcents'] as const;
+
+/** R6-7: a row's usage row, found by the subagent key (the usage table's primary key). */
+const usageJoin = (on: string) =>
+  `LEFT JOIN ${USAGE_TABLE} u ON ${USAGE_KEY.map((c) => `u.${c} = ${on}.${c}`).join(' AND ')}`;
+
+/**
+ * R6-7: the usage columns (`usage_*`), each readable value or NULL, and a `uu_*` flag for each
+ * stored value that is not readable (R4-3, as the metrics' u_* flags); `usage_row`: a row exists.
+ */
+function usageSelect(db: Queryable): string {
+  const d = db.dialect;
+  const read: [string, string][] = [
+    ...USAGE_INTEGERS.map((c): [string, string] => [c, d.readableInteger(`u.${c}`, ...USAGE_RANGE)]),
+    ['complete', d.readableInteger('u.complete', 0, 1)],
+    ['observed_at', `CASE WHEN ${d.readableInstant('u.observed_at')} IS NOT NULL THEN u.observed_at END`],
+  ];
+  return [
+    'CASE WHEN u.tool_call_id IS NULL THEN 0 ELSE 1 END AS usage_row',
+    ...read.map(([c, expr]) => `${expr} AS usage_${c}, ${unreadableFlag(`u.${c}`, expr)} AS uu_${c}`),
+    // text: read as stored; cost_source is checked against R6-1's words when the node is built
+    'u.cost_source AS usage_cost_source',
+    'u.model AS usage_model',
+  ].join(', ');
+}
+
 /** The row columns a node needs, `r.`-qualified where the statement joins. */
 function rowSelect(db: Queryable, alias: string): string {
   const d = db.dialect;
@@ -186,10 +222,10 @@ function recentStatement(db: Queryable, filter: TreeFilter, host: { started: boo
 ), chosen AS (
   SELECT * FROM ranked${limit}
 )
-SELECT ${rowSelect(db, 'r.')}, c.turn_last, c.turn_rank, ${hostTimes(host)}
+SELECT ${rowSelect(db, 'r.')}, c.turn_last, c.turn_rank, ${hostTimes(host)}${filter.withUsage ? `, ${usageSelect(db)}` : ''}
 FROM chosen c JOIN ${TABLE} r ON r.task_session_id = c.task_session_id AND COALESCE(r.turn_id, '') = c.turn_key
 LEFT JOIN task_session_turns h ON h.id = r.turn_id AND h.task_session_id = r.task_session_id
-${whereClause(rowWhere).trim()}
+${filter.withUsage ? `${usageJoin('r')}\n` : ''}${whereClause(rowWhere).trim()}
 ORDER BY c.turn_rank, observed_c, ${d.byteOrder('r.tool_call_id')}, ${d.byteOrder('r.agent_execution_id')}`;
   return { sql, params: bind.params };
 }
@@ -201,7 +237,9 @@ ORDER BY c.turn_rank, observed_c, ${d.byteOrder('r.tool_call_id')}, ${d.byteOrde
 function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   const d = db.dialect;
   const bind = binder(db);
-  const where = rowConditions(db, filter, bind);
+  // R6-7: with usage, the rows are joined to their usage rows, so every column is qualified.
+  const r = filter.withUsage ? 'r.' : '';
+  const where = rowConditions(db, filter, bind, r);
   const turnWhere: string[] = [];
   if (filter.after) {
     const changed = bind.time(filter.after.changed);
@@ -221,18 +259,29 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   // (PostgreSQL infinity, SQLite 'garbage'), by its newest readable observed_at; where neither is
   // readable, at the first instant (0001-01-01), so the export reaches it at once, skips and names
   // it (its rows cannot be read) and moves on. An unreadable updated_at never stops the listing.
-  const updated = d.readableInstant('updated_at');
+  const updated = d.readableInstant(`${r}updated_at`);
   const floor = bind.time(MIN_INSTANT);
   // Counted here, once per turn listed: the tree reader reads an unreadable settled_at as not settled.
-  const unreadable = (c: string, readable: string) => `SUM(${unreadableFlag(c, readable)}) AS unreadable_${c}`;
-  const observed = d.readableInstant('observed_at');
-  const sql = `SELECT task_session_id, turn_key, turn_changed, unreadable_updated_at, unreadable_settled_at, unreadable_observed_at FROM (
-  SELECT task_session_id, COALESCE(turn_id, '') AS turn_key,
-    COALESCE(MAX(${updated}), MAX(${observed}), ${floor}) AS turn_changed,
-    ${unreadable('updated_at', updated)}, ${unreadable('settled_at', d.readableInstant('settled_at'))},
+  const unreadable = (c: string, readable: string) => `SUM(${unreadableFlag(`${r}${c}`, readable)}) AS unreadable_${c}`;
+  const observed = d.readableInstant(`${r}observed_at`);
+  const hostChanged = `COALESCE(MAX(${updated}), MAX(${observed}), ${floor})`;
+  const counts = `unreadable_updated_at, unreadable_settled_at, unreadable_observed_at`;
+  const grouped = `SELECT ${r}task_session_id AS task_session_id, COALESCE(${r}turn_id, '') AS turn_key,
+    ${filter.withUsage ? `${hostChanged} AS host_changed, MAX(${d.readableInstant('u.observed_at')}) AS usage_changed` : `${hostChanged} AS turn_changed`},
+    ${unreadable('updated_at', updated)}, ${unreadable('settled_at', d.readableInstant(`${r}settled_at`))},
     ${unreadable('observed_at', observed)}
-  FROM ${TABLE}${whereClause(where)}
-  GROUP BY task_session_id, COALESCE(turn_id, '')
+  FROM ${TABLE}${filter.withUsage ? ` r ${usageJoin('r')}` : ''}${whereClause(where)}
+  GROUP BY ${r}task_session_id, COALESCE(${r}turn_id, '')`;
+  // R6-7 (docs/otlp.md#change-detection): a usage row is an observation of its subagent, so its
+  // observed_at moves the turn's `changed` as a frame's does: usage written after the turn was
+  // sent lists the turn again, and its changed spans are sent again.
+  const turns = filter.withUsage
+    ? `SELECT task_session_id, turn_key, CASE WHEN usage_changed > host_changed THEN usage_changed ELSE host_changed END AS turn_changed, ${counts} FROM (
+  ${grouped}
+) g`
+    : grouped;
+  const sql = `SELECT task_session_id, turn_key, turn_changed, ${counts} FROM (
+  ${turns}
 ) turns${whereClause(turnWhere)}
 ORDER BY turn_changed, ${d.byteOrder('task_session_id')}, ${d.byteOrder('turn_key')}${limit}`;
   return { sql, params: bind.params };
@@ -259,9 +308,12 @@ function rowsForKeysStatement(
   bind.params.push(...keyParams);
   // R4-3 (issue 48): a row whose observed_at is not an instant is left out, not its whole turn (as in `recent` order).
   const where = [...rowConditions(db, filter, bind, 'r.'), `${d.readableInstant('r.observed_at')} IS NOT NULL`];
-  const join = (on: string) => `SELECT ${rowSelect(db, 'r.')}, ${hostTimes(host)}
+  const usage = filter.withUsage
+    ? { select: `, ${usageSelect(db)}`, join: `\n${usageJoin('r')}` }
+    : { select: '', join: '' };
+  const join = (on: string) => `SELECT ${rowSelect(db, 'r.')}, ${hostTimes(host)}${usage.select}
 FROM k JOIN ${TABLE} r ON r.task_session_id = k.s AND ${on}
-LEFT JOIN task_session_turns h ON h.id = r.turn_id AND h.task_session_id = r.task_session_id${whereClause(where)}`;
+LEFT JOIN task_session_turns h ON h.id = r.turn_id AND h.task_session_id = r.task_session_id${usage.join}${whereClause(where)}`;
   const sql = `WITH k(s, t) AS (${d.selectRows(KEY_COLUMNS)})
 ${join('r.turn_id = k.t')}
 UNION ALL
@@ -272,8 +324,36 @@ ${join("r.turn_id IS NULL AND k.t = ''")}`;
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 const integer = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
+const COST_SOURCE_WORDS = new Set<string>(COST_SOURCES);
+
+/**
+ * R6-7: a row's usage as read (usageSelect), undefined without a usage row. A cost_source that is
+ * none of R6-1's words is not read (named in `unreadable`), as a count out of range is.
+ */
+function toUsage(row: Row): NodeUsage | undefined {
+  if (Number(row.usage_row) !== 1) return undefined;
+  const unreadable: UsageReadColumn[] = [
+    ...[...USAGE_INTEGERS, 'complete' as const, 'observed_at' as const].filter((c) => Number(row[`uu_${c}`]) === 1),
+  ];
+  const source = text(row.usage_cost_source);
+  if (source !== null && !COST_SOURCE_WORDS.has(source)) unreadable.push('cost_source');
+  const complete = integer(row.usage_complete);
+  return {
+    ...(Object.fromEntries(USAGE_INTEGERS.map((c) => [c, integer(row[`usage_${c}`])])) as Record<
+      (typeof USAGE_INTEGERS)[number],
+      number | null
+    >),
+    cost_source: source !== null && COST_SOURCE_WORDS.has(source) ? (source as CostSource) : null,
+    model: text(row.usage_model),
+    complete: complete === null ? null : complete === 1,
+    observed_at: readTimestamp(row.usage_observed_at),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
+  };
+}
+
 function toNode(row: Row): TreeNode {
   const unreadable = METRIC_COLUMNS.filter((c) => Number(row[`u_${c}`]) === 1);
+  const usage = toUsage(row);
   return {
     task_session_id: String(row.task_session_id),
     tool_call_id: String(row.tool_call_id),
@@ -295,6 +375,7 @@ function toNode(row: Row): TreeNode {
     ...(unreadable.length > 0 ? { unreadable } : {}),
     observed_at: readTimestamp(row.observed_at)!,
     settled_at: readTimestamp(row.settled_at),
+    ...(usage ? { usage } : {}),
     children: [],
   };
 }

@@ -1,3 +1,4 @@
+import type { Queryable } from '../db/database.js';
 import { SQL_TYPE_NAME, type SqlType } from '../db/dialect/dialect.js';
 import { USAGE_COUNT_FIELDS } from '../producer/usage/run-usage.js';
 
@@ -38,3 +39,18 @@ ${USAGE_COLUMNS.map((c) => `  ${c.name} ${SQL_TYPE_NAME[c.type]}${c.nullable ? '
   PRIMARY KEY (${USAGE_KEY.join(', ')}),
   FOREIGN KEY (task_session_id) REFERENCES task_sessions(id) ON DELETE CASCADE
 )`;
+
+/**
+ * Whether the store has our usage table with every column above (a store migrate has not reached
+ * since R6-2, or one the host activated itself, has none): the readers then read no usage and say
+ * "spend not collected", never a 0 (R6-2). One catalog read.
+ */
+export async function hasUsageTable(db: Queryable): Promise<boolean> {
+  const columns = await db.query<{ column_name: string }>(db.dialect.columnDefaults, [USAGE_TABLE]);
+  return isUsageTable(new Set(columns.map((c) => c.column_name)));
+}
+
+/** The usage table's columns as a catalog read lists them (none: no table) hold every column above. */
+export function isUsageTable(columnNames: ReadonlySet<string>): boolean {
+  return USAGE_COLUMNS.every((c) => columnNames.has(c.name));
+}

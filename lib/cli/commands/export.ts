@@ -49,6 +49,7 @@ export function renderExport(summary: ExportSummary): string {
         )
         .join('; ')}${skipped.length > 5 ? `; and ${skipped.length - 5} more (--json lists them)` : ''}`,
     ]);
+  for (const note of summary.notes) facts.push(['note', note]);
   facts.push(
     ['position key', summary.position.key ?? '(none: a one-off export)'],
     ['position before', summary.position.before],

@@ -1,8 +1,10 @@
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { TreeNode, TurnTree } from '../../report/document.js';
+import { USAGE_COUNT_FIELDS, type UsageCountField } from '../../producer/usage/run-usage.js';
+import type { NodeUsage, TreeNode, TurnTree } from '../../report/document.js';
 import { latestOf, type Micros, parseRfc3339 } from '../../time.js';
+import { normalizeUsage } from '../../usage-write.js';
 import { rowSpanIdOf, traceIdOf, turnSpanIdOf } from './ids.js';
 import { providerOf } from './provider.js';
 
@@ -18,12 +20,14 @@ import { providerOf } from './provider.js';
 export const NAMESPACE = 'subagent_context';
 
 /**
- * The semantic conventions these spans follow (R4-9), on the resource and the scope: 1.37.0 is the
- * release that defines every attribute used here in its current form (`gen_ai.provider.name`
- * replaced `gen_ai.system` there; `invoke_agent`, `gen_ai.agent.*`, `gen_ai.conversation.id`,
- * `error.type` are unchanged since).
+ * The semantic conventions these spans follow (R4-9, R6-7), on the resource and the scope: 1.41.0
+ * is the release that defines every attribute used here in its current form (`gen_ai.provider.name`
+ * replaced `gen_ai.system` in 1.37.0; the cache token attributes came in 1.40.0,
+ * `gen_ai.usage.reasoning.output_tokens` in 1.41.0). From 1.42.0 the GenAI conventions live in
+ * their own repository (open-telemetry/semantic-conventions-genai), under the same names, which
+ * has published no release or schema URL yet (docs/otlp.md#run-usage).
  */
-export const SCHEMA_URL = 'https://opentelemetry.io/schemas/1.37.0';
+export const SCHEMA_URL = 'https://opentelemetry.io/schemas/1.41.0';
 
 /** The sentinel the host's DDL defaults agent_execution_id to: never exported as an id (R3-6). */
 const UNKNOWN_EXECUTION = 'unknown';
@@ -101,10 +105,57 @@ function rowAttributes(tree: TurnTree, node: TreeNode, options: SpanOptions): At
   set(a, `${NAMESPACE}.duration_ms`, count(node.duration_ms, 'duration_ms', options));
   // The stored value the tree reader could not read (it reads as null above): left out, counted.
   for (const column of node.unreadable ?? []) leftOut(column, options);
+  if (node.usage) usageAttributes(a, node.usage, options);
   a[`${NAMESPACE}.settled`] = node.settled_at !== null;
   // On an ERROR span only (R4-9): the failing value, a low-cardinality class as error.type asks.
   set(a, 'error.type', failure(node));
   return a;
+}
+
+/**
+ * `tokens_in` plus the cache parts reported (a part not reported adds nothing: OpenAI reports no
+ * cache writes); null when `tokens_in` is not known or a part is held but unreadable (the sum would
+ * hide it). Never more than a safe integer.
+ */
+function inputTotal(input: number | null, parts: readonly (number | null)[], unreadablePart: boolean): number | null {
+  if (input === null || unreadablePart) return null;
+  const sum = parts.reduce<number>((acc, p) => acc + (p ?? 0), input);
+  return Number.isSafeInteger(sum) ? sum : null;
+}
+
+/**
+ * R6-7 (docs/otlp.md#run-usage): the subagent's whole run, as the GenAI conventions name usage.
+ * R6-1's `tokens_in` is input neither read from nor written to a cache, so the conventions'
+ * `input_tokens` (cached input included) is a sum; `tokens_out` already includes the reasoning
+ * (`tokens_reasoning` is a part of it), as the conventions' `output_tokens` does. Cost, its
+ * source, requests and `complete` are ours. Never from `total_tokens` (the final request's context).
+ */
+function usageAttributes(a: Attributes, usage: NodeUsage, options: SpanOptions): void {
+  const unreadable = new Set(usage.unreadable ?? []);
+  for (const column of unreadable) leftOut(`usage.${column}`, options);
+  const n = (field: UsageCountField | 'cost_subcents') => count(usage[field], `usage.${field}`, options);
+  const counts = Object.fromEntries(USAGE_COUNT_FIELDS.map((f) => [f, n(f)])) as Record<UsageCountField, number | null>;
+  const cacheUnreadable = unreadable.has('tokens_cached_read') || unreadable.has('tokens_cached_write');
+  set(
+    a,
+    'gen_ai.usage.input_tokens',
+    inputTotal(counts.tokens_in, [counts.tokens_cached_read, counts.tokens_cached_write], cacheUnreadable),
+  );
+  set(a, 'gen_ai.usage.output_tokens', counts.tokens_out);
+  set(a, 'gen_ai.usage.cache_read.input_tokens', counts.tokens_cached_read);
+  set(a, 'gen_ai.usage.cache_creation.input_tokens', counts.tokens_cached_write);
+  set(a, 'gen_ai.usage.reasoning.output_tokens', counts.tokens_reasoning);
+  set(a, `${NAMESPACE}.usage.requests`, counts.requests);
+  // R6-1's pricing rule, the ingest's (lib/usage-write.ts): a cost only with a source that prices it.
+  const priced = normalizeUsage(
+    { ...counts, cost_subcents: n('cost_subcents'), cost_source: usage.cost_source },
+    0n,
+  ).usage;
+  set(a, `${NAMESPACE}.usage.cost_subcents`, priced?.cost_subcents);
+  set(a, `${NAMESPACE}.usage.cost_source`, priced?.cost_source);
+  set(a, `${NAMESPACE}.usage.model`, usage.model);
+  set(a, `${NAMESPACE}.usage.complete`, usage.complete);
+  set(a, `${NAMESPACE}.usage.observed_at`, usage.observed_at);
 }
 
 /** The failing status value (`error`, `failed`, `cancelled`), tool_status first; undefined: not failed. */

@@ -67,8 +67,8 @@ describe.each(TARGET_FIXTURES)('R4-9 conventions on %s, %s host schema', (target
     ]);
     expect([by('fail').status.code, by('fail').attributes['error.type']]).toEqual([2, 'error']);
     for (const span of spans) {
-      expect(span.resourceSchemaUrl).toBe('https://opentelemetry.io/schemas/1.37.0');
-      expect(span.scopeSchemaUrl).toBe('https://opentelemetry.io/schemas/1.37.0');
+      expect(span.resourceSchemaUrl).toBe('https://opentelemetry.io/schemas/1.41.0');
+      expect(span.scopeSchemaUrl).toBe('https://opentelemetry.io/schemas/1.41.0');
     }
   });
 
