@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
 import { createIngestHandler } from '../../../lib/ingest/handler.js';
+import { runMigration } from '../../../lib/migrate/run-migration.js';
 import type { RunUsage } from '../../../lib/producer/usage/run-usage.js';
 import { sqsViaSdk } from '../../../lib/queue/sqs-via-sdk.js';
 import { readAll, readSession } from '../../../lib/store/read.js';
@@ -158,5 +159,26 @@ describe.each(TARGET_FIXTURES)('R6-1: usage through the ingest handler on %s, %s
     const summary = lines.find((line) => 'anomalous_value' in line || line.message === 'batch processed');
     expect(JSON.stringify(lines)).toContain('"anomalous_value":2');
     expect(summary).toBeDefined();
+  });
+
+  it('R6-2: on a store migrated before the usage table, a batch with usage stays on the queue (a problem of the system) until migrate adds it', async () => {
+    await seedSession(t.db);
+    await t.db.query(`DROP TABLE ${USAGE_TABLE}`);
+    const db = await handlerDatabase(t);
+    const handler = createIngestHandler({
+      db: () => db,
+      sqs: sqsViaSdk(q.sqs),
+      dlqUrl: q.dlqUrl,
+      logger: new Logger({ serviceName: 'subagent-context', logLevel: 'CRITICAL' }),
+    });
+    const withUsage = sqsRecord(frame({ subagent_task: { usage: { tokens_in: 4 } } }), 's1');
+    const plain = sqsRecord(frame({ task_session_id: 's2', tool_call_id: 'c2' }), 's2');
+    await seedSession(t.db, 's2');
+    const response = await handler(sqsEvent([withUsage, plain]));
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([withUsage.messageId, plain.messageId]);
+    expect(await readAll(t.db)).toEqual([]);
+    await runMigration(t.db);
+    expect((await handler(sqsEvent([withUsage, plain]))).batchItemFailures).toEqual([]);
+    expect(await readSessionUsage(t.db, 's1')).toMatchObject([{ tokens_in: 4 }]);
   });
 });
