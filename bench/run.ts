@@ -10,6 +10,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // `npm run bench -- health`: only the health check at 1M/10M messages (heavy; issue 13).
 // `npm run bench -- read`: the read side at 1M/10M messages (heavy; R4-12, issue 35).
 // `npm run bench -- publish`: the publish function at 1M messages, its cold start and bundle (R5-6, issue 49).
+// `npm run bench -- spend`: spend over 10,000 agent records against wc -l (R6-4, issue 56).
 const mode = process.argv.slice(2);
 await (mode.includes('health')
   ? import('./health-scale-main.js')
@@ -17,4 +18,6 @@ await (mode.includes('health')
     ? import('./read-side-main.js')
     : mode.includes('publish')
       ? import('./publish-main.js')
-      : import('./main.js'));
+      : mode.includes('spend')
+        ? import('./spend-main.js')
+        : import('./main.js'));
