@@ -1,5 +1,6 @@
 import {
   asObject,
+  BAD,
   countOf,
   ModelNames,
   type RecordSource,
@@ -35,7 +36,7 @@ function codexTokensOf(value: unknown): TokenCounts | undefined {
   const cached = countOf(usage.cached_input_tokens);
   const output = countOf(usage.output_tokens);
   const reasoning = countOf(usage.reasoning_output_tokens);
-  if (input === 'bad' || cached === 'bad' || output === 'bad' || reasoning === 'bad') return undefined;
+  if (input === BAD || cached === BAD || output === BAD || reasoning === BAD) return undefined;
   const counts: TokenCounts = {};
   if (input !== undefined) {
     if (cached !== undefined && cached > input) return undefined;
@@ -74,11 +75,11 @@ export async function readCodexRollout(lines: RecordSource): Promise<UsageReadin
       }
       if (record.type === 'session_meta') {
         const id = textOf(payload.id);
-        if (id === 'bad') unreadable++;
+        if (id === BAD) unreadable++;
         else if (key === null && id !== undefined) key = id;
       } else if (record.type === 'turn_context') {
         const model = textOf(payload.model);
-        if (model === 'bad') unreadable++;
+        if (model === BAD) unreadable++;
         else models.add(model);
       } else if (record.type === 'event_msg') {
         if (TURN_ENDS.has(payload.type as string)) ended = true;

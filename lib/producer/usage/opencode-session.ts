@@ -1,5 +1,6 @@
 import {
   asObject,
+  BAD,
   countOf,
   dollarsToSubcents,
   ModelNames,
@@ -53,7 +54,7 @@ function openCodeTokensOf(value: unknown): TokenCounts | undefined {
   const reasoning = countOf(tokens.reasoning);
   const read = countOf(cache.read);
   const write = countOf(cache.write);
-  if ([input, output, reasoning, read, write].includes('bad')) return undefined;
+  if ([input, output, reasoning, read, write].includes(BAD)) return undefined;
   const counts: TokenCounts = {};
   if (typeof input === 'number') counts.tokens_in = input;
   if (typeof output === 'number' || typeof reasoning === 'number') {
@@ -68,9 +69,9 @@ function openCodeTokensOf(value: unknown): TokenCounts | undefined {
 }
 
 /** A dollar amount: a finite non-negative number, absent/null not reported, anything else bad. */
-function dollarsOf(value: unknown): number | undefined | 'bad' {
+function dollarsOf(value: unknown): number | undefined | typeof BAD {
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 'bad';
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : BAD;
 }
 
 /**
@@ -143,8 +144,8 @@ function messageRecord(
   const created = countOf(time?.created);
   const completed = countOf(time?.completed);
   const finish = textOf(record.finish);
-  if (cost === 'bad' || tokens === undefined || model === 'bad' || created === 'bad' || completed === 'bad') return 1;
-  if (finish === 'bad') return 1;
+  if (cost === BAD || tokens === undefined || model === BAD || created === BAD || completed === BAD) return 1;
+  if (finish === BAD) return 1;
   message(id).info = {
     cost,
     tokens: Object.keys(tokens).length === 0 ? undefined : tokens,
@@ -169,7 +170,7 @@ function partRecord(
   const id = textOf(record.id);
   const tokens = openCodeTokensOf(record.tokens);
   const cost = dollarsOf(record.cost);
-  if (id === 'bad' || tokens === undefined || cost === 'bad') return 1;
+  if (id === BAD || tokens === undefined || cost === BAD) return 1;
   const m = message(messageId);
   if (id !== undefined && m.steps.has(id)) return 0; // the same part given twice
   m.steps.add(id ?? `#${m.steps.size}`);
