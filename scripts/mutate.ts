@@ -179,6 +179,7 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/producer/usage/codex-rollout.test.ts',
   ],
   'lib/producer/usage/claude-requests.ts': [
+    'test/lib/producer/usage/claude-requests.test.ts',
     'test/lib/producer/usage/claude-transcript.test.ts',
     'test/lib/producer/usage/claude-stream.test.ts',
   ],
@@ -187,7 +188,10 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/producer/usage/claude-stream.test.ts',
     'test/lib/producer/usage/records.test.ts',
   ],
-  'lib/producer/usage/opencode-session.ts': ['test/lib/producer/usage/opencode-session.test.ts'],
+  'lib/producer/usage/opencode-session.ts': [
+    'test/lib/producer/usage/opencode-session.test.ts',
+    'test/lib/producer/usage/opencode-edges.test.ts',
+  ],
   'lib/producer/usage/codex-rollout.ts': ['test/lib/producer/usage/codex-rollout.test.ts'],
   'lib/producer/usage/price.ts': ['test/lib/producer/usage/price.test.ts'],
   'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
