@@ -77,7 +77,7 @@ export type Count = number | undefined | typeof BAD;
 
 export function countOf(value: unknown): Count {
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : BAD;
+  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : BAD;
 }
 
 /** A reported string: absent or null is not reported; a non-string is bad; '' is not reported. */
