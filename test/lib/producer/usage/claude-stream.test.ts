@@ -263,6 +263,38 @@ describe('R6-3: readClaudeStream, stream-json lines or Agent SDK messages', () =
         result('toolu_B', undefined),
       ]);
       expect(reading.subagents.map((s) => s.usage)).toEqual([{ complete: true }, { complete: true }]);
+      expect(reading.unreadable_lines).toBe(0);
+    });
+
+    it('R6-3: blocks that are no tool result (a text block, a null, a result whose id is no string) do not hide the one Agent result', async () => {
+      const one = {
+        type: 'user',
+        message: {
+          content: [
+            null,
+            { type: 'text', tool_use_id: 'toolu_C' },
+            { type: 'tool_result', tool_use_id: 5 },
+            { type: 'tool_result', tool_use_id: 'toolu_A' },
+          ],
+        },
+        tool_use_result: { agentId: 'a', usage: usage(4, 4) },
+      };
+      const reading = await readClaudeStream([opens(['toolu_A', 'Agent']), one]);
+      expect(reading.unreadable_lines).toBe(0);
+      expect(reading.subagents).toEqual([
+        {
+          key: 'toolu_A',
+          unreadable_lines: 0,
+          usage: {
+            tokens_in: 4,
+            tokens_out: 4,
+            tokens_cached_read: 0,
+            tokens_cached_write: 0,
+            requests: 1,
+            complete: true,
+          },
+        },
+      ]);
     });
 
     it("R6-3: a message holding two Agent calls' results cannot say whose usage it carries: both end, no request added", async () => {

@@ -69,19 +69,50 @@ describe('R6-3: every reader never throws on content', () => {
     },
   );
 
+  const HOSTILE_UNREADABLE = {
+    readClaudeTranscript: 5,
+    readOpenCodeSession: 5,
+    readCodexRollout: 5,
+    readClaudeStream: 4,
+  };
   it.each(Object.entries(READERS))(
-    'R6-3: %s counts a record whose getters throw, a deep nesting and a huge number, never throws',
-    async (_, read) => {
+    'R6-3: %s counts a record whose getters throw, a thenable, a deep nesting and a huge number, never throws',
+    async (name, read) => {
       const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+      const thenable = { type: 'assistant', then: () => undefined };
       const reading = await read([
         trap,
+        thenable,
         deep,
         '1e999',
         '{"type":"assistant","message":{"id":"m","usage":{"input_tokens":1e400}}}',
       ]);
-      expect(reading.unreadable_lines).toBeGreaterThanOrEqual(2);
+      expect(reading.unreadable_lines).toBe(HOSTILE_UNREADABLE[name as keyof typeof READERS]);
     },
   );
+
+  it.each(Object.entries(READERS))(
+    "R6-3: %s counts a record whose fields' getters throw (its own guard, after the parse)",
+    async (_, read) => {
+      const fields = new Proxy(
+        {},
+        {
+          get(_target, prop) {
+            if (prop === 'then') return undefined;
+            throw new Error('trap');
+          },
+          has() {
+            throw new Error('trap');
+          },
+        },
+      );
+      expect((await read([fields])).unreadable_lines).toBe(1);
+    },
+  );
+
+  it.each(Object.entries(READERS))('R6-3: %s skips blank lines: no record, not unreadable', async (_, read) => {
+    expect((await read(['', '  ', '\t', '\r'])).unreadable_lines).toBe(0);
+  });
 });
 
 describe('R6-3: fileLines streams a file a line at a time', () => {
