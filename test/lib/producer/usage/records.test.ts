@@ -79,7 +79,8 @@ describe('R6-3: every reader never throws on content', () => {
     'R6-3: %s counts a record whose getters throw, a thenable, a deep nesting and a huge number, never throws',
     async (name, read) => {
       const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
-      const thenable = { type: 'assistant', then: () => undefined };
+      // a thenable record (`then` defined so, as a host's object could be)
+      const thenable = Object.defineProperty({ type: 'assistant' }, 'then', { value: () => undefined });
       const reading = await read([
         trap,
         thenable,
