@@ -179,16 +179,27 @@ export const MUTATED: Readonly<Record<string, readonly string[]>> = {
     'test/lib/producer/usage/codex-rollout.test.ts',
   ],
   'lib/producer/usage/claude-requests.ts': [
+    'test/lib/producer/usage/claude-requests.test.ts',
     'test/lib/producer/usage/claude-transcript.test.ts',
     'test/lib/producer/usage/claude-stream.test.ts',
   ],
-  'lib/producer/usage/claude-transcript.ts': ['test/lib/producer/usage/claude-transcript.test.ts'],
+  'lib/producer/usage/claude-transcript.ts': [
+    'test/lib/producer/usage/claude-transcript.test.ts',
+    'test/lib/producer/usage/records.test.ts',
+  ],
   'lib/producer/usage/claude-stream.ts': [
     'test/lib/producer/usage/claude-stream.test.ts',
     'test/lib/producer/usage/records.test.ts',
   ],
-  'lib/producer/usage/opencode-session.ts': ['test/lib/producer/usage/opencode-session.test.ts'],
-  'lib/producer/usage/codex-rollout.ts': ['test/lib/producer/usage/codex-rollout.test.ts'],
+  'lib/producer/usage/opencode-session.ts': [
+    'test/lib/producer/usage/opencode-session.test.ts',
+    'test/lib/producer/usage/opencode-edges.test.ts',
+    'test/lib/producer/usage/records.test.ts',
+  ],
+  'lib/producer/usage/codex-rollout.ts': [
+    'test/lib/producer/usage/codex-rollout.test.ts',
+    'test/lib/producer/usage/records.test.ts',
+  ],
   'lib/producer/usage/price.ts': ['test/lib/producer/usage/price.test.ts'],
   'lib/cli/flags.ts': ['test/lib/cli/flags.test.ts', 'test/bin/cli-export.test.ts'],
   // json.test.ts proves the serialiser (R4-1, R4-4, issue 25); json-text.test.ts the pieces it joins

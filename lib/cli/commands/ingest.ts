@@ -12,7 +12,6 @@ import type { CliIo, CommandResult } from '../io.js';
 import { requireMigrated, requireWritable } from '../preflight.js';
 import { createProgress } from '../progress.js';
 import { ingestSummary, renderCounters, renderDeadLetters } from '../render-ingest.js';
-import { UsageError } from '../usage-error.js';
 
 /**
  * The queue + event-source poller + ingest handler the command feeds. `lib/` does not start an SQS

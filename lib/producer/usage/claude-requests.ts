@@ -1,4 +1,4 @@
-import { asObject, countOf, ModelNames, type TokenCounts, TokenSums, textOf } from './records.js';
+import { asObject, BAD, countOf, ModelNames, type TokenCounts, TokenSums, textOf } from './records.js';
 import type { RunUsage } from './run-usage.js';
 
 /*
@@ -27,7 +27,7 @@ export function claudeUsageOf(value: unknown): TokenCounts | undefined {
   const counts: TokenCounts = {};
   for (const [from, to] of USAGE_FIELDS) {
     const n = countOf(usage[from]);
-    if (n === 'bad') return undefined;
+    if (n === BAD) return undefined;
     if (n !== undefined) counts[to] = n;
   }
   return counts;
@@ -56,7 +56,7 @@ export function claudeRequestOf(record: Record<string, unknown>): ClaudeRequest 
   const model = textOf(message.model);
   const stopReason = textOf(message.stop_reason);
   if (model === '<synthetic>') return 'synthetic';
-  if (id === undefined || id === 'bad' || model === 'bad' || stopReason === 'bad') return undefined;
+  if (id === undefined || id === BAD || model === BAD || stopReason === BAD) return undefined;
   const counts = claudeUsageOf(message.usage);
   if (counts === undefined) return undefined;
   return { id, model, stopReason, counts };
@@ -107,10 +107,6 @@ export class ClaudeRequestFold {
     return last !== undefined && INPUT_SIDE.every((field) => last[field] === counts[field]);
   }
 
-  get requests(): number {
-    return this.seen.size;
-  }
-
   private close(): void {
     if (this.open !== undefined) this.sums.add(this.open.counts);
     this.open = undefined;
@@ -123,8 +119,7 @@ export class ClaudeRequestFold {
    */
   usage(): RunUsage {
     this.close();
-    if (this.seen.size === 0) return {};
-    const usage: RunUsage = this.sums.usage();
+    const usage: RunUsage = this.sums.usage(); // {} when no request was seen
     const model = this.models.joined();
     if (model !== undefined) usage.model = model;
     if (this.lastStop !== undefined) usage.complete = FINAL_STOP_REASONS.has(this.lastStop);

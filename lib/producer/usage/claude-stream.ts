@@ -1,5 +1,5 @@
 import { ClaudeRequestFold, claudeRequestOf, claudeUsageOf } from './claude-requests.js';
-import { asObject, type RecordSource, recordsOf, textOf, type UsageReading } from './records.js';
+import { asObject, BAD, type RecordSource, recordsOf, textOf, type UsageReading } from './records.js';
 
 /*
  * A Claude Code `--output-format stream-json` stream, or the Agent SDK's messages (the same
@@ -70,7 +70,7 @@ export async function readClaudeStream(lines: RecordSource): Promise<StreamReadi
 /** An assistant message: a subagent's request when it has a parent; its Agent tool_use blocks open calls. Returns the unreadable count. */
 function assistantRecord(record: Record<string, unknown>, call: (id: string) => Call): number {
   const parent = textOf(record.parent_tool_use_id);
-  if (parent === 'bad') return 1;
+  if (parent === BAD) return 1;
   const message = asObject(record.message);
   const content = message?.content;
   if (Array.isArray(content))
@@ -117,6 +117,6 @@ function toolResultRecord(
   }
   // the final request was streamed already when the newest streamed request has its input side
   if (!target.fold.sameAsLast(counts))
-    target.fold.add({ id: `tool_use_result:${agentIds[0]}`, model: undefined, stopReason: 'end_turn', counts });
+    target.fold.add({ id: `tool_use_result:${agentIds[0]}`, model: undefined, stopReason: undefined, counts });
   return 0;
 }

@@ -1,5 +1,6 @@
 import {
   asObject,
+  BAD,
   countOf,
   ModelNames,
   type RecordSource,
@@ -8,7 +9,7 @@ import {
   textOf,
   type UsageReading,
 } from './records.js';
-import type { RunUsage } from './run-usage.js';
+import { type RunUsage, USAGE_TOKEN_FIELDS } from './run-usage.js';
 
 /*
  * A Codex rollout, `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`: one thread, and a
@@ -28,14 +29,14 @@ const TURN_ENDS = new Set(['task_complete', 'turn_aborted']);
  * include the reasoning (`reasoning_output_tokens`, OpenAI's `output_tokens_details`); OpenAI
  * reports no cache writes. Undefined: a field of the wrong type or range, or cached above input.
  */
-function codexTokensOf(value: unknown): TokenCounts | undefined {
+export function codexTokensOf(value: unknown): TokenCounts | undefined {
   const usage = asObject(value);
   if (usage === undefined) return undefined;
   const input = countOf(usage.input_tokens);
   const cached = countOf(usage.cached_input_tokens);
   const output = countOf(usage.output_tokens);
   const reasoning = countOf(usage.reasoning_output_tokens);
-  if (input === 'bad' || cached === 'bad' || output === 'bad' || reasoning === 'bad') return undefined;
+  if (input === BAD || cached === BAD || output === BAD || reasoning === BAD) return undefined;
   const counts: TokenCounts = {};
   if (input !== undefined) {
     if (cached !== undefined && cached > input) return undefined;
@@ -47,9 +48,7 @@ function codexTokensOf(value: unknown): TokenCounts | undefined {
   return counts;
 }
 
-const same = (a: TokenCounts, b: TokenCounts) =>
-  (Object.keys(a) as (keyof TokenCounts)[]).every((k) => a[k] === b[k]) &&
-  Object.keys(a).length === Object.keys(b).length;
+const same = (a: TokenCounts, b: TokenCounts) => USAGE_TOKEN_FIELDS.every((field) => a[field] === b[field]);
 
 /**
  * The thread's run from its rollout's lines: the last `total_token_usage`; requests are the times it
@@ -68,22 +67,22 @@ export async function readCodexRollout(lines: RecordSource): Promise<UsageReadin
   for await (const record of recordsOf(lines)) {
     try {
       const payload = asObject(record?.payload);
-      if (record === undefined || payload === undefined || typeof record.type !== 'string') {
+      if (payload === undefined || typeof record?.type !== 'string') {
         unreadable++;
         continue;
       }
       if (record.type === 'session_meta') {
         const id = textOf(payload.id);
-        if (id === 'bad') unreadable++;
+        if (id === BAD) unreadable++;
         else if (key === null && id !== undefined) key = id;
       } else if (record.type === 'turn_context') {
         const model = textOf(payload.model);
-        if (model === 'bad') unreadable++;
+        if (model === BAD) unreadable++;
         else models.add(model);
       } else if (record.type === 'event_msg') {
         if (TURN_ENDS.has(payload.type as string)) ended = true;
         if (payload.type !== 'token_count') continue;
-        if (payload.info === null || payload.info === undefined) continue; // rate limits only, no usage yet
+        if (payload.info == null) continue; // rate limits only, no usage yet
         const counts = codexTokensOf(asObject(payload.info)?.total_token_usage);
         if (counts === undefined) {
           unreadable++;

@@ -1,5 +1,6 @@
 import {
   asObject,
+  BAD,
   countOf,
   dollarsToSubcents,
   ModelNames,
@@ -31,8 +32,10 @@ interface Message {
     /** the message ended: `time.completed` set and `finish` not `tool-calls` */
     ended: boolean;
   };
-  /** its step-finish parts, each counted once by part id (their tokens go straight into the run's sums) */
-  steps: Set<string>;
+  /** its step-finish parts (their tokens go straight into the run's sums) */
+  steps: number;
+  /** their ids, so a part given twice counts once */
+  stepIds: Set<string>;
   stepCost: number;
   stepCostBad: boolean;
 }
@@ -43,7 +46,7 @@ interface Message {
  * at the output price), so `tokens_out` is output + reasoning: every output token, as every
  * reader reports it, with `tokens_reasoning` the part of it spent reasoning.
  */
-function openCodeTokensOf(value: unknown): TokenCounts | undefined {
+export function openCodeTokensOf(value: unknown): TokenCounts | undefined {
   const tokens = asObject(value);
   if (tokens === undefined) return undefined;
   const cache = tokens.cache === undefined || tokens.cache === null ? {} : asObject(tokens.cache);
@@ -53,7 +56,7 @@ function openCodeTokensOf(value: unknown): TokenCounts | undefined {
   const reasoning = countOf(tokens.reasoning);
   const read = countOf(cache.read);
   const write = countOf(cache.write);
-  if ([input, output, reasoning, read, write].includes('bad')) return undefined;
+  if ([input, output, reasoning, read, write].includes(BAD)) return undefined;
   const counts: TokenCounts = {};
   if (typeof input === 'number') counts.tokens_in = input;
   if (typeof output === 'number' || typeof reasoning === 'number') {
@@ -68,9 +71,9 @@ function openCodeTokensOf(value: unknown): TokenCounts | undefined {
 }
 
 /** A dollar amount: a finite non-negative number, absent/null not reported, anything else bad. */
-function dollarsOf(value: unknown): number | undefined | 'bad' {
+export function dollarsOf(value: unknown): number | undefined | typeof BAD {
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 'bad';
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : BAD;
 }
 
 /**
@@ -86,7 +89,7 @@ export async function readOpenCodeSession(messages: RecordSource): Promise<Usage
   const message = (id: string) => {
     let found = byId.get(id);
     if (found === undefined) {
-      found = { steps: new Set(), stepCost: 0, stepCostBad: false };
+      found = { steps: 0, stepIds: new Set(), stepCost: 0, stepCostBad: false };
       byId.set(id, found);
     }
     return found;
@@ -117,8 +120,7 @@ export async function readOpenCodeSession(messages: RecordSource): Promise<Usage
           unreadable += p === undefined ? 1 : partRecord(p, message, sums, keyFrom);
         }
       } else if ('role' in record) unreadable += messageRecord(record, message, keyFrom);
-      else if ('messageID' in record) unreadable += partRecord(record, message, sums, keyFrom);
-      else unreadable++; // neither a message nor a part: not OpenCode's shape
+      else unreadable += partRecord(record, message, sums, keyFrom); // not a part either: unreadable
     } catch {
       unreadable++; // a record whose reading threw (a hostile object's getter): counted, never thrown
     }
@@ -143,8 +145,8 @@ function messageRecord(
   const created = countOf(time?.created);
   const completed = countOf(time?.completed);
   const finish = textOf(record.finish);
-  if (cost === 'bad' || tokens === undefined || model === 'bad' || created === 'bad' || completed === 'bad') return 1;
-  if (finish === 'bad') return 1;
+  if (cost === BAD || tokens === undefined || model === BAD || created === BAD || completed === BAD) return 1;
+  if (finish === BAD) return 1;
   message(id).info = {
     cost,
     tokens: Object.keys(tokens).length === 0 ? undefined : tokens,
@@ -169,10 +171,13 @@ function partRecord(
   const id = textOf(record.id);
   const tokens = openCodeTokensOf(record.tokens);
   const cost = dollarsOf(record.cost);
-  if (id === 'bad' || tokens === undefined || cost === 'bad') return 1;
+  if (id === BAD || tokens === undefined || cost === BAD) return 1;
   const m = message(messageId);
-  if (id !== undefined && m.steps.has(id)) return 0; // the same part given twice
-  m.steps.add(id ?? `#${m.steps.size}`);
+  if (id !== undefined) {
+    if (m.stepIds.has(id)) return 0; // the same part given twice
+    m.stepIds.add(id);
+  }
+  m.steps++;
   sums.add(tokens);
   if (cost === undefined) m.stepCostBad = true;
   else m.stepCost += cost;
@@ -184,7 +189,6 @@ function runUsage(byId: Map<string, Message>, sums: TokenSums): RunUsage {
   const models = new ModelNames();
   let dollars = 0;
   let costKnown = true;
-  let anyCost = false;
   let partial = false;
   let newest: Message['info'];
   // in the order OpenCode made them (its ids ascend with time): the models in the order used, and
@@ -194,25 +198,21 @@ function runUsage(byId: Map<string, Message>, sums: TokenSums): RunUsage {
   );
   for (const [, m] of ordered) {
     const info = m.info;
-    if (info !== undefined) newest = info;
-    if (info === undefined && m.steps.size === 0) continue;
-    if (m.steps.size === 0 && info?.tokens !== undefined) {
+    if (info !== undefined) newest = info; // a message exists only once its record or a step part came
+    if (m.steps === 0 && info?.tokens !== undefined) {
       sums.add(info.tokens); // its last step's only: a lower bound when it took several
       partial = true;
-    } else if (m.steps.size === 0) continue; // an assistant message with no usage yet (just started)
+    } else if (m.steps === 0) continue; // an assistant message with no usage yet (just started)
     models.add(info?.model);
     const cost = info?.cost ?? (m.stepCostBad ? undefined : m.stepCost);
     if (cost === undefined) costKnown = false;
-    else {
-      dollars += cost;
-      anyCost = true;
-    }
+    else dollars += cost;
   }
   if (sums.requests === 0) return {};
   const usage = sums.usage();
   const model = models.joined();
   if (model !== undefined) usage.model = model;
-  const subcents = costKnown && anyCost ? dollarsToSubcents(dollars) : undefined;
+  const subcents = costKnown ? dollarsToSubcents(dollars) : undefined;
   const tokens =
     (usage.tokens_in ?? 0) +
     (usage.tokens_out ?? 0) +

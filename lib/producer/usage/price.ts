@@ -51,18 +51,14 @@ function priceOf(value: unknown): ModelPrice | undefined {
  * (`anthropic/claude-sonnet-4-5`); in models.dev's api.json, the first provider listing the id.
  */
 export function lookUpPrice(prices: PriceTable, model: string): ModelPrice | undefined {
-  const names = model.includes('/') ? [model, model.slice(model.lastIndexOf('/') + 1)] : [model];
-  for (const name of names) {
-    if (Object.hasOwn(prices, name)) {
-      const direct = priceOf(prices[name]);
-      if (direct !== undefined) return direct;
-    }
+  // the whole id first, then its last part (the same twice when it holds no `/`: harmless); an
+  // inherited name (toString, __proto__) holds no price, so no own-property check is needed
+  for (const name of [model, model.slice(model.lastIndexOf('/') + 1)]) {
+    const direct = priceOf(prices[name]);
+    if (direct !== undefined) return direct;
     for (const provider of Object.values(prices)) {
-      const models = asObject(asObject(provider)?.models);
-      if (models !== undefined && Object.hasOwn(models, name)) {
-        const listed = priceOf(models[name]);
-        if (listed !== undefined) return listed;
-      }
+      const listed = priceOf(asObject(asObject(provider)?.models)?.[name]);
+      if (listed !== undefined) return listed;
     }
   }
   return undefined;
@@ -89,8 +85,8 @@ export function priceUsage(usage: RunUsage, prices: PriceTable): RunUsage {
   const models = (usage.model ?? '').split(',').filter((m) => m !== '');
   if (models.length === 0 || typeof prices !== 'object' || prices === null) return unpriced;
   const found = models.map((m) => lookUpPrice(prices, m));
-  const price = found[0];
-  if (price === undefined || found.some((p) => p === undefined || !samePrice(p, price))) return unpriced;
+  if (found.some((p) => p === undefined || !samePrice(p, found[0]!))) return unpriced;
+  const price = found[0] as ModelPrice; // one model at least, every one priced
   if (!isCount(usage.tokens_in) || !isCount(usage.tokens_out)) return unpriced;
   let numerator = 0n;
   let tokens = 0;
@@ -108,4 +104,4 @@ export function priceUsage(usage: RunUsage, prices: PriceTable): RunUsage {
   return { ...usage, cost_subcents: Number(subcents), cost_source: 'models_dev_list' };
 }
 
-const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;

@@ -69,18 +69,21 @@ const objectOrUndefined = (value: unknown): Parsed =>
 /** A plain object, or undefined. */
 export const asObject = objectOrUndefined;
 
+/** A value of the wrong type or range (a symbol: no text a record holds can be mistaken for it). */
+export const BAD: unique symbol = Symbol('bad');
+
 /** A reported count: a non-negative safe integer. Absent or null: not reported. Anything else: bad. */
-export type Count = number | undefined | 'bad';
+export type Count = number | undefined | typeof BAD;
 
 export function countOf(value: unknown): Count {
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 'bad';
+  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : BAD;
 }
 
 /** A reported string: absent or null is not reported; a non-string is bad; '' is not reported. */
-export function textOf(value: unknown): string | undefined | 'bad' {
+export function textOf(value: unknown): string | undefined | typeof BAD {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') return 'bad';
+  if (typeof value !== 'string') return BAD;
   return value === '' ? undefined : value;
 }
 

@@ -165,4 +165,182 @@ describe('R6-3: readClaudeStream, stream-json lines or Agent SDK messages', () =
       ),
     );
   });
+
+  describe('R6-3: what is no subagent, and what is unreadable', () => {
+    it.each<[string, unknown[], string[], number]>([
+      [
+        'a main message with no message, or content that is no list',
+        [
+          { type: 'assistant', parent_tool_use_id: null },
+          { type: 'assistant', parent_tool_use_id: null, message: { content: {} } },
+        ],
+        [],
+        0,
+      ],
+      [
+        'a null block beside an Agent call',
+        [
+          {
+            type: 'assistant',
+            parent_tool_use_id: null,
+            message: { content: [null, { type: 'tool_use', id: 'toolu_A', name: 'Agent' }] },
+          },
+        ],
+        ['toolu_A'],
+        0,
+      ],
+      [
+        'a block of another type named Agent',
+        [
+          {
+            type: 'assistant',
+            parent_tool_use_id: null,
+            message: { content: [{ type: 'server_tool_use', id: 'x', name: 'Agent' }] },
+          },
+        ],
+        [],
+        0,
+      ],
+      [
+        'an Agent tool_use without an id',
+        [{ type: 'assistant', parent_tool_use_id: null, message: { content: [{ type: 'tool_use', name: 'Agent' }] } }],
+        [],
+        0,
+      ],
+      [
+        'a parent_tool_use_id that is a number',
+        [{ ...child('toolu_A', 'm1', usage(1, 1)), parent_tool_use_id: 5 }],
+        [],
+        1,
+      ],
+      [
+        'a user message with no message, or content that is no list',
+        [{ type: 'user' }, { type: 'user', message: { content: 'hi' } }],
+        [],
+        0,
+      ],
+      [
+        'a tool result of a record that is no user message',
+        [opens(['toolu_A', 'Agent']), { ...result('toolu_A', { agentId: 'a', usage: usage(5, 5) }), type: 'result' }],
+        ['toolu_A'],
+        0,
+      ],
+    ])('R6-3: %s', async (_, records, keys, unreadable) => {
+      const reading = await readClaudeStream(records);
+      expect(reading.subagents.map((s) => s.key)).toEqual(keys);
+      expect(reading.unreadable_lines).toBe(unreadable);
+      for (const s of reading.subagents) expect(s.usage).toStrictEqual({ complete: false });
+    });
+
+    it("R6-3: a Task call's result ends it without an agentId", async () => {
+      const reading = await readClaudeStream([opens(['toolu_T', 'Task']), result('toolu_T', { status: 'completed' })]);
+      expect(reading.subagents).toEqual([{ key: 'toolu_T', unreadable_lines: 0, usage: { complete: true } }]);
+    });
+
+    it('R6-3: a <synthetic> message of a subagent is no request and no unreadable line', async () => {
+      const reading = await readClaudeStream([
+        opens(['toolu_A', 'Agent']),
+        child('toolu_A', 'm1', usage(1, 1)),
+        child('toolu_A', 'm2', usage(0, 0), '<synthetic>'),
+      ]);
+      expect(reading.subagents[0]).toMatchObject({ unreadable_lines: 0, usage: { requests: 1 } });
+      expect(reading.unreadable_lines).toBe(0);
+    });
+
+    it("R6-3: a final request's usage of the wrong shape is unreadable, on its call and in the total", async () => {
+      const reading = await readClaudeStream([
+        opens(['toolu_A', 'Agent']),
+        result('toolu_A', { agentId: 'a', usage: { input_tokens: -1 } }),
+      ]);
+      expect(reading.unreadable_lines).toBe(1);
+      expect(reading.subagents).toEqual([{ key: 'toolu_A', unreadable_lines: 1, usage: { complete: true } }]);
+    });
+
+    it('R6-3: a result without usage, or with no tool_use_result, adds no request', async () => {
+      const reading = await readClaudeStream([
+        opens(['toolu_A', 'Agent'], ['toolu_B', 'Agent']),
+        result('toolu_A', { agentId: 'a' }),
+        result('toolu_B', undefined),
+      ]);
+      expect(reading.subagents.map((s) => s.usage)).toEqual([{ complete: true }, { complete: true }]);
+      expect(reading.unreadable_lines).toBe(0);
+    });
+
+    it('R6-3: blocks that are no tool result (a text block, a null, a result whose id is no string) do not hide the one Agent result', async () => {
+      const one = {
+        type: 'user',
+        message: {
+          content: [
+            null,
+            { type: 'text', tool_use_id: 'toolu_C' },
+            { type: 'tool_result', tool_use_id: 5 },
+            { type: 'tool_result', tool_use_id: 'toolu_A' },
+          ],
+        },
+        tool_use_result: { agentId: 'a', usage: usage(4, 4) },
+      };
+      const reading = await readClaudeStream([opens(['toolu_A', 'Agent']), one]);
+      expect(reading.unreadable_lines).toBe(0);
+      expect(reading.subagents).toEqual([
+        {
+          key: 'toolu_A',
+          unreadable_lines: 0,
+          usage: {
+            tokens_in: 4,
+            tokens_out: 4,
+            tokens_cached_read: 0,
+            tokens_cached_write: 0,
+            requests: 1,
+            complete: true,
+          },
+        },
+      ]);
+    });
+
+    it("R6-3: a message holding two Agent calls' results cannot say whose usage it carries: both end, no request added", async () => {
+      const both = {
+        type: 'user',
+        message: {
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_A' },
+            { type: 'tool_result', tool_use_id: 'toolu_B' },
+            { type: 'text', tool_use_id: 'toolu_C' },
+          ],
+        },
+        tool_use_result: { agentId: 'a', usage: usage(1, 1) },
+      };
+      const reading = await readClaudeStream([opens(['toolu_A', 'Agent'], ['toolu_B', 'Agent']), both]);
+      expect(reading.subagents.map((s) => s.usage)).toEqual([{ complete: true }, { complete: true }]);
+    });
+
+    it('R6-3: a result with an agentId beside the result of another tool is no subagent (whose would it be)', async () => {
+      const two = {
+        type: 'user',
+        message: {
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_X' },
+            { type: 'tool_result', tool_use_id: 'toolu_Y' },
+            { type: 'tool_result', tool_use_id: 5 },
+          ],
+        },
+        tool_use_result: { agentId: 'a', usage: usage(1, 1) },
+      };
+      expect((await readClaudeStream([two])).subagents).toEqual([]);
+    });
+
+    it('R6-3: one Agent result beside the result of another tool: the call ends, its usage is not used', async () => {
+      const mixed = {
+        type: 'user',
+        message: {
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_A' },
+            { type: 'tool_result', tool_use_id: 'toolu_R' },
+          ],
+        },
+        tool_use_result: { agentId: 'a', usage: usage(1, 1) },
+      };
+      const reading = await readClaudeStream([opens(['toolu_A', 'Agent']), mixed]);
+      expect(reading.subagents).toEqual([{ key: 'toolu_A', unreadable_lines: 0, usage: { complete: true } }]);
+    });
+  });
 });

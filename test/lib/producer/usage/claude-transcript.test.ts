@@ -143,4 +143,29 @@ describe('R6-3: readClaudeTranscript, a Claude Code subagent transcript', () => 
       }),
     );
   });
+
+  it.each<[string, unknown[], string | null]>([
+    [
+      'the first agentId named, not a later one',
+      [{ type: 'user', agentId: 'a1' }, { type: 'user', agentId: 'a2' }, { type: 'user' }],
+      'a1',
+    ],
+    [
+      'an agentId of the wrong type is no key',
+      [
+        { type: 'user', agentId: 5 },
+        { type: 'user', agentId: 'a3' },
+      ],
+      'a3',
+    ],
+    ['none named', [{ type: 'user' }], null],
+  ])('R6-3: the key: %s', async (_, records, key) => {
+    expect((await readClaudeTranscript(records)).key).toBe(key);
+  });
+
+  it('R6-3: a line that is not a JSON object (a number, an array, bad JSON) is unreadable', async () => {
+    const reading = await readClaudeTranscript(['42', '[]', '{"type":', claudeLine('m1', usage(1, 1))]);
+    expect(reading.unreadable_lines).toBe(3);
+    expect(reading.usage.requests).toBe(1);
+  });
 });

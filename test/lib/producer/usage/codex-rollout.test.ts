@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readCodexRollout } from '../../../../lib/producer/usage/codex-rollout.js';
+import { codexTokensOf, readCodexRollout } from '../../../../lib/producer/usage/codex-rollout.js';
 import { fileLines } from '../../../../lib/producer/usage/file-lines.js';
 import { count, fixture } from './agent-records.js';
 
@@ -88,6 +88,84 @@ describe('R6-3: readCodexRollout, one Codex thread', () => {
           tokens_reasoning: last.reasoning_output_tokens,
         });
       }),
+    );
+  });
+});
+
+describe('R6-3: Codex records field by field', () => {
+  it.each<[string, unknown, unknown]>([
+    ['not an object', 'x', undefined],
+    ['every field', total(10, 4, 7, 2), { tokens_in: 6, tokens_cached_read: 4, tokens_out: 7, tokens_reasoning: 2 }],
+    ['no cached input: all input is fresh', { input_tokens: 5 }, { tokens_in: 5 }],
+    [
+      'cached input equal to input',
+      { input_tokens: 5, cached_input_tokens: 5 },
+      { tokens_in: 0, tokens_cached_read: 5 },
+    ],
+    ['only the cached input', { cached_input_tokens: 5 }, { tokens_cached_read: 5 }],
+    ['only output', { output_tokens: 3 }, { tokens_out: 3 }],
+    ['only reasoning', { reasoning_output_tokens: 3 }, { tokens_reasoning: 3 }],
+    ['nothing', {}, {}],
+    ['a bad input', { input_tokens: -1 }, undefined],
+    ['a bad cached input', { input_tokens: 1, cached_input_tokens: 0.5 }, undefined],
+    ['a bad output', { output_tokens: '3' }, undefined],
+    ['a bad reasoning', { reasoning_output_tokens: -3 }, undefined],
+  ])('R6-3: codexTokensOf: %s', (_, value, counts) => {
+    expect(codexTokensOf(value)).toStrictEqual(counts);
+  });
+
+  const meta = (id: unknown) => ({ type: 'session_meta', payload: { id } });
+  const context = (model: unknown) => ({ type: 'turn_context', payload: { model } });
+  it.each<[string, unknown[], number]>([
+    ['a record whose type is not a string', [{ type: 5, payload: {} }], 1],
+    ['a record without a payload', [{ type: 'event_msg' }], 1],
+    ['a session id of the wrong type', [meta(5)], 1],
+    ['a model of the wrong type', [context(5)], 1],
+    ['a token_count whose info holds no usage', [{ type: 'event_msg', payload: { type: 'token_count', info: {} } }], 1],
+    ['a record of another type', [{ type: 'response_item', payload: { type: 'message' } }], 0],
+    ['an event of another type', [{ type: 'event_msg', payload: { type: 'agent_message', info: 5 } }], 0],
+  ])('R6-3: %s: unreadable %s', async (_, records, unreadable) => {
+    expect((await readCodexRollout(records)).unreadable_lines).toBe(unreadable);
+  });
+
+  it('R6-3: the key is the first session id; the models in the order first used; no model named, no model field', async () => {
+    const reading = await readCodexRollout([
+      meta(undefined),
+      meta('t1'),
+      meta('t2'),
+      context('gpt-5'),
+      context('gpt-5-codex'),
+      context('gpt-5'),
+      tokenCount(total(1, 0, 1, 0)),
+    ]);
+    expect(reading).toMatchObject({ key: 't1', usage: { model: 'gpt-5,gpt-5-codex' } });
+    expect((await readCodexRollout([tokenCount(total(1, 0, 1, 0))])).usage).toStrictEqual({
+      tokens_in: 1,
+      tokens_cached_read: 0,
+      tokens_out: 1,
+      tokens_reasoning: 0,
+      requests: 1,
+      complete: false,
+    });
+  });
+
+  it('R6-3: a count that changed in any one field is a request; the same count again is none', async () => {
+    const reading = await readCodexRollout([
+      tokenCount(total(10, 0, 1, 0)),
+      tokenCount(total(10, 0, 1, 0)),
+      tokenCount(total(10, 0, 1, 1)),
+      tokenCount(total(10, 2, 1, 1)),
+    ]);
+    expect(reading.usage.requests).toBe(3);
+  });
+
+  it.each(['task_complete', 'turn_aborted'])('R6-3: %s after the last count completes the run', async (end) => {
+    expect((await readCodexRollout([tokenCount(total(1, 0, 1, 0)), event(end)])).usage.complete).toBe(true);
+  });
+
+  it('R6-3: an event that is no turn end leaves the run open', async () => {
+    expect((await readCodexRollout([tokenCount(total(1, 0, 1, 0)), event('agent_message')])).usage.complete).toBe(
+      false,
     );
   });
 });

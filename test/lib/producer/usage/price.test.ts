@@ -140,3 +140,75 @@ describe('R6-3: priceUsage, list prices from a models.dev-shaped table', () => {
     );
   });
 });
+
+describe('R6-3: priceUsage, case by case', () => {
+  const run = (extra: RunUsage = {}): RunUsage => ({ tokens_in: 1_000_000, tokens_out: 0, model: 'x', ...extra });
+  it.each<[string, unknown, number | null]>([
+    ['a price of 0 for a kind is a price', { x: { input: 0, output: 1, cache_read: 0 } }, null],
+    ['an entry that is not an object', { x: 5 }, null],
+    ['a negative price is none', { x: { input: -1, output: 1 } }, null],
+    ['a price that is a string is none', { x: { input: '1', output: 1 } }, null],
+    ['a price that is not finite is none', { x: { input: Number.POSITIVE_INFINITY, output: 1 } }, null],
+    [
+      'an entry with no price falls through to api.json',
+      { x: { name: 'x' }, p: { models: { x: { cost: { input: 2, output: 1 } } } } },
+      20_000,
+    ],
+    [
+      'a provider entry that is not an object is skipped',
+      { p: 5, q: { models: 5 }, r: { models: { x: { cost: { input: 3, output: 1 } } } } },
+      30_000,
+    ],
+  ])('R6-3: %s', (_, table, cost) => {
+    expect(priceUsage(run(), table as Record<string, unknown>).cost_subcents).toBe(cost);
+  });
+
+  it('R6-3: a price of 0 for cache reads prices cache reads at 0 (a listed price, not a missing one)', () => {
+    expect(priceUsage(run({ tokens_cached_read: 5 }), { x: { input: 1, output: 1, cache_read: 0 } })).toMatchObject({
+      cost_subcents: 10_000,
+      cost_source: 'models_dev_list',
+    });
+  });
+
+  it('R6-3: two models whose input prices agree but output prices do not are unpriced', () => {
+    const table = { a: { input: 1, output: 2 }, b: { input: 1, output: 3 } };
+    expect(priceUsage(run({ model: 'a,b' }), table).cost_source).toBe('unpriced');
+  });
+
+  it.each<[string, RunUsage]>([
+    ['a cost of null whatever its source says', run({ cost_subcents: null, cost_source: 'provider_reported' })],
+    ['a cost beside the word unpriced', run({ cost_subcents: 5, cost_source: 'unpriced' })],
+  ])('R6-3: %s is priced anew', (_, usage) => {
+    expect(priceUsage(usage, { x: { input: 1, output: 1 } })).toMatchObject({
+      cost_subcents: 10_000,
+      cost_source: 'models_dev_list',
+    });
+  });
+
+  it.each<[string, RunUsage, unknown]>([
+    ["a model ''", run({ model: '' }), { '': { input: 1, output: 1 } }],
+    ['no model, whatever the table', run({ model: undefined }), { 'Stryker was here!': { input: 1, output: 1 } }],
+    ['a table that is null', run(), null],
+    ['a table that is a string', run(), 'prices'],
+    ['negative input tokens', run({ tokens_in: -5 }), { x: { input: 1, output: 1 } }],
+    ['fractional cache reads', run({ tokens_cached_read: 1.5 }), { x: { input: 1, output: 1, cache_read: 1 } }],
+    ['a cost beyond the safe integers', run({ tokens_in: Number.MAX_SAFE_INTEGER }), { x: { input: 1e9, output: 1 } }],
+  ])('R6-3: %s: unpriced, never a throw', (_, usage, table) => {
+    expect(priceUsage(usage, table as Record<string, unknown>)).toMatchObject({
+      cost_subcents: null,
+      cost_source: 'unpriced',
+    });
+  });
+
+  it('R6-3: a cache kind reported as null or 0 needs no price', () => {
+    const table = { x: { input: 1, output: 1 } };
+    expect(priceUsage(run({ tokens_cached_write: null, tokens_cached_read: 0 }), table).cost_subcents).toBe(10_000);
+  });
+
+  it('R6-3: no tokens at all cost a measured 0', () => {
+    expect(priceUsage(run({ tokens_in: 0 }), { x: { input: 1, output: 1 } })).toMatchObject({
+      cost_subcents: 0,
+      cost_source: 'models_dev_list',
+    });
+  });
+});

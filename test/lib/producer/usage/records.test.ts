@@ -10,7 +10,14 @@ import { readClaudeTranscript } from '../../../../lib/producer/usage/claude-tran
 import { readCodexRollout } from '../../../../lib/producer/usage/codex-rollout.js';
 import { fileLines, OVERLONG_LINE } from '../../../../lib/producer/usage/file-lines.js';
 import { readOpenCodeSession } from '../../../../lib/producer/usage/opencode-session.js';
-import { dollarsToSubcents, TokenSums } from '../../../../lib/producer/usage/records.js';
+import {
+  BAD,
+  countOf,
+  dollarsToSubcents,
+  ModelNames,
+  TokenSums,
+  textOf,
+} from '../../../../lib/producer/usage/records.js';
 import { COST_SOURCES, USAGE_COUNT_FIELDS } from '../../../../lib/producer/usage/run-usage.js';
 import { anyLine, claudeLine } from './agent-records.js';
 
@@ -62,19 +69,51 @@ describe('R6-3: every reader never throws on content', () => {
     },
   );
 
+  const HOSTILE_UNREADABLE = {
+    readClaudeTranscript: 5,
+    readOpenCodeSession: 5,
+    readCodexRollout: 5,
+    readClaudeStream: 4,
+  };
   it.each(Object.entries(READERS))(
-    'R6-3: %s counts a record whose getters throw, a deep nesting and a huge number, never throws',
-    async (_, read) => {
+    'R6-3: %s counts a record whose getters throw, a thenable, a deep nesting and a huge number, never throws',
+    async (name, read) => {
       const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+      // a thenable record (`then` defined so, as a host's object could be)
+      const thenable = Object.defineProperty({ type: 'assistant' }, 'then', { value: () => undefined });
       const reading = await read([
         trap,
+        thenable,
         deep,
         '1e999',
         '{"type":"assistant","message":{"id":"m","usage":{"input_tokens":1e400}}}',
       ]);
-      expect(reading.unreadable_lines).toBeGreaterThanOrEqual(2);
+      expect(reading.unreadable_lines).toBe(HOSTILE_UNREADABLE[name as keyof typeof READERS]);
     },
   );
+
+  it.each(Object.entries(READERS))(
+    "R6-3: %s counts a record whose fields' getters throw (its own guard, after the parse)",
+    async (_, read) => {
+      const fields = new Proxy(
+        {},
+        {
+          get(_target, prop) {
+            if (prop === 'then') return undefined;
+            throw new Error('trap');
+          },
+          has() {
+            throw new Error('trap');
+          },
+        },
+      );
+      expect((await read([fields])).unreadable_lines).toBe(1);
+    },
+  );
+
+  it.each(Object.entries(READERS))('R6-3: %s skips blank lines: no record, not unreadable', async (_, read) => {
+    expect((await read(['', '  ', '\t', '\r'])).unreadable_lines).toBe(0);
+  });
 });
 
 describe('R6-3: fileLines streams a file a line at a time', () => {
@@ -148,6 +187,8 @@ describe('R6-3: the shared rules', () => {
   it.each<[number, number | undefined]>([
     [0.0123, 123],
     [0.0124, 124],
+    [0.0051, 51], // 51.00000000000001 in floating point
+    [0.0003, 3], // 2.9999999999999996
     [0.00001, 1],
     [0, 0],
     [-0.01, undefined],
@@ -155,6 +196,47 @@ describe('R6-3: the shared rules', () => {
     [Number.POSITIVE_INFINITY, undefined],
   ])('R6-3: %s dollars are %s subcents (rounded up; a float error is no subcent)', (dollars, subcents) => {
     expect(dollarsToSubcents(dollars)).toBe(subcents);
+  });
+
+  it.each<[unknown, unknown]>([
+    [undefined, undefined],
+    [null, undefined],
+    [0, 0],
+    [7, 7],
+    [-1, BAD],
+    [1.5, BAD],
+    ['7', BAD],
+    [2 ** 53, BAD],
+  ])('R6-3: countOf(%s) is %s', (value, count) => {
+    expect(countOf(value)).toBe(count);
+  });
+
+  it.each<[unknown, unknown]>([
+    [undefined, undefined],
+    [null, undefined],
+    ['', undefined],
+    ['a', 'a'],
+    [5, BAD],
+    [{}, BAD],
+  ])('R6-3: textOf(%s) is %s', (value, text) => {
+    expect(textOf(value)).toBe(text);
+  });
+
+  it('R6-3: ModelNames: none named is undefined, never an empty name', () => {
+    const names = new ModelNames();
+    names.add(undefined);
+    expect(names.joined()).toBeUndefined();
+    names.add('a');
+    names.add('b');
+    names.add('a');
+    expect(names.joined()).toBe('a,b');
+  });
+
+  it('R6-3: TokenSums: a kind one request did not report is left out of the sum, not made unknown', () => {
+    const sums = new TokenSums();
+    sums.add({ tokens_in: 1, tokens_out: 2 });
+    sums.add({ tokens_in: 3 });
+    expect(sums.usage()).toStrictEqual({ tokens_in: 4, tokens_out: 2, requests: 2 });
   });
 
   it('R6-3: NULL-not-zero: TokenSums reports only the kinds a request reported, and no requests when none was counted', () => {
