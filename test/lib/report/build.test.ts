@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Queryable, Row } from '../../../lib/db/database.js';
 import { buildReport } from '../../../lib/report/build.js';
 import { seriesGroupOf } from '../../../lib/report/document.js';
+import { SPEND_NOT_COLLECTED_NOTE } from '../../../lib/report/notes.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { insertRows } from '../../support/subagent-rows.js';
 import { TARGET_FIXTURES, useTestDatabase } from '../../support/targets.js';
@@ -65,8 +66,9 @@ const reversingBreakdown = (db: Queryable) =>
 describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (target, fixture) => {
   const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
   const report = (options: Parameters<typeof buildReport>[1] = {}) => buildReport(t.db, { now: NOW, ...options });
-  // the minimal host schema has no cost ledger and no task_sessions.started_at
-  const base = fixture === 'minimal' ? [NOT_ACTIVATED, NO_COST_TABLE] : [NOT_ACTIVATED];
+  // the minimal host schema has no cost ledger and no task_sessions.started_at; the host's own DDL
+  // here has no table of ours (subagentTable: false), so no usage table either (R6-5)
+  const base = fixture === 'minimal' ? [NOT_ACTIVATED, NO_COST_TABLE] : [NOT_ACTIVATED, SPEND_NOT_COLLECTED_NOTE];
 
   it('R3-5: the filters are echoed as given: since and until as RFC 3339 instants, the rest as given, none as null', async () => {
     const doc = await report({ since: us(T(1)), until: us(T(2)), task: 't1', limit: 3, sort: 'tokens' });
