@@ -27,8 +27,9 @@ export const usageJoin = (r: string) =>
 
 /**
  * A joined usage row's values as every spend figure reads them (alias `us`, usageJoin):
- * - `has`: 1 where the subagent has a usage row;
- * - `complete`: 1 where `complete` is 1 (final); NULL, 0 or any other value is not final;
+ * - `complete`: NULL where the subagent has no usage row, else 1 where its `complete` is 1 (final)
+ *   and 0 otherwise (NULL, 0 or any other value is not final): one column says both (statement 1
+ *   sorts its rows once per level, so each column it carries costs every level);
  * - `tokens`: each token count when it is an integer in 0 … 2^53 − 1, else NULL;
  * - `cost`: the priced cost: `cost_subcents` an integer in 0 … 2^53 − 1 under a priced source
  *   (provider_reported, models_dev_list), and not 0 where a token count is above 0 (R6-1: that 0 is
@@ -40,7 +41,6 @@ export const usageJoin = (r: string) =>
  *   three words), `uComplete` (a complete that is neither 0 nor 1).
  */
 export function usageValues(d: Dialect): {
-  has: string;
   complete: string;
   tokens: Record<(typeof USAGE_TOKEN_FIELDS)[number], string>;
   cost: string;
@@ -61,8 +61,7 @@ export function usageValues(d: Dialect): {
   const completeValue = d.readableInteger('us.complete', 0, 1);
   const flag = (raw: string, value: string) => `CASE WHEN ${raw} IS NOT NULL AND ${value} IS NULL THEN 1 ELSE 0 END`;
   return {
-    has: `CASE WHEN us.${USAGE_KEY[0]} IS NULL THEN 0 ELSE 1 END`,
-    complete: `CASE WHEN ${completeValue} = 1 THEN 1 ELSE 0 END`,
+    complete: `CASE WHEN us.${USAGE_KEY[0]} IS NULL THEN NULL WHEN ${completeValue} = 1 THEN 1 ELSE 0 END`,
     tokens,
     cost: `CASE WHEN ${priced} AND NOT (${cost} = 0 AND (${anyTokens})) THEN ${cost} END`,
     listed: "CASE WHEN us.cost_source = 'models_dev_list' THEN 1 ELSE 0 END",
@@ -93,11 +92,14 @@ export const partialExactSum = (expr: string) => `SUM(CAST(${expr} AS DOUBLE PRE
 /** completeness.unreadable's spend columns (R4-3): each a `u_<name>` flag of statement 1's rows. */
 export const SPEND_UNREADABLE = ['usage_tokens', 'usage_cost_subcents', 'usage_cost_source', 'usage_complete'] as const;
 
-/** Statement 1's per-row spend columns (`sp_*` and the SPEND_UNREADABLE flags) of a row joined by usageJoin. */
+/**
+ * Statement 1's per-row spend columns (`sp_*` and the SPEND_UNREADABLE flags) of a row joined by
+ * usageJoin: `sp_complete` (NULL: no usage), the token counts, `sp_cost` (the priced cost) and
+ * `sp_listed`.
+ */
 export function spendRowColumns(d: Dialect): string {
   const u = usageValues(d);
   return [
-    `${u.has} AS sp_has`,
     `${u.complete} AS sp_complete`,
     ...USAGE_TOKEN_FIELDS.map((c) => `${u.tokens[c]} AS sp_${c}`),
     `${u.cost} AS sp_cost`,
@@ -117,7 +119,7 @@ export function spendRowColumns(d: Dialect): string {
  * parts, and the largest priced cost.
  */
 export const SPEND_ROW_FIGURES: readonly { name: string; fn: 'COUNT' | 'SUM' | 'MAX' | 'exact'; arg: string }[] = [
-  { name: 'spend_with', fn: 'SUM', arg: 'sp_has' },
+  { name: 'spend_with', fn: 'COUNT', arg: 'sp_complete' },
   { name: 'spend_complete', fn: 'SUM', arg: 'sp_complete' },
   { name: 'spend_priced', fn: 'COUNT', arg: 'sp_cost' },
   ...USAGE_TOKEN_FIELDS.flatMap((c) => [

@@ -5,6 +5,7 @@ import { CSV_COLUMNS } from '../../lib/report/render/csv.js';
 import { USAGE_TABLE } from '../../lib/store/usage-table.js';
 import { runCliCaptured } from '../support/cli-run.js';
 import { addCostEvent } from '../support/cost-events.js';
+import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 import { fiveSubagents } from '../support/usage-rows.js';
 
@@ -74,6 +75,15 @@ describe.each(TARGETS)('R6-5: report prints spend on %s', (name) => {
       plan.spend_cost_lower_bound,
       plan.spend_cost_p50_subcents,
     ]).toEqual(['2', '1', '5', '', '50', '1', 'true', '50']);
+  });
+
+  it('R6-5: with the table but no usage row, the table says usage is known for 0 and adds no spend columns of zeros', async () => {
+    await insertRows(t.db, [{ tool_call_id: 'a', turn_id: 'u1', observed_at: '2026-08-12T13:00:01.000001Z' }]);
+    const run = await report(['--by', 'type']);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.stdout).toContain('usage known for 0 of 1 subagents (0 final)');
+    expect(run.stdout.split('\n').find((l) => l.startsWith('key'))).not.toContain('with usage');
+    expect(run.stdout).not.toContain('spend known');
   });
 
   it('R6-5: without the usage table the table says spend is not collected and the CSV leaves every spend cell empty', async () => {

@@ -272,7 +272,8 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
   const orphans = groups.some((g) => g.orphan_rows > 0);
   // R5-1: the unpriced events, once the ledger says which events were priced
   const unpriced = groups.some((g) => g.unpriced_events !== null);
-  const spend = groups.some((g) => g.spend.subagents_with_usage !== null);
+  // R6-5: once a group has usage (a store without usage rows, or without the table, gets no columns of zeros)
+  const spend = groups.some((g) => (g.spend.subagents_with_usage ?? 0) > 0);
   const headers = [
     'key',
     ...(titled ? ['title'] : []),
@@ -289,7 +290,7 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
     'per context (subcents)',
     ...(unpriced ? ['unpriced events'] : []),
     'lower bound',
-    // R6-5: what the group's subagents spent (every figure null without the usage table: no columns)
+    // R6-5: what the group's subagents spent
     ...(spend ? SPEND_HEADERS : []),
   ];
   // R5-1: a cost that leaves out unpriced events is a lower bound: "≥ 9,000"
@@ -364,8 +365,9 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
   ];
   const subagentSums = column((b) => b.subagent_cost_subcents);
   const unreadable = fc.buckets.some((b) => b.unreadable_cost_turns > 0);
-  // R6-5: the subagents' part, where the store has the usage table
-  const spend = fc.buckets.some((b) => b.spend_known_turns !== null);
+  // R6-5: the subagents' part, once the scope has usage (without any, bucket 0 alone would be known)
+  const spend =
+    fc.buckets.some((b) => b.spend_known_turns !== null) && (doc.totals.spend.subagents_with_usage ?? 0) > 0;
   const table = renderTable(
     [
       'fan-out (top-level)',

@@ -66,8 +66,8 @@ const reversingBreakdown = (db: Queryable) =>
 describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (target, fixture) => {
   const t = useTestDatabase(target, { fixture, subagentTable: fixture !== 'host' });
   const report = (options: Parameters<typeof buildReport>[1] = {}) => buildReport(t.db, { now: NOW, ...options });
-  // the minimal host schema has no cost ledger and no task_sessions.started_at
-  // the host fixture's own DDL made task_session_subagents, so our usage table is not there (R6-2, R6-5)
+  // the minimal host schema has no cost ledger and no task_sessions.started_at; the host's own DDL
+  // here has no table of ours (subagentTable: false), so no usage table either (R6-5)
   const base = fixture === 'minimal' ? [NOT_ACTIVATED, NO_COST_TABLE] : [NOT_ACTIVATED, SPEND_NOT_COLLECTED_NOTE];
 
   it('R3-5: the filters are echoed as given: since and until as RFC 3339 instants, the rest as given, none as null', async () => {

@@ -25,6 +25,15 @@ describe('the report document', () => {
     expect(Object.isFrozen(NOTHING_UNREADABLE)).toBe(true);
   });
 
+  it('R6-5: SPEND_NOT_COLLECTED names every spend figure in the schema order, each null, and is frozen', async () => {
+    const { SPEND_NOT_COLLECTED, spendFigures } = await document();
+    const figures = Object.keys(spendFigures.shape);
+    expect(figures).toHaveLength(15);
+    expect(Object.keys(SPEND_NOT_COLLECTED)).toEqual(figures);
+    expect(Object.values(SPEND_NOT_COLLECTED).every((v) => v === null)).toBe(true);
+    expect(Object.isFrozen(SPEND_NOT_COLLECTED)).toBe(true);
+  });
+
   it('R3-9, R5-4: a series group is its group without the figures a series level does not compute, tokens as {sum, reported}', async () => {
     const { seriesGroupOf, seriesGroup } = await document();
     const { group } = await import('../../support/report-document.js');
