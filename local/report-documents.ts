@@ -124,6 +124,7 @@ function fanOutCost(subagents: number, r: () => number): FanOutCost {
         mean_subcents: costed === 0 ? null : median,
         median_subcents: costed === 0 ? null : median,
         p95_subcents: costed === 0 ? null : median * 3,
+        uncosted_turns_priced_cost_subcents: unpriced === 0 ? null : unpriced * median,
       };
     }),
     unattributed_events: Math.floor(turns / 25),

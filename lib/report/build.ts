@@ -176,6 +176,8 @@ async function readFanOutCost(db: Queryable, scope: ReportScope, catalog: StoreC
         mean_subcents: costFigure(r?.mean),
         median_subcents: costFigure(r?.p50),
         p95_subcents: costFigure(r?.p95),
+        // R6-10: the priced, readable events of the bucket's turns that are not costed
+        uncosted_turns_priced_cost_subcents: nullableInt(r?.uncosted_cost),
       };
     }),
     unattributed_events: unattributed === undefined ? 0 : int(unattributed.events),

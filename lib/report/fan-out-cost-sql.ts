@@ -21,6 +21,9 @@ import {
  * the window (the window selects turns, not rows). Its fan-out is the number of top-level rows
  * with its id, whenever observed; its cost the sum of the ledger events with its id, at any
  * occurred_at (a turn's usage may be reported after it ends). Every figure is computed here.
+ * R6-10: each event is counted once, in its turn's costed cost, in its uncosted turn's priced cost
+ * (`uncosted_turns_priced_cost_subcents`) or among the unattributed events, so without filters the
+ * three add up to the totals' cost.
  */
 
 /** The bucket (an index of FAN_OUT_COST_BUCKETS) of a fan-out `k`: 0, 1, 2, 3, 4–5, 6–8, 9 or more. */
@@ -89,6 +92,7 @@ classed AS (
     CASE WHEN unpriced = 0 AND unreadable > 0 THEN 1 ELSE 0 END AS unreadable,
     CASE WHEN events > 0 AND unpriced = 0 AND unreadable = 0 THEN 1 ELSE 0 END AS costed,
     CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN cost END AS cost,
+    CASE WHEN known = 1 AND (unpriced > 0 OR unreadable > 0) THEN cost END AS uncosted_cost,
     ev_scope, ev_unpriced, ev_cost
   FROM per_turn
 ),
@@ -96,19 +100,20 @@ buckets AS (
   SELECT b, COUNT(*) AS turns, CAST(SUM(costed) AS BIGINT) AS costed, CAST(SUM(unpriced) AS BIGINT) AS unpriced,
     CAST(SUM(none) AS BIGINT) AS none, CAST(SUM(unreadable) AS BIGINT) AS unreadable, ${boundedSum('cost')} AS cost,
     ${RANKS.map((r) => `${d.nearestRank('cost', r, RANKS)} AS p${r}`).join(', ')},
-    CAST(SUM(ev_scope) AS BIGINT) AS events, CAST(SUM(ev_unpriced) AS BIGINT) AS ev_unpriced, ${boundedSum('ev_cost')} AS ev_cost
+    CAST(SUM(ev_scope) AS BIGINT) AS events, CAST(SUM(ev_unpriced) AS BIGINT) AS ev_unpriced, ${boundedSum('ev_cost')} AS ev_cost,
+    ${boundedSum('uncosted_cost')} AS uncosted_cost
   FROM classed WHERE b <> -2 GROUP BY b
 )
 SELECT CASE WHEN b = -1 THEN 'unattributed' ELSE 'bucket' END AS kind, b, turns, costed,
   ${priced ? 'unpriced' : 'NULL'} AS unpriced, none, unreadable, cost,
   CASE WHEN costed = 0 OR cost IS NULL THEN NULL ELSE ${roundedQuotient('cost', 'costed')} END AS mean, p50, p95,
-  events, ${priced ? 'ev_unpriced' : 'NULL'} AS ev_unpriced, ev_cost
+  events, ${priced ? 'ev_unpriced' : 'NULL'} AS ev_unpriced, ev_cost, uncosted_cost
 FROM buckets${
     window.length === 0
       ? ''
       : `
 UNION ALL
-SELECT 'unreadable', NULL, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+SELECT 'unreadable', NULL, COUNT(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM ${turnsFrom} WHERE ${[...filter, `${started} IS NULL`].join(' AND ')}`
   }`;
   return { sql, params: p.values };

@@ -94,6 +94,14 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
     expect(text).not.toContain(ESC);
   });
 
+  it('R6-10, R6-11: without filters the fan-out cost closes its sum with the total cost, in the table and in the CSV alike', async () => {
+    await buildReportStore(t.db, 'minimal');
+    const closing = /^with the total\s+(.+ = \$[\d,]+\.\d{4}, the total cost)$/m.exec((await report([])).stdout);
+    expect(closing).not.toBeNull();
+    const records = parse((await report(['--csv'])).stdout, { relax_column_count: true }) as string[][];
+    expect(records.map((r) => r[0])).toContain(`# fan_out_cost with the total: ${closing![1]}`);
+  });
+
   it('colour only on a TTY, and never with NO_COLOR', async () => {
     await buildReportStore(t.db, 'minimal');
     expect((await report([], {}, true)).stdout).toContain(`${ESC}[1m== totals ==${ESC}[0m`);

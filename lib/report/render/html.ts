@@ -12,7 +12,7 @@ import {
   perDayChart,
 } from './charts.js';
 import { chartMarkup, type Html, html, trusted } from './escape.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL, UNPRICED_NOT_KNOWN } from './labels.js';
+import { EMPTY_KEY_LABEL, fanOutCostClosing, NOT_REPORTED_LABEL, UNPRICED_NOT_KNOWN } from './labels.js';
 import { CONTENT_SECURITY_POLICY, STYLE } from './style.js';
 import { cutText, humanDuration, humanInstant } from './units.js';
 
@@ -347,7 +347,7 @@ function charts(doc: ReportDocument): Html {
     perDayChart(days),
     liveBackfillChart(days, doc.totals),
     fanOutChart(doc.totals),
-    fanOutCostChart(doc.fan_out_cost, doc.completeness.notes),
+    fanOutCostChart(doc.fan_out_cost, doc.completeness.notes, fanOutCostClosing(doc)),
     byTypeChart(groupsFor(doc, 'type')),
     byModelChart(doc.totals),
     durationChart(doc.distributions, doc.totals),
