@@ -113,8 +113,9 @@ const reported = (m: { sum: number | null; reported: number }) => `${n(m.sum) ??
 /** R5-1: the completeness fact: unpriced events counted, or not known (null). */
 function unpricedFact(events: number | null): string {
   if (events === null) return UNPRICED_NOT_KNOWN;
+  // issue 58: 0 is known (the ledger has cost_source), also where the scope has no cost event at all
   return events === 0
-    ? 'none'
+    ? 'none in scope'
     : `${n(events)} cost event(s) the host found no price for (stored as 0): every cost that leaves one out is a lower bound (≥)`;
 }
 

@@ -513,7 +513,7 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
       'unpriced events',
       '1,234 cost event(s) the host found no price for (stored as 0): every cost that leaves one out is a lower bound (≥)',
     ],
-    ['R5-1: no unpriced event in scope', reportDoc([], { unpriced_events: 0 }), 'unpriced events', 'none'],
+    ['R5-1: no unpriced event in scope', reportDoc([], { unpriced_events: 0 }), 'unpriced events', 'none in scope'],
     [
       'R5-1: unpriced events not known (null) are not 0',
       reportDoc([], { unpriced_events: null }),
