@@ -180,6 +180,22 @@ describe.each(TARGETS)('R5 cost sources on %s, host schema', (target) => {
     expect([t3.cost_subcents, t3.unpriced_events, t3.estimated_unpriced_events]).toEqual([null, 0, 0]);
   });
 
+  it.each(['UNPRICED', 'Unpriced', ' unpriced', 'unpriced ', 'Provider_Reported'])(
+    'issue 58: a cost_source is compared exactly as the host writes it: %j is neither measured, list-priced nor unpriced, its cost summed as other',
+    async (spelling) => {
+      await seedSession(t.db, 's1', 't1');
+      await addCostEvent(t.db, { id: 'e1', session: 's1', task: 't1', subcents: 7, source: spelling, at: T(1) });
+      const { totals } = await report();
+      expect([
+        totals.cost_subcents,
+        totals.unpriced_events,
+        totals.cost_lower_bound,
+        totals.measured_cost_subcents,
+        totals.list_priced_cost_subcents,
+      ]).toEqual([7, 0, false, 0, 0]);
+    },
+  );
+
   it('R5-1: a scope whose events are all priced is no lower bound (unpriced_events 0, not null)', async () => {
     await seedSession(t.db, 's1', 't1');
     await addCostEvent(t.db, {
