@@ -13,15 +13,24 @@ export function expectedFanOutCost(
   usage = true,
 ): FanOutCost {
   const { idPrefix, topLevel, cost, unpriced } = costs.turnLedger;
-  const perBucket = FAN_OUT_COST_BUCKETS.map(() => ({ turns: 0, unpriced: 0, none: 0, costs: [] as number[] }));
+  const perBucket = FAN_OUT_COST_BUCKETS.map(() => ({
+    turns: 0,
+    unpriced: 0,
+    none: 0,
+    costs: [] as number[],
+    uncosted: null as number | null,
+  }));
   for (let t = 0; t < topLevel.length; t++) {
     const fanOut = topLevel[t]! + (extraTopLevel[generatedTurnId(idPrefix, t)] ?? 0);
     const b = perBucket[bucketOf(fanOut)]!;
     b.turns += 1;
     const c = cost[t];
     if (c === null || c === undefined) b.none += 1;
-    else if (unpriced[t] === 1) b.unpriced += 1;
-    else b.costs.push(c);
+    else if (unpriced[t] === 1) {
+      b.unpriced += 1;
+      // R6-10: its priced events' cost (an unpriced one adds nothing)
+      b.uncosted = (b.uncosted ?? 0) + c;
+    } else b.costs.push(c);
   }
   return {
     buckets: perBucket.map((b, i): FanOutCostBucket => {
@@ -45,6 +54,7 @@ export function expectedFanOutCost(
         spend_known_turns: !usage ? null : i === 0 ? b.turns : 0,
         subagent_cost_subcents: usage && i === 0 && b.turns > 0 ? 0 : null,
         subagent_share: usage && i === 0 && sorted.some((c) => c > 0) ? 0 : null,
+        uncosted_turns_priced_cost_subcents: b.uncosted,
       };
     }),
     // the generator writes no turn id on its legacy rows only, and no id of a turn it did not make

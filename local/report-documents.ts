@@ -130,6 +130,7 @@ function fanOutCost(subagents: number, r: () => number): FanOutCost {
         subagent_cost_subcents: Math.floor(n / 3) === 0 ? null : Math.floor(n / 3) * Math.floor(median * i * 0.12),
         subagent_share:
           Math.floor(n / 3) === 0 || costed === 0 ? null : Math.round(Math.min(0.9, i * 0.12) * 10_000) / 10_000,
+        uncosted_turns_priced_cost_subcents: unpriced === 0 ? null : unpriced * median,
       };
     }),
     unattributed_events: Math.floor(turns / 25),

@@ -578,6 +578,19 @@ function reportCostChecks(
     sum(want, (b) => b.cost_subcents),
     sum(got, (b) => b.cost_subcents),
   );
+  // R6-10: each event once: the costed turns, the priced events of the others and those on no turn
+  check(
+    'fan-out cost: priced events of turns not costed = generated',
+    sum(want, (b) => b.uncosted_turns_priced_cost_subcents),
+    sum(got, (b) => b.uncosted_turns_priced_cost_subcents),
+  );
+  check(
+    'fan-out cost: costed + not costed + no turn = the total cost',
+    figures.cost_subcents ?? -1,
+    sum(got, (b) => b.cost_subcents) +
+      sum(got, (b) => b.uncosted_turns_priced_cost_subcents) +
+      (got?.unattributed_cost_subcents ?? 0),
+  );
   for (const [i, b] of want.buckets.entries()) {
     const g = got?.buckets[i];
     check(

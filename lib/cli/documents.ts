@@ -51,6 +51,8 @@ export const exportDocument = z.object({
   new: z.number(),
   reSent: z.number(),
   unchanged: z.number(),
+  /** issue 58: turns whose subagents are all still open: held back until one settles (or --open-spans) */
+  heldBack: z.number(),
   spans: z.number(),
   requests: z.number(),
   rejectedSpans: z.number(),
@@ -82,6 +84,7 @@ export function exportJson(s: ExportSummary): ExportDocument {
     new: s.new,
     reSent: s.re_sent,
     unchanged: s.unchanged,
+    heldBack: s.held_back,
     spans: s.spans,
     requests: s.requests,
     rejectedSpans: s.rejected_spans,

@@ -91,6 +91,11 @@ export interface ExportSummary {
   re_sent: number;
   /** turns read in the lookback window whose spans were as sent: not sent (R4-8) */
   unchanged: number;
+  /**
+   * issue 58: turns read whose subagents are all still open (none settled): nothing to send yet
+   * without --open-spans; each is sent once one of them settles (a report counts them already)
+   */
+  held_back: number;
   spans: number;
   requests: number;
   /** spans the collector answered it rejected (partialSuccess): > 0 exits 3 (R4-8) */
@@ -210,6 +215,7 @@ export async function runExport(
     new: 0,
     re_sent: 0,
     unchanged: 0,
+    held_back: 0,
     spans: 0,
     requests: 0,
     rejected_spans: 0,
@@ -347,6 +353,8 @@ export async function runExport(
         // Counted for every turn read, sent or not: an unsettled-looking turn is otherwise never seen.
         for (const [column, n] of Object.entries(unreadableTimes.get(turnKey) ?? {}))
           if (n > 0) summary.unreadable[column] = (summary.unreadable[column] ?? 0) + n;
+        // issue 58: a turn whose subagents are all open has no span yet: said, never silent
+        if (spans.length === 0) summary.held_back++;
         const known = state.sent.get(turnKey);
         const entry: SentTurn = { digest, changed: turn.position.changed };
         if (known !== undefined && known.digest === digest) {

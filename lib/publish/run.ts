@@ -75,6 +75,12 @@ export function completenessLine(c: Completeness): string {
     `verified through ${c.verified_through ?? 'never (the scheduled health check has not run)'}`,
     `capture since ${c.capture_since ?? 'never (not activated)'}`,
     `${unreadable} unreadable value(s)`,
+    // issue 58: the unpriced events make every cost that leaves one out a lower bound (R5-1)
+    c.unpriced_events === null
+      ? 'unpriced cost events not known (no cost_source in the ledger, or no ledger)'
+      : c.unpriced_events === 0
+        ? 'no unpriced cost event'
+        : `${c.unpriced_events} unpriced cost event(s): every cost that leaves one out is a lower bound`,
     ...(c.lower_bound_sessions > 0 ? [`${c.lower_bound_sessions} session(s) a lower bound`] : []),
     `${c.notes.length} note(s)`,
   ].join('; ');

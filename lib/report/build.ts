@@ -192,6 +192,8 @@ async function readFanOutCost(db: Queryable, scope: ReportScope, catalog: StoreC
         spend_known_turns: usage ? (r === undefined ? 0 : int(r.spend_known)) : null,
         subagent_cost_subcents: nullableInt(r?.sub_cost),
         subagent_share: share(r?.share),
+        // R6-10: the priced, readable events of the bucket's turns that are not costed
+        uncosted_turns_priced_cost_subcents: nullableInt(r?.uncosted_cost),
       };
     }),
     unattributed_events: unattributed === undefined ? 0 : int(unattributed.events),

@@ -22,6 +22,9 @@ import {
  * the window (the window selects turns, not rows). Its fan-out is the number of top-level rows
  * with its id, whenever observed; its cost the sum of the ledger events with its id, at any
  * occurred_at (a turn's usage may be reported after it ends). Every figure is computed here.
+ * R6-10: each event is counted once, in its turn's costed cost, in its uncosted turn's priced cost
+ * (`uncosted_turns_priced_cost_subcents`) or among the unattributed events, so without filters the
+ * three add up to the totals' cost.
  */
 
 /** R6-5: a known turn whose every top-level subagent has priced, final usage (per_turn's `sk` of its `k`). */
@@ -113,6 +116,7 @@ classed AS (
     CASE WHEN events > 0 AND unpriced = 0 AND unreadable = 0 THEN 1 ELSE 0 END AS costed,
     CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN cost END AS cost,
     CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN over ELSE 0 END AS over,
+    CASE WHEN known = 1 AND (unpriced > 0 OR unreadable > 0) THEN cost END AS uncosted_cost,
     ev_scope, ev_unpriced, ev_cost,
     ${KNOWN_SPEND} AS spend_known,
     -- a turn with no top-level subagent spent nothing on them; a known sum NULL lies beyond 2^53 − 1
@@ -129,7 +133,8 @@ buckets AS (
     CAST(SUM(ev_scope) AS BIGINT) AS events, CAST(SUM(ev_unpriced) AS BIGINT) AS ev_unpriced, ${boundedSum('ev_cost')} AS ev_cost,
     CAST(SUM(spend_known) AS BIGINT) AS spend_known,
     CASE WHEN SUM(CASE WHEN spend_known = 1 AND sub_cost IS NULL THEN 1 ELSE 0 END) = 0 THEN ${exactSum('sub_cost')} END AS sub_cost,
-    ${d.nearestRank('share', 50, [50])} AS share
+    ${d.nearestRank('share', 50, [50])} AS share,
+    ${boundedSum('uncosted_cost')} AS uncosted_cost
   FROM classed WHERE b <> -2 GROUP BY b
 )
 SELECT CASE WHEN b = -1 THEN 'unattributed' ELSE 'bucket' END AS kind, b, turns, costed,
@@ -137,13 +142,14 @@ SELECT CASE WHEN b = -1 THEN 'unattributed' ELSE 'bucket' END AS kind, b, turns,
   CASE WHEN costed = 0 OR cost IS NULL OR over > 0 THEN NULL ELSE ${roundedQuotient('cost', 'costed')} END AS mean,
   CASE WHEN over = 0 THEN p50 END AS p50, CASE WHEN over = 0 THEN p95 END AS p95,
   events, ${priced ? 'ev_unpriced' : 'NULL'} AS ev_unpriced, ev_cost,
-  ${usage ? 'spend_known' : 'NULL'} AS spend_known, ${usage ? 'sub_cost' : 'NULL'} AS sub_cost, ${usage ? 'share' : 'NULL'} AS share
+  ${usage ? 'spend_known' : 'NULL'} AS spend_known, ${usage ? 'sub_cost' : 'NULL'} AS sub_cost, ${usage ? 'share' : 'NULL'} AS share,
+  uncosted_cost
 FROM buckets${
     window.length === 0
       ? ''
       : `
 UNION ALL
-SELECT 'unreadable', NULL, COUNT(*), ${Array(15).fill('NULL').join(', ')}
+SELECT 'unreadable', NULL, COUNT(*), ${Array(16).fill('NULL').join(', ')}
 FROM ${turnsFrom} WHERE ${[...filter, 't.started_at IS NOT NULL', `${started} IS NULL`].join(' AND ')}`
   }`;
   return { sql, params: p.values };

@@ -504,8 +504,8 @@ function costs(d: Dialect, scope: ReportScope, catalog: StoreCatalog, p: Params)
       ? `,
     SUM(${weight}unpriced) AS unpriced_events,
     SUM(${weight}CASE WHEN estimated = 1 THEN unpriced ELSE 0 END) AS estimated_unpriced_events,
-    ${boundedSum(`${weight}CASE WHEN cost_source = 'provider_reported' THEN cost ELSE 0 END`)} AS measured_cost_subcents,
-    ${boundedSum(`${weight}CASE WHEN cost_source = 'models_dev_list' THEN cost ELSE 0 END`)} AS list_priced_cost_subcents`
+    ${boundedSum(`${weight}CASE WHEN cost_source = 'provider_reported' THEN COALESCE(cost, 0) ELSE 0 END`)} AS measured_cost_subcents,
+    ${boundedSum(`${weight}CASE WHEN cost_source = 'models_dev_list' THEN COALESCE(cost, 0) ELSE 0 END`)} AS list_priced_cost_subcents`
       : '';
   // `weight` 0 leaves an event out of the sums (level 0 reads the events outside the window too).
   const sums = (weight: string) =>
@@ -818,6 +818,22 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   }
 )`,
   ];
+  // issue 58: a part of an unknown cost is unknown too (R3-6, R4-3): the estimated, measured and
+  // list-priced parts are null where cost_subcents is (no event of the scope could be read)
+  const partOf = (part: string) => `CASE WHEN ${cost} IS NULL THEN NULL ELSE ${part} END`;
+  // the unpriced counts are counts: 0 in a scope with a cost of its own and no event ("none in
+  // scope"), null only where the scope has no cost of its own (a type, model or day, or a turn
+  // without the ledger's turn_id)
+  const costLevels = [
+    0,
+    ...levelsOf(scope).flatMap((by, i) =>
+      by === 'task' || by === 'session' || (by === 'turn' && catalog.costEvents?.turnId === true) ? [i + 1] : [],
+    ),
+  ];
+  const sourceFigure = (name: (typeof COST_SOURCE_FIGURES)[number]) =>
+    name.endsWith('_events')
+      ? `CASE WHEN k.lvl IN (${costLevels.join(', ')}) THEN COALESCE(c.${name}, 0) END`
+      : partOf(`c.${name}`);
   const sql = `WITH ${withs.join(',\n')}
 SELECT k.lvl, k.gnull, k.gkey,
   COALESCE(f.subagents, 0) AS subagents, COALESCE(f.top_level, 0) AS top_level, COALESCE(f.nested, 0) AS nested,
@@ -829,8 +845,8 @@ SELECT k.lvl, k.gnull, k.gkey,
   COALESCE(f.executions, 0) AS executions, COALESCE(f.unknown_execution, 0) AS unknown_execution,
   COALESCE(f.turns, 0) AS turns,
   ${sessionsColumn} AS sessions, ${contexts} AS contexts,
-  ${cost} AS cost_subcents, ${hasCosts ? 'c.estimated_cost' : 'NULL'} AS estimated_cost_subcents,
-  ${COST_SOURCE_FIGURES.map((name) => `${costSource ? `c.${name}` : 'NULL'} AS ${name}`).join(', ')},
+  ${cost} AS cost_subcents, ${hasCosts ? partOf('c.estimated_cost') : 'NULL'} AS estimated_cost_subcents,
+  ${COST_SOURCE_FIGURES.map((name) => `${costSource ? sourceFigure(name) : 'NULL'} AS ${name}`).join(', ')},
   CASE WHEN ${cost} IS NULL OR ${contexts} IS NULL OR ${contexts} = 0 THEN NULL${
     // R6-11: a lower bound (cost_lower_bound) is rounded down, never up
     costSource ? `\n    WHEN c.unpriced_events > 0 THEN ${floorDiv(cost, contexts)}` : ''

@@ -30,6 +30,30 @@ describe.each(TARGETS)('subagent-context export against a hostile collector on %
   const exportRun = (...flags: string[]) =>
     cli('export', '--otlp', receiver().origin, '--database-url', t.url, '--json', ...flags);
 
+  it('issue 58: a turn whose subagents are all still open is held back and said so, in text and JSON; --open-spans sends it', async () => {
+    await insertRows(t.db, [{ tool_call_id: 'c', turn_id: 'u3', observed_at: T(5), settled_at: null }]);
+    const held = await exportRun('--no-position');
+    expect(held.code).toBe(EXIT.ok);
+    expect(held.json).toMatchObject({ turns: 2, heldBack: 1 });
+    const text = await cli('export', '--otlp', receiver().origin, '--database-url', t.url, '--no-position');
+    expect(text.stdout).toMatch(
+      /^held back\s+1 turn whose subagents are all still open: sent once one settles \(or with --open-spans\)$/m,
+    );
+    const open = await exportRun('--no-position', '--open-spans');
+    expect(open.json).toMatchObject({ turns: 3, heldBack: 0 });
+    // nothing held back: no line about it
+    const none = await cli(
+      'export',
+      '--otlp',
+      receiver().origin,
+      '--database-url',
+      t.url,
+      '--no-position',
+      '--open-spans',
+    );
+    expect(none.stdout).not.toMatch(/held back/);
+  });
+
   it('R4-8 (issue 48): a partialSuccess over 1 MiB is cut, never success: exit 3, spans counted unknown, the position kept; the rerun sends them again', async () => {
     const huge = { partialSuccess: { rejectedSpans: 2, errorMessage: 'x'.repeat(EXPORT_DEFAULTS.answerBytes + 10) } };
     receiver().respond(huge, huge);

@@ -94,6 +94,29 @@ describe.each(TARGETS)('subagent-context report on %s', (name) => {
     expect(text).not.toContain(ESC);
   });
 
+  it('R6-10, R6-11: without filters the fan-out cost closes its sum with the total cost, in the table and in the CSV alike', async () => {
+    await buildReportStore(t.db, 'minimal');
+    const closing = /^with the total\s+(.+ = \$[\d,]+\.\d{4}, the total cost)$/m.exec((await report([])).stdout);
+    expect(closing).not.toBeNull();
+    const records = parse((await report(['--csv'])).stdout, { relax_column_count: true }) as string[][];
+    expect(records.map((r) => r[0])).toContain(`# fan_out_cost with the total: ${closing![1]}`);
+  });
+
+  it.each([
+    ['an unknown task', ['--task', 'no-such-task']],
+    ['an empty session', ['--session', 'no-such-session']],
+  ])(
+    'issue 58: in a scope with no cost event (%s) the ledger with cost_source says none in scope, never "not known"',
+    async (_, scope) => {
+      await buildReportStore(t.db, 'minimal');
+      const text = (await report(scope)).stdout;
+      expect(text).toMatch(/^unpriced events\s+none in scope$/m);
+      expect(text).not.toContain('does not record which events were priced');
+      const csv = parse((await report(['--csv', ...scope])).stdout, { relax_column_count: true }) as string[][];
+      expect(csv.map((r) => r[0])).toContain('# unpriced_events: 0');
+    },
+  );
+
   it('colour only on a TTY, and never with NO_COLOR', async () => {
     await buildReportStore(t.db, 'minimal');
     expect((await report([], {}, true)).stdout).toContain(`${ESC}[1m== totals ==${ESC}[0m`);

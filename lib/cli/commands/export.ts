@@ -21,6 +21,15 @@ export function renderExport(summary: ExportSummary): string {
       `${plural(summary.re_sent, 'turn')} (${summary.restart ? 'sent again from the first turn: --restart' : 'changed since last sent'})`,
     ],
     ['unchanged', `${plural(summary.unchanged, 'turn')} (not sent again)`],
+    // issue 58: a turn the report counts but the export held back is said, never silent
+    ...(summary.held_back > 0
+      ? [
+          [
+            'held back',
+            `${plural(summary.held_back, 'turn')} whose subagents are all still open: sent once one settles (or with --open-spans)`,
+          ] as [string, string],
+        ]
+      : []),
     ['spans', summary.spans],
     ['requests', summary.requests],
   ];

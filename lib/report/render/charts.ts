@@ -532,7 +532,11 @@ function dollarAxis(subcents: number): string {
  * p95 of a costed turn's cost per bucket as bars, the turns in the bucket as a second figure on
  * its own axis. A bucket with no costed turn has no bar (null is never drawn as 0).
  */
-export function fanOutCostChart(fanOutCost: FanOutCost | null, notes: readonly string[]): Chart {
+export function fanOutCostChart(
+  fanOutCost: FanOutCost | null,
+  notes: readonly string[],
+  closing: string | null = null,
+): Chart {
   const id = 'chart-fan-out-cost';
   const title = 'What a turn costs, by how many subagents it fanned out to';
   if (fanOutCost === null) {
@@ -551,7 +555,7 @@ export function fanOutCostChart(fanOutCost: FanOutCost | null, notes: readonly s
     u.unattributed_events === 0
       ? 'Every cost event in scope is on a turn.'
       : `${n(u.unattributed_events)} cost events are on no turn${u.unattributed_cost_subcents === null ? '' : ` (${dollars(u.unattributed_cost_subcents)})`}${u.unattributed_unpriced_events === null ? '' : `, ${n(u.unattributed_unpriced_events)} of them unpriced`}: they are in no bucket.`;
-  const caption = `${n(turns)} turns in scope by their top-level subagents, ${n(costed)} of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). ${unpriced === null ? '' : `${n(unpriced)} ${unpriced === 1 ? 'turn' : 'turns'} with an unpriced event, `}${n(without)} without a cost event${unreadable > 0 ? ` and ${n(unreadable)} with an unreadable cost` : ''} are counted, never costed. ${unattributed} ${TURN_COST_WORDS}`;
+  const caption = `${n(turns)} turns in scope by their top-level subagents, ${n(costed)} of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). ${unpriced === null ? '' : `${n(unpriced)} ${unpriced === 1 ? 'turn' : 'turns'} with an unpriced event, `}${n(without)} without a cost event${unreadable > 0 ? ` and ${n(unreadable)} with an unreadable cost` : ''} are counted, never costed. ${unattributed}${closing === null ? '' : ` With the total: ${closing}.`} ${TURN_COST_WORDS}`;
   if (turns === 0) return { id, title, caption, svg: null, table: null };
   const x = b.map((bucket) => bucket.fan_out);
   // '-' is ECharts' empty value: no bar, never a bar at 0
@@ -626,6 +630,7 @@ export function fanOutCostChart(fanOutCost: FanOutCost | null, notes: readonly s
         'Sum',
         'Turns with an unpriced event',
         'Turns without cost',
+        'Priced, in turns not costed',
       ],
       rows: b.map((bucket, i) => ({
         label: bucket.fan_out,
@@ -638,6 +643,13 @@ export function fanOutCostChart(fanOutCost: FanOutCost | null, notes: readonly s
           money(i, 'cost_subcents', bucket.cost_subcents),
           { value: bucket.unpriced_turns, path: path(i, 'unpriced_turns'), none: 'not known' },
           { value: bucket.turns_without_cost, path: path(i, 'turns_without_cost') },
+          // R6-10: the priced events of the bucket's turns that are not costed
+          {
+            value: bucket.uncosted_turns_priced_cost_subcents,
+            path: path(i, 'uncosted_turns_priced_cost_subcents'),
+            unit: 'dollars',
+            none: 'none',
+          },
         ],
       })),
     },

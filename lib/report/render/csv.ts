@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { type Figures, type Group, type ReportDocument, SPEND_NOT_COLLECTED } from '../document.js';
-import { escapedText, fanOutCostGap, keyText } from './labels.js';
+import { escapedText, fanOutCostClosing, fanOutCostGap, keyText } from './labels.js';
 
 /**
  * `report --csv` (docs/report.md#csv, R4-6): one table a spreadsheet and a CSV reader read the same
@@ -161,6 +161,8 @@ function fanOutCostComments(doc: ReportDocument): string[] {
   return [
     ...buckets.map((b) => `fan_out_cost: ${JSON.stringify(b)}`),
     `fan_out_cost unattributed: ${JSON.stringify(unattributed)}`,
+    // R6-10: the line that closes the sum, in dollars by the one money rule (R6-11)
+    `fan_out_cost with the total: ${fanOutCostClosing(doc)}`,
   ];
 }
 

@@ -12,7 +12,7 @@ import {
   perDayChart,
 } from './charts.js';
 import { chartMarkup, type Html, html, trusted } from './escape.js';
-import { EMPTY_KEY_LABEL, NOT_REPORTED_LABEL, UNPRICED_NOT_KNOWN } from './labels.js';
+import { EMPTY_KEY_LABEL, fanOutCostClosing, NOT_REPORTED_LABEL, UNPRICED_NOT_KNOWN } from './labels.js';
 import { CONTENT_SECURITY_POLICY, STYLE } from './style.js';
 import { cutText, humanDuration, humanInstant } from './units.js';
 
@@ -347,7 +347,7 @@ function charts(doc: ReportDocument): Html {
     perDayChart(days),
     liveBackfillChart(days, doc.totals),
     fanOutChart(doc.totals),
-    fanOutCostChart(doc.fan_out_cost, doc.completeness.notes),
+    fanOutCostChart(doc.fan_out_cost, doc.completeness.notes, fanOutCostClosing(doc)),
     byTypeChart(groupsFor(doc, 'type')),
     byModelChart(doc.totals),
     durationChart(doc.distributions, doc.totals),
@@ -498,8 +498,21 @@ function turnList(t: TurnTree, i: number, budget: Budget): { markup: string; dra
   return { markup: out.join(''), drawn };
 }
 
+/**
+ * Issue 58: a turn's latest activity, the order the trees are listed in (lib/report/trees.ts: its
+ * rows' newest observed_at): the latest observed_at of its subagents (the document's RFC 3339 UTC
+ * text, which orders as it reads).
+ */
+function lastActivity(t: TurnTree): string | undefined {
+  let last: string | undefined;
+  for (const { node } of preorder(t.subagents))
+    if (last === undefined || node.observed_at > last) last = node.observed_at;
+  return last;
+}
+
 function tree(t: TurnTree, i: number, titles: ReadonlyMap<string, string>, budget: Budget): Html {
   const total = countNodes(t.subagents);
+  const last = lastActivity(t);
   const { markup, drawn } = turnList(t, i, budget);
   // the tree's own title where the document has it, else its task group's
   const title = t.task_title === undefined ? titles.get(t.task_id) : (t.task_title ?? undefined);
@@ -507,7 +520,8 @@ function tree(t: TurnTree, i: number, titles: ReadonlyMap<string, string>, budge
     drawn < total
       ? html`<p class="more">and ${plural(total - drawn, 'more subagent')} in this turn (the page draws at most ${count(PAGE_DEFAULTS.nodesPerTurn)} a turn; report --json --trees has them all).</p>`
       : '';
-  const summary = html`<summary>${at(t.started_at)} · ${title === undefined ? '' : html`${host(title, PAGE_DEFAULTS.textChars, 'tree-title')} · `}task ${id(t.task_id)} · session ${id(t.task_session_id)} · turn ${t.turn_id === null ? html`<span class="none">not recorded</span>` : id(t.turn_id)} · ${plural(total, 'subagent')}, ${count(t.subagents.length)} top-level</summary>`;
+  // the time the list is sorted by comes first; the turn's start after it (issue 58: the start alone read unsorted)
+  const summary = html`<summary>${last === undefined ? '' : html`last activity ${at(last)} · `}started ${at(t.started_at)} · ${title === undefined ? '' : html`${host(title, PAGE_DEFAULTS.textChars, 'tree-title')} · `}task ${id(t.task_id)} · session ${id(t.task_session_id)} · turn ${t.turn_id === null ? html`<span class="none">not recorded</span>` : id(t.turn_id)} · ${plural(total, 'subagent')}, ${count(t.subagents.length)} top-level</summary>`;
   budget.bytes -= bytes(summary.value);
   return html`<details class="turn" id="turn-${i}" data-turn="${idAttribute(t.turn_id)}">
 ${summary}
@@ -530,7 +544,7 @@ function trees(doc: ReportDocument, limit: number): { markup: Html; shown: numbe
   const note =
     doc.trees.length === 0
       ? html`<p class="muted">This document has no fan-out trees.</p>`
-      : html`<p class="muted">The ${count(drawn.length)} turns with the most recent activity${drawn.length < doc.trees.length ? html` (of ${count(doc.trees.length)} in the document)` : ''}, latest first; open one to see its subagents, nested under their parent. The status is an async subagent's own (agent_status), else its tool call's (tool_status).</p>`;
+      : html`<p class="muted">The ${count(drawn.length)} turns with the most recent activity${drawn.length < doc.trees.length ? html` (of ${count(doc.trees.length)} in the document)` : ''}, by their last activity (a subagent observed), latest first; each shows its last activity, then when the turn started. Open one to see its subagents, nested under their parent. The status is an async subagent's own (agent_status), else its tool call's (tool_status).</p>`;
   const cut =
     drawn.length < wanted.length
       ? html`<p class="more">and ${count(wanted.length - drawn.length)} more turns (the page stays under 2 MB; report --json --trees has them all).</p>`

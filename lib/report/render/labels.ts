@@ -1,3 +1,6 @@
+import { dollars } from '../../money.js';
+import type { FanOutCostBucket, ReportDocument } from '../document.js';
+
 /**
  * Words every renderer (table, CSV, page) shows for the same thing, so a person reads one label for
  * one meaning (issue 34): a group whose key the host never reported (NULL) is "(not reported)",
@@ -58,4 +61,38 @@ export function keyText(key: string | null): string {
   if (key === null) return NOT_REPORTED_LABEL;
   if (key === '') return EMPTY_KEY_LABEL;
   return key === NOT_REPORTED_LABEL || key === EMPTY_KEY_LABEL ? `'${key}` : escapedText(key);
+}
+
+/**
+ * R6-10: the line that closes the fan-out cost's sum (the table, the CSV's comment cells and the
+ * page say the same): the costed turns' cost over every bucket, the priced events of the turns
+ * that are not costed and the events on no turn, against the totals' cost. Without filters they
+ * add up, each event once; with a filter or a window the turns and the events are selected apart
+ * (docs/report.md#what-a-fan-out-costs), so they need not, and the line says so. Every subcent is
+ * shown (lib/money.ts at 4 decimals), so the sum adds up as printed. Null without the section.
+ */
+export function fanOutCostClosing(doc: ReportDocument): string | null {
+  const fc = doc.fan_out_cost;
+  if (fc === null) return null;
+  const sum = (figure: (b: FanOutCostBucket) => number | null) =>
+    fc.buckets.reduce<number | null>((total, b) => {
+      const value = figure(b);
+      return value === null ? total : (total ?? 0) + value;
+    }, null);
+  const costed = sum((b) => b.cost_subcents);
+  const uncosted = sum((b) => b.uncosted_turns_priced_cost_subcents);
+  const unattributed = fc.unattributed_cost_subcents;
+  const total = doc.totals.cost_subcents;
+  // a part with no event is "nothing", never $0 (NULL is never 0)
+  const money = (subcents: number | null) => (subcents === null ? 'nothing' : dollars(subcents, { decimals: 4 }));
+  const parts = `${money(costed)} in costed turns + ${money(uncosted)} priced in turns not costed + ${money(unattributed)} on no turn`;
+  const closes = (costed ?? 0) + (uncosted ?? 0) + (unattributed ?? 0) === (total ?? 0);
+  if (closes) return `${parts} = ${money(total)}, the total cost`;
+  const f = doc.filters;
+  const filtered = [f.since, f.until, f.task, f.session].some((v) => v !== null);
+  return `${parts}; the total cost is ${money(total)}: ${
+    filtered
+      ? 'a filter or a window selects turns and cost events apart, so the two need not agree'
+      : 'they do not agree (see the notes)'
+  }`;
 }

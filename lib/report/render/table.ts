@@ -3,6 +3,7 @@ import { dollarColumn, dollars } from '../../money.js';
 import { terminalSafe } from '../../terminal-text.js';
 import type { FanOutCost, Figures, Group, ReportDocument, Spend } from '../document.js';
 import {
+  fanOutCostClosing,
   fanOutCostGap,
   keyText,
   NOT_REPORTED_LABEL,
@@ -112,8 +113,9 @@ const reported = (m: { sum: number | null; reported: number }) => `${n(m.sum) ??
 /** R5-1: the completeness fact: unpriced events counted, or not known (null). */
 function unpricedFact(events: number | null): string {
   if (events === null) return UNPRICED_NOT_KNOWN;
+  // issue 58: 0 is known (the ledger has cost_source), also where the scope has no cost event at all
   return events === 0
-    ? 'none'
+    ? 'none in scope'
     : `${n(events)} cost event(s) the host found no price for (stored as 0): every cost that leaves one out is a lower bound (≥)`;
 }
 
@@ -357,13 +359,16 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
   if (fc === null) return `not available: ${terminalSafe(fanOutCostGap(doc.completeness.notes))}`;
   // R6-11: each money column at one precision (lib/money.ts)
   const column = (figure: (b: FanOutCost['buckets'][number]) => number | null) => dollarColumn(fc.buckets.map(figure));
-  const [sums, means, medians, p95s] = [
+  const [sums, means, medians, p95s, uncosted] = [
     column((b) => b.cost_subcents),
     column((b) => b.mean_subcents),
     column((b) => b.median_subcents),
     column((b) => b.p95_subcents),
+    column((b) => b.uncosted_turns_priced_cost_subcents),
   ];
   const subagentSums = column((b) => b.subagent_cost_subcents);
+  // R6-10: the priced events of the turns not costed, where a bucket has some
+  const priced = uncosted.some((v) => v !== null);
   const unreadable = fc.buckets.some((b) => b.unreadable_cost_turns > 0);
   // R6-5: the subagents' part, once the scope has usage (without any, bucket 0 alone would be known)
   const spend =
@@ -381,6 +386,7 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
       'median',
       'p95',
       ...(spend ? ['spend known', 'subagents spent', 'subagent share'] : []),
+      ...(priced ? ['priced, not costed'] : []),
     ],
     fc.buckets.map((b, i): Cell[] => [
       // words, so the labels line up whether they read as a number or not ("4-5", "9+")
@@ -397,6 +403,7 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
       ...(spend
         ? [n(b.spend_known_turns), subagentSums[i]!, b.subagent_share === null ? null : shareText(b.subagent_share)]
         : []),
+      ...(priced ? [uncosted[i]!] : []),
     ]),
   );
   const unattributed =
@@ -405,7 +412,11 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
       : `${n(fc.unattributed_events)} cost event(s) on no turn of task_session_turns: ${
           fc.unattributed_cost_subcents === null ? 'no cost' : dollars(fc.unattributed_cost_subcents)
         }${fc.unattributed_unpriced_events === null ? '' : `, ${n(fc.unattributed_unpriced_events)} of them unpriced`}`;
-  const facts: [string, Cell][] = [['events without a turn', unattributed]];
+  const facts: [string, Cell][] = [
+    ['events without a turn', unattributed],
+    // R6-10: the line that closes the sum with the totals' cost
+    ['with the total', fanOutCostClosing(doc)],
+  ];
   if (fc.unreadable_started_at !== null && fc.unreadable_started_at > 0)
     facts.push(['unreadable started_at', `${n(fc.unreadable_started_at)} turn(s) (in no window with --since/--until)`]);
   return [

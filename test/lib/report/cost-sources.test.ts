@@ -106,6 +106,96 @@ describe.each(TARGETS)('R5 cost sources on %s, host schema', (target) => {
     expect([doc.totals.cost_subcents, doc.totals.unpriced_events, doc.totals.cost_lower_bound]).toEqual([0, 1, true]);
   });
 
+  // PostgreSQL's INTEGER holds only readable costs: an unreadable one exists on SQLite alone
+  it.runIf(target === 'sqlite')(
+    'issue 58 (R3-6, R4-3): a scope whose only cost event is unreadable has its cost and every part of it null; its counts stay counts',
+    async () => {
+      await seedSession(t.db, 's1', 't1');
+      await t.db.query(
+        `INSERT INTO office_cost_events (id, session_id, task_id, cost_subcents, estimated, cost_source, occurred_at, created_at)
+         VALUES ('e1', 's1', 't1', 'n/a', 0, 'provider_reported', '2026-08-12 13:00:00', '2026-08-12 13:00:00')`,
+      );
+      const { totals, completeness } = await report();
+      expect(completeness.unreadable.cost_subcents).toBe(1);
+      expect([
+        totals.cost_subcents,
+        totals.estimated_cost_subcents,
+        totals.measured_cost_subcents,
+        totals.list_priced_cost_subcents,
+        totals.cost_per_context_subcents,
+      ]).toEqual([null, null, null, null, null]);
+      expect([totals.unpriced_events, totals.estimated_unpriced_events, totals.cost_lower_bound]).toEqual([
+        0,
+        0,
+        false,
+      ]);
+    },
+  );
+
+  it.runIf(target === 'sqlite')(
+    'issue 58: beside a readable event, an unreadable one of another source adds nothing to its part (0, never null)',
+    async () => {
+      await seedSession(t.db, 's1', 't1');
+      await addCostEvent(t.db, {
+        id: 'e1',
+        session: 's1',
+        task: 't1',
+        subcents: 5,
+        source: 'models_dev_list',
+        at: T(1),
+      });
+      await t.db.query(
+        `INSERT INTO office_cost_events (id, session_id, task_id, cost_subcents, estimated, cost_source, occurred_at, created_at)
+         VALUES ('e2', 's1', 't1', 'n/a', 1, 'provider_reported', '2026-08-12 13:00:00', '2026-08-12 13:00:00')`,
+      );
+      const { totals } = await report();
+      expect([
+        totals.cost_subcents,
+        totals.estimated_cost_subcents,
+        totals.measured_cost_subcents,
+        totals.list_priced_cost_subcents,
+      ]).toEqual([5, 0, 0, 5]);
+    },
+  );
+
+  it.each([
+    ['an empty session', { session: 's-empty' }],
+    ['an unknown task', { task: 'no-such-task' }],
+  ])(
+    'issue 58: a scope with no cost event (%s) counts 0 unpriced events, known, and its cost is null',
+    async (_, scope) => {
+      await ledger();
+      await seedSession(t.db, 's-empty', 't1');
+      const { totals, completeness } = await report(scope);
+      expect([totals.cost_subcents, totals.unpriced_events, totals.estimated_unpriced_events]).toEqual([null, 0, 0]);
+      expect(completeness.unpriced_events).toBe(0);
+    },
+  );
+
+  it('issue 58: a task group with no cost event counts 0 unpriced events, its cost null', async () => {
+    await ledger();
+    await seedSession(t.db, 's3', 't3');
+    const byTask = await report({ by: 'task' });
+    const t3 = byTask.groups.find((g) => g.key === 't3')!;
+    expect([t3.cost_subcents, t3.unpriced_events, t3.estimated_unpriced_events]).toEqual([null, 0, 0]);
+  });
+
+  it.each(['UNPRICED', 'Unpriced', ' unpriced', 'unpriced ', 'Provider_Reported'])(
+    'issue 58: a cost_source is compared exactly as the host writes it: %j is neither measured, list-priced nor unpriced, its cost summed as other',
+    async (spelling) => {
+      await seedSession(t.db, 's1', 't1');
+      await addCostEvent(t.db, { id: 'e1', session: 's1', task: 't1', subcents: 7, source: spelling, at: T(1) });
+      const { totals } = await report();
+      expect([
+        totals.cost_subcents,
+        totals.unpriced_events,
+        totals.cost_lower_bound,
+        totals.measured_cost_subcents,
+        totals.list_priced_cost_subcents,
+      ]).toEqual([7, 0, false, 0, 0]);
+    },
+  );
+
   it('R5-1: a scope whose events are all priced is no lower bound (unpriced_events 0, not null)', async () => {
     await seedSession(t.db, 's1', 't1');
     await addCostEvent(t.db, {

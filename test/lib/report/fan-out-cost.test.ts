@@ -61,15 +61,24 @@ function model(c: StoreCase): FanOutCost {
     (c.scope.session === undefined || session === c.scope.session);
   const inWindow = (second: number | undefined) =>
     c.scope.window === undefined || (second !== undefined && second >= c.scope.window[0] && second < c.scope.window[1]);
-  const perBucket = FAN_OUT_COST_BUCKETS.map(() => ({ turns: 0, costed: [] as number[], unpriced: 0, none: 0 }));
+  const perBucket = FAN_OUT_COST_BUCKETS.map(() => ({
+    turns: 0,
+    costed: [] as number[],
+    unpriced: 0,
+    none: 0,
+    // R6-10: the priced events of the turns that are not costed (an unpriced one adds nothing)
+    uncosted: null as number | null,
+  }));
   c.turns.forEach((turn, i) => {
     if (!inFilter(turn.session) || !inWindow(turn.started)) return;
     const b = perBucket[bucketOf(turn.top)]!;
     b.turns++;
     const events = c.events.filter((e) => e.turn === i);
     if (events.length === 0) b.none++;
-    else if (events.some((e) => e.source === 'unpriced')) b.unpriced++;
-    else b.costed.push(events.reduce((sum, e) => sum + e.subcents, 0));
+    else if (events.some((e) => e.source === 'unpriced')) {
+      b.unpriced++;
+      b.uncosted = (b.uncosted ?? 0) + events.reduce((sum, e) => sum + (e.source === 'unpriced' ? 0 : e.subcents), 0);
+    } else b.costed.push(events.reduce((sum, e) => sum + e.subcents, 0));
   });
   const unattributed = c.events.filter((e) => typeof e.turn !== 'number' && inFilter(e.session) && inWindow(e.second));
   return {
@@ -92,6 +101,7 @@ function model(c: StoreCase): FanOutCost {
         spend_known_turns: i === 0 ? b.turns : 0,
         subagent_cost_subcents: i === 0 && b.turns > 0 ? 0 : null,
         subagent_share: i === 0 && sorted.some((c) => c > 0) ? 0 : null,
+        uncosted_turns_priced_cost_subcents: b.uncosted,
       };
     }),
     unattributed_events: unattributed.length,
@@ -215,15 +225,89 @@ describe.each(TARGETS)('R5-3 fan_out_cost on %s, host schema', (target) => {
         await clear(t.db);
         await write(t.db, c);
         const doc = await report(c);
-        console.log(
-          'DBG',
-          JSON.stringify(model(c).buckets.map((b) => b.turns)),
-          JSON.stringify(doc.fan_out_cost?.buckets.map((b) => b.turns)),
-        );
         expect(doc.fan_out_cost).toEqual(model(c));
       }),
       { numRuns: target === 'sqlite' ? 40 : 12 },
     );
+  });
+
+  it("R6-10: without filters, the buckets' cost, their uncosted turns' priced cost and the events on no turn add up to the totals' cost, each event once (fast-check)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        caseArb.map((c) => ({ ...c, scope: {} })),
+        async (c) => {
+          await clear(t.db);
+          await write(t.db, c);
+          const doc = await report(c);
+          const fo = doc.fan_out_cost!;
+          const parts = [
+            ...fo.buckets.map((b) => b.cost_subcents),
+            ...fo.buckets.map((b) => b.uncosted_turns_priced_cost_subcents),
+            fo.unattributed_cost_subcents,
+          ].reduce<number>((sum, v) => sum + (v ?? 0), 0);
+          // the events as written, each once: an unpriced one adds nothing
+          const truth = c.events.reduce((sum, e) => sum + (e.source === 'unpriced' ? 0 : e.subcents), 0);
+          expect([parts, doc.totals.cost_subcents ?? 0]).toEqual([truth, truth]);
+        },
+      ),
+      { numRuns: target === 'sqlite' ? 30 : 10 },
+    );
+  });
+
+  it.each<[string, StoreCase, [costed: number | null, uncosted: number | null, unattributed: number | null]]>([
+    [
+      'a turn with a priced and an unpriced event: its priced cost closes the sum, never in a costed bucket',
+      {
+        turns: [{ session: 's1', started: 1, top: 1, nested: 0 }],
+        events: [
+          { turn: 0, session: 's1', taskGiven: true, source: 'provider_reported', subcents: 350, second: 1 },
+          { turn: 0, session: 's1', taskGiven: true, source: 'unpriced', subcents: 0, second: 2 },
+        ],
+        scope: {},
+      },
+      [null, 350, null],
+    ],
+    [
+      'a costed turn, an uncosted one and an event on no turn: each in its own part',
+      {
+        turns: [
+          { session: 's1', started: 1, top: 1, nested: 0 },
+          { session: 's2', started: 2, top: 1, nested: 0 },
+        ],
+        events: [
+          { turn: 0, session: 's1', taskGiven: true, source: 'models_dev_list', subcents: 6_103, second: 1 },
+          { turn: 1, session: 's2', taskGiven: true, source: null, subcents: 350, second: 1 },
+          { turn: 1, session: 's2', taskGiven: false, source: 'unpriced', subcents: 0, second: 1 },
+          { turn: 'null', session: 's2', taskGiven: true, source: 'provider_reported', subcents: 1_895, second: 3 },
+        ],
+        scope: {},
+      },
+      [6_103, 350, 1_895],
+    ],
+    [
+      'a negative event is summed like any other',
+      {
+        turns: [{ session: 's1', started: 1, top: 2, nested: 0 }],
+        events: [
+          { turn: 0, session: 's1', taskGiven: true, source: 'provider_reported', subcents: -410, second: 1 },
+          { turn: 0, session: 's1', taskGiven: true, source: 'unpriced', subcents: 0, second: 1 },
+        ],
+        scope: {},
+      },
+      [null, -410, null],
+    ],
+  ])('R6-10: %s', async (_, c, [costed, uncosted, unattributed]) => {
+    await write(t.db, c);
+    const doc = await report(c);
+    const fo = doc.fan_out_cost!;
+    const sum = (f: (b: FanOutCost['buckets'][number]) => number | null) =>
+      fo.buckets.reduce<number | null>((a, b) => (f(b) === null ? a : (a ?? 0) + f(b)!), null);
+    expect([
+      sum((b) => b.cost_subcents),
+      sum((b) => b.uncosted_turns_priced_cost_subcents),
+      fo.unattributed_cost_subcents,
+    ]).toEqual([costed, uncosted, unattributed]);
+    expect((costed ?? 0) + (uncosted ?? 0) + (unattributed ?? 0)).toBe(doc.totals.cost_subcents);
   });
 
   it('R5-3: all seven buckets in order, an empty store giving empty buckets with null cost figures', async () => {

@@ -3,7 +3,7 @@ import { EXIT } from '../../../lib/cli/exit-codes.js';
 import type { Queryable } from '../../../lib/db/database.js';
 import { runMigration } from '../../../lib/migrate/run-migration.js';
 import { buildReport } from '../../../lib/report/build.js';
-import type { ReportDocument } from '../../../lib/report/document.js';
+import type { FanOutCostBucket, ReportDocument } from '../../../lib/report/document.js';
 import { CAPTURE_SINCE_KEY } from '../../../lib/store/meta.js';
 import { readAll } from '../../../lib/store/read.js';
 import { parseRfc3339, parseStoredTimestamp } from '../../../lib/time.js';
@@ -175,7 +175,7 @@ async function demoReport(t: TestDatabase, fixture: (typeof FIXTURES)[number]) {
 describe.each(FIXTURES)('the demo store across dialects on the %s host schema', (fixture) => {
   const targets = TARGETS.map((name) => useTestDatabase(name, { fixture }));
 
-  it(`R5-5, R5-1, R5-2, R5-3: ${TARGETS.join(', ')} print the same report --json of the demo store (apart from generated_at): about one event in ten unpriced, the cost a lower bound, measured and list-priced cost and every fan_out_cost bucket the generator's own record`, async () => {
+  it(`R5-5, R5-1, R5-2, R5-3: ${TARGETS.join(', ')} print the same report --json of the demo store (apart from generated_at): about one event in ten unpriced, the cost a lower bound, measured and list-priced cost and every fan_out_cost bucket the generator's own record, the fan-out cost closing with the total (R6-10)`, async () => {
     const texts: string[] = [];
     for (const t of targets) {
       const { store, doc } = await demoReport(t, fixture);
@@ -193,6 +193,14 @@ describe.each(FIXTURES)('the demo store across dialects on the %s host schema', 
       expect(doc.fan_out_cost, t.name).toEqual(expectedFanOutCost(costs));
       expect(doc.fan_out_cost!.buckets.reduce((n, b) => n + b.turns, 0)).toBe(store.turns);
       expect(doc.fan_out_cost!.buckets[0]!.turns).toBeGreaterThan(0);
+      // R6-10: each event once: costed turns, the priced events of the others, the events on no turn
+      const parts = (f: (b: FanOutCostBucket) => number | null) =>
+        doc.fan_out_cost!.buckets.reduce((n, b) => n + (f(b) ?? 0), 0);
+      expect(
+        parts((b) => b.cost_subcents) +
+          parts((b) => b.uncosted_turns_priced_cost_subcents) +
+          (doc.fan_out_cost!.unattributed_cost_subcents ?? 0),
+      ).toBe(doc.totals.cost_subcents);
       texts.push(JSON.stringify({ ...doc, generated_at: '' }));
     }
     const [first, ...others] = texts;

@@ -145,6 +145,7 @@ const fanOutCost: FanOutCost = {
       spend_known_turns: null,
       subagent_cost_subcents: null,
       subagent_share: null,
+      uncosted_turns_priced_cost_subcents: fan_out === '9+' ? 500 : null,
     };
   }),
   unattributed_events: 3,
@@ -705,6 +706,7 @@ describe('the fan-out cost chart (R5-3)', () => {
       'Sum',
       'Turns with an unpriced event',
       'Turns without cost',
+      'Priced, in turns not costed',
     ]);
     expect(chart.table!.rows.map((r) => r.label)).toEqual([...FAN_OUT_COST_BUCKETS]);
     const nine = chart.table!.rows[6]!.cells;
@@ -717,6 +719,7 @@ describe('the fan-out cost chart (R5-3)', () => {
       ['fan_out_cost.buckets.6.cost_subcents', null, 'dollars', 'none costed'],
       ['fan_out_cost.buckets.6.unpriced_turns', 1, undefined, 'not known'],
       ['fan_out_cost.buckets.6.turns_without_cost', 3, undefined, undefined],
+      ['fan_out_cost.buckets.6.uncosted_turns_priced_cost_subcents', 500, 'dollars', 'none'],
     ]);
   });
 

@@ -272,6 +272,7 @@ describe('report --csv: the R5 figures (R5-1 … R5-4)', () => {
       spend_known_turns: i === 0 ? null : i,
       subagent_cost_subcents: i === 0 ? null : i * 50,
       subagent_share: i === 0 ? null : i / 8,
+      uncosted_turns_priced_cost_subcents: i === 0 ? null : i * 7,
     }));
     const rest = {
       unattributed_events: 4,
@@ -285,9 +286,14 @@ describe('report --csv: the R5 figures (R5-1 … R5-4)', () => {
     expect(cells.map((c) => c.slice(0, c.indexOf(': ')))).toEqual([
       ...buckets.map(() => '# fan_out_cost'),
       '# fan_out_cost unattributed',
+      '# fan_out_cost with the total',
     ]);
     expect(cells.slice(0, 7).map((c) => JSON.parse(c.slice('# fan_out_cost: '.length)))).toEqual(buckets);
     expect(JSON.parse(cells[7]!.slice('# fan_out_cost unattributed: '.length))).toEqual(rest);
+    // R6-10, R6-11: the line that closes the sum, in dollars, every subcent
+    expect(cells[8]).toMatch(
+      /^# fan_out_cost with the total: \$[\d,]+\.\d{4} in costed turns \+ \$0\.0147 priced in turns not costed \+ \$0\.0170 on no turn/,
+    );
     // the one table stays one table: the group rows follow the header as before
     expect(rows).toHaveLength(1);
   });

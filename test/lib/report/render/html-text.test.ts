@@ -269,18 +269,35 @@ describe("the page's words (docs/page.md)", () => {
     expect(words(section(renderHtml(noTasks), 'tasks'))).toBe('Tasks This document has no task groups.');
   });
 
+  it('issue 58: the trees are listed by their last activity, and each summary shows it first, so the list reads sorted whatever the turns’ starts', () => {
+    // a turn that started first but was active last comes first
+    const d = small((doc) => {
+      const [a, b] = doc.trees;
+      doc.trees = [
+        { ...a!, started_at: '2026-10-01T00:00:00.000000Z' },
+        { ...b!, started_at: '2026-10-20T00:00:00.000000Z' },
+      ];
+    });
+    const summaries = [
+      ...section(renderHtml(d), 'trees').matchAll(/<summary>last activity <time datetime="([^"]+)">/g),
+    ].map((m) => m[1]!);
+    expect(summaries).toHaveLength(2);
+    expect([...summaries].sort().reverse()).toEqual(summaries);
+    expect(words(section(renderHtml(d), 'trees'))).toContain('started 1 Oct 2026, 00:00 UTC');
+  });
+
   it('R3-9, R4-10: the trees: the note, each turn’s summary and each subagent’s line written out', () => {
     const page = renderHtml(small(), { trees: 2 });
     const trees = section(page, 'trees');
     expect(words(trees)).toMatch(
-      /^Fan-out trees The 2 turns with the most recent activity \(of 3 in the document\), latest first; open one to see its subagents, nested under their parent\. The status is an async subagent's own \(agent_status\), else its tool call's \(tool_status\)\. 30 Oct 2026, 00:00 UTC · Task 0: make the thing faster · task task-0 · session session-0 · turn turn-0 · 2 subagents, 1 top-level Explore · claude-sonnet-4 · complete · context at finish 38,041 · tool uses 38 · duration 7 min 47 s · backfill toolu_000000 Look into part 0 of the change general-purpose · model not reported · async_launched · context at finish not reported · tool uses not reported · duration not reported · backfill · async toolu_04pqc8 Look into part 1000 of the change 29 Oct 2026, 23:00 UTC · /,
+      /^Fan-out trees The 2 turns with the most recent activity \(of 3 in the document\), by their last activity \(a subagent observed\), latest first; each shows its last activity, then when the turn started\. Open one to see its subagents, nested under their parent\. The status is an async subagent's own \(agent_status\), else its tool call's \(tool_status\)\. last activity 30 Oct 2026, 00:00 UTC · started 30 Oct 2026, 00:00 UTC · Task 0: make the thing faster · task task-0 · session session-0 · turn turn-0 · 2 subagents, 1 top-level Explore · claude-sonnet-4 · complete · context at finish 38,041 · tool uses 38 · duration 7 min 47 s · backfill toolu_000000 Look into part 0 of the change general-purpose · model not reported · async_launched · context at finish not reported · tool uses not reported · duration not reported · backfill · async toolu_04pqc8 Look into part 1000 of the change last activity [^·]+ · started 29 Oct 2026, 23:00 UTC · /,
     );
     expect(trees).toContain('<details class="turn" id="turn-0" data-turn="turn-0">');
     expect(trees).toContain('<bdi class="tree-title" data-text="">Task 0: make the thing faster</bdi> · task ');
     expect(trees).toContain('<code dir="auto" class="muted">toolu_000000</code>');
     expect(trees).toContain('<span class="desc"><bdi data-text="">Look into part 0 of the change</bdi></span>');
     expect(words(section(renderHtml(small()), 'trees'))).toMatch(
-      /^Fan-out trees The 3 turns with the most recent activity, latest first;/,
+      /^Fan-out trees The 3 turns with the most recent activity, by their last activity \(a subagent observed\), latest first;/,
     );
     // a turn the document gives no subagents: an empty list, counted as 0
     const empty = small((d) => {

@@ -475,7 +475,7 @@ describe('the page: lower-bound costs, cost by source, fan-out cost, context at 
     );
     expect(chart.match(/<tr><th scope="row">/g)).toHaveLength(7);
     expect(words(chart)).toContain(
-      'Sum Turns with an unpriced event Turns without cost 0 10 0 none costed none costed none costed none costed 1 0 1 5 5 $',
+      'Sum Turns with an unpriced event Turns without cost Priced, in turns not costed 0 10 0 none costed none costed none costed none costed 1 0 $0.17 1 5 5 $',
     );
     expect(chart).not.toMatch(/data-figure="fan_out_cost\.buckets\.0\.median_subcents">\$0/);
     expect(words(chart)).toContain('No agent reports what each subagent spent');

@@ -388,16 +388,23 @@ describe.skipIf(missing !== undefined)(
       await v.page.close();
     });
 
-    it('R5-1, R5-3, R5-4: at 360 and 1400 px, light and dark: lower-bound costs marked ≥ with their count, the fan-out cost chart drawn with its seven buckets, no page scroll, no serious or critical axe violation', async () => {
+    it('R5-1, R5-3, R5-4, R6-9, R6-10, R6-11: at 360 and 1400 px, light and dark: lower-bound costs marked ≥ each with its own count, the fan-out cost chart drawn with its seven buckets and the line that closes its sum, each money column at one precision, no page scroll, no serious or critical axe violation', async () => {
       const source = axeSource();
       const doc = makeReportDocument({ shortfall: true });
       expect(doc.totals.cost_lower_bound).toBe(true);
       for (const width of [360, 1400]) {
         for (const scheme of ['light', 'dark'] as const) {
           const v = await visit(browser, file, { width, scheme });
-          const cost = v.page.locator('#totals dt:text-is("Cost (estimated part)") + dd');
+          const cost = v.page.locator('#totals dt:text-is("Cost") + dd');
           expect(await cost.textContent()).toMatch(
-            new RegExp(`^≥ \\$[\\d,.]+, ${doc.totals.unpriced_events} events unpriced \\(≥ \\$`),
+            new RegExp(`^≥ -?\\$[\\d,]+\\.(\\d\\d|\\d{4}), ${doc.totals.unpriced_events} events unpriced$`),
+          );
+          // R6-9: the estimated part with its own count
+          const estimated = v.page.locator('#totals dt:text-is("Estimated part of the cost") + dd');
+          expect(await estimated.textContent()).toMatch(
+            doc.totals.estimated_cost_lower_bound
+              ? new RegExp(`^≥ \\$[\\d,.]+, ${doc.totals.estimated_unpriced_events} events? unpriced$`)
+              : /^\$[\d,]+\.(\d\d|\d{4})$/,
           );
           expect(await v.page.locator('#totals').textContent()).toContain('Context at finish, tokens, as reported');
           const chart = v.page.locator('#chart-fan-out-cost');
@@ -411,6 +418,22 @@ describe.skipIf(missing !== undefined)(
           const rows = chart.locator('tbody tr');
           expect(await rows.count()).toBe(7);
           expect(await rows.locator('th').allInnerTexts()).toEqual(['0', '1', '2', '3', '4-5', '6-8', '9+']);
+          // R6-11: every money column of the table at one precision
+          const columns = await rows.evaluateAll((trs) =>
+            trs[0]!.querySelectorAll('td').length === 0
+              ? []
+              : [...trs[0]!.querySelectorAll('td')].map((_, i) =>
+                  trs.map((tr) => tr.querySelectorAll('td')[i]!.textContent!.trim()),
+                ),
+          );
+          for (const column of columns) {
+            const decimals = new Set(column.flatMap((s) => /^-?\$[\d,]+\.(\d+)$/.exec(s)?.[1]?.length ?? []));
+            expect(decimals.size, column.join(' | ')).toBeLessThanOrEqual(1);
+          }
+          // R6-10: the caption closes the sum with the total
+          expect(await chart.locator('figcaption').textContent()).toMatch(
+            /With the total: .+ in costed turns \+ .+ on no turn/,
+          );
           // each cell is the document's figure
           for (const cell of await chart.locator('data[data-figure]').all()) {
             const path = (await cell.getAttribute('data-figure'))!;

@@ -439,6 +439,7 @@ function fanOutCost(
       spend_known_turns: null,
       subagent_cost_subcents: null,
       subagent_share: null,
+      uncosted_turns_priced_cost_subcents: null,
       ...buckets[fan_out],
     })),
     unattributed_events: 0,
@@ -517,7 +518,7 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
       'unpriced events',
       '1,234 cost event(s) the host found no price for (stored as 0): every cost that leaves one out is a lower bound (≥)',
     ],
-    ['R5-1: no unpriced event in scope', reportDoc([], { unpriced_events: 0 }), 'unpriced events', 'none'],
+    ['R5-1: no unpriced event in scope', reportDoc([], { unpriced_events: 0 }), 'unpriced events', 'none in scope'],
     [
       'R5-1: unpriced events not known (null) are not 0',
       reportDoc([], { unpriced_events: null }),
@@ -672,6 +673,45 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
     );
     expect(factOf(text, 'events without a turn')).toBe(unattributed);
     expect(factOf(text, 'unreadable started_at')).toBe(started);
+  });
+
+  it.each<[string, Partial<ReturnType<typeof reportDoc>['filters']>, number, string]>([
+    [
+      'without filters the parts add up to the total cost, every subcent shown',
+      {},
+      834_800,
+      '$61.0300 in costed turns + $3.5000 priced in turns not costed + $18.9500 on no turn = $83.4800, the total cost',
+    ],
+    [
+      'with a filter they need not, and the line says why',
+      { task: 't1' },
+      700_000,
+      '$61.0300 in costed turns + $3.5000 priced in turns not costed + $18.9500 on no turn; the total cost is $70.0000: a filter or a window selects turns and cost events apart, so the two need not agree',
+    ],
+  ])('R6-10: the line that closes the fan-out cost: %s', (_, filters, total, line) => {
+    const base = reportDoc([], {}, { cost_subcents: total });
+    const doc = {
+      ...base,
+      filters: { ...base.filters, by: null, ...filters },
+      fan_out_cost: fanOutCost(
+        {
+          '1': {
+            turns: 3,
+            costed_turns: 2,
+            cost_subcents: 410_300,
+            unpriced_turns: 1,
+            uncosted_turns_priced_cost_subcents: 35_000,
+          },
+          '2': { turns: 1, costed_turns: 1, cost_subcents: 200_000 },
+        },
+        { unattributed_events: 4, unattributed_cost_subcents: 189_500 },
+      ),
+    };
+    const lines = sectionLines(table(doc), 'fan-out cost');
+    expect(factOf(lines.join('\n'), 'with the total')).toBe(line);
+    // the bucket's own part, in its column
+    expect(lines[0]).toMatch(/p95\s+priced, not costed$/);
+    expect(lines[3]).toMatch(/\$3\.50$/);
   });
 
   it('R5-3: an unreadable cost column only when a bucket has such turns; unpriced turns not known are -', () => {
