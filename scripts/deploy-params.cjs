@@ -17,6 +17,7 @@ const REQUIRED = {
  * slash, an empty or `.`/`..` segment, or an empty prefix would deploy a grant and a rule that never
  * match the keys written: every run access-denied, no dated copy ever expiring. Refused here.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
 const PREFIX_SEGMENT = /^(?!\.{1,2}$)[^/\u0000-\u001f\u007f-\u009f]+$/;
 
 function prefixProblem(prefix) {
