@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,4 +126,81 @@ describe('R4-5 / issue 57 #9: SIGTERM or SIGHUP while a store is read from its p
       `subagent-context-read-${process.pid}-XyZ789`,
     ]);
   }, 90_000);
+});
+
+/** `npm start -- …` as a person starts it: npm, then tsx, then node, in a process group of its own. */
+function npmStart(args: string[], boundMs: number, command = ['npm', 'start', '--']) {
+  const npm = spawn(command[0]!, [...command.slice(1), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    detached: true,
+  });
+  children.add(npm);
+  let stdout = '';
+  let stderr = '';
+  npm.stdout.on('data', (d) => (stdout += d));
+  npm.stderr.on('data', (d) => (stderr += d));
+  const ended = new Promise<Ended>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      process.kill(-npm.pid!, 'SIGKILL');
+      reject(new Error(`npm start not ended within ${boundMs} ms: ${stderr.slice(-2000)}`));
+    }, boundMs);
+    npm.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  /** Ctrl-C as a terminal sends it: SIGINT to every process of the foreground group */
+  const ctrlC = () => process.kill(-npm.pid!, 'SIGINT');
+  return { npm, ended, ctrlC, output: () => ({ stdout, stderr }) };
+}
+
+const storeFiles = (folder: string, name: string) => readdirSync(folder).filter((f) => f.startsWith(name));
+
+describe('issue 58 #10: Ctrl-C from a terminal during `npm start -- --sqlite F`', () => {
+  it('issue 58 #10: SIGINT to the process group of npm start (npm, tsx, node) removes the partial store and its -wal/-shm promptly and says so; the path is free for a rerun', async () => {
+    const folder = join(dir, 'group');
+    mkdirSync(folder);
+    const store = join(folder, 'big.db');
+    const run = npmStart(['--sqlite', store, '--messages', '400000'], 120_000);
+    // well into the store's generation: the file and its -wal are being written
+    await until(
+      () => storeFiles(folder, 'big.db').length > 1 && statSync(store).size > 1_000_000,
+      90_000,
+      'the partial store',
+    );
+    const sent = Date.now();
+    run.ctrlC();
+    const ended = await run.ended;
+    const tookMs = Date.now() - sent;
+    expect(ended.stderr).toContain(`its partial store ${store} was removed`);
+    expect(storeFiles(folder, 'big.db')).toEqual([]);
+    expect(tookMs).toBeLessThan(10_000);
+  }, 150_000);
+});
+
+describe('issue 58 #9: `npm start -- --sqlite F --serve`', () => {
+  it('issue 58 #9: prints the summary and the local S3 settings before serving; Ctrl-C keeps the finished store and exits 0', async () => {
+    const folder = join(dir, 'serve');
+    mkdirSync(folder);
+    const store = join(folder, 'demo.db');
+    // the program npm start runs (package.json: tsx bin/local-stack.ts), in a group of its own: npm
+    // itself dies by the terminal's SIGINT whatever its child does, so the exit status is the program's
+    const run = npmStart(['--sqlite', store, '--serve', '--messages', '200', '--live', '10'], 240_000, [
+      process.execPath,
+      '--import',
+      'tsx',
+      'bin/local-stack.ts',
+    ]);
+    await until(() => run.output().stderr.includes('the local S3 answers until Ctrl-C'), 200_000, 'serving');
+    const { stdout, stderr } = run.output();
+    expect(stdout).toContain('== database ==');
+    expect(stderr).toMatch(/AWS_ENDPOINT_URL_S3=http:\/\/127\.0\.0\.1:\d+ AWS_REGION=us-east-1 /);
+    expect(stderr).toContain('publish --to s3://subagent-context-demo/reports');
+    run.ctrlC();
+    const ended = await run.ended;
+    expect(ended.code, ended.stderr.slice(-2000)).toBe(0);
+    expect(ended.stderr).not.toContain('was removed');
+    expect(statSync(store).size).toBeGreaterThan(0);
+  }, 300_000);
 });
