@@ -8,7 +8,8 @@ import { UsageError } from '../lib/cli/usage-error.js';
 import { databaseKind } from '../lib/db/open.js';
 import { logger } from '../lib/observability.js';
 import { redactText } from '../lib/redact.js';
-import { runLocalStack } from '../local/stack.js';
+import type { LocalS3 } from '../local/publish-demo.js';
+import { type LocalStackResult, runLocalStack } from '../local/stack.js';
 import { type KeptStore, renderStackSummary } from '../local/stack-summary.js';
 
 const USAGE = `Usage: npm start -- [options]
@@ -96,16 +97,36 @@ async function main(): Promise<number> {
     localPostgres:
       databaseUrl !== undefined && databaseKind(databaseUrl) === 'postgres' ? hostPort(databaseUrl) : undefined,
   };
-  // issue 51: Ctrl-C leaves no partial store that a rerun would refuse as if it were finished
-  installInterrupt(
-    process,
-    (text) => process.stderr.write(text),
-    () => process.exit(EXIT_INTERRUPTED),
-    true,
-  ).signal.addEventListener('abort', () => {
+  // issue 51: Ctrl-C leaves no partial store that a rerun would refuse as if it were finished.
+  // issue 58 #9: once the store is finished and the summary printed (--serve), Ctrl-C only ends
+  // the serving: the store is kept and the exit is 0.
+  let serving = false;
+  const stopped = () => {
     process.stderr.write(`\n${interruptedDemo(values['database-url'], values.sqlite)}\n`);
     process.exit(EXIT_INTERRUPTED);
+  };
+  const interrupt = installInterrupt(
+    process,
+    (text) => process.stderr.write(text),
+    () => process.exit(serving ? 0 : EXIT_INTERRUPTED),
+    true,
+  );
+  // issue 58 #10: a terminal's Ctrl-C reaches npm, tsx and node at once, and tsx relays it again:
+  // the second SIGINT must not exit past the cleanup
+  interrupt.onForce(() => {
+    if (!serving) stopped();
   });
+  interrupt.signal.addEventListener('abort', () => {
+    if (!serving) stopped();
+  });
+  const summaryOf = (result: LocalStackResult) => {
+    // wall clock since this process started (tsx's start-up included), not since the stack began
+    const wallMs = Math.round(performance.now());
+    return values.json
+      ? jsonDocument({ ...result, wallMs })
+      : `\n${renderStackSummary(result, { wallMs, kept: keptStore(values['database-url'], values.sqlite) })}\n`;
+  };
+  let printed = false;
   const result = await runLocalStack({
     databaseUrl,
     messages: number('messages', values.messages, 1),
@@ -115,21 +136,35 @@ async function main(): Promise<number> {
     progress: process.stderr,
     otlpDemo: values['otlp-demo'],
     serveUntil: values.serve
-      ? (url) =>
-          new Promise<void>((done) => {
-            process.stderr.write(`\nthe published page, until Ctrl-C:\n${url}\n`);
-            process.once('SIGINT', () => done());
-          })
+      ? (finished, s3) => {
+          // the store is finished and closed: from here Ctrl-C ends the serving and keeps it
+          serving = true;
+          process.stdout.write(summaryOf(finished));
+          printed = true;
+          return new Promise<void>((done) => {
+            process.stderr.write(`\n${servingText(finished.published.url, s3)}\n`);
+            if (interrupt.signal.aborted) done();
+            interrupt.signal.addEventListener('abort', () => done());
+            process.once('SIGTERM', () => done());
+          });
+        }
       : undefined,
   });
-  // wall clock since this process started (tsx's start-up included), not since the stack began
-  const wallMs = Math.round(performance.now());
-  process.stdout.write(
-    values.json
-      ? jsonDocument({ ...result, wallMs })
-      : `\n${renderStackSummary(result, { wallMs, kept: keptStore(values['database-url'], values.sqlite) })}\n`,
-  );
+  if (!printed) process.stdout.write(summaryOf(result));
   return result.ok ? 0 : 1;
+}
+
+/** What `--serve` prints once the summary is out: the link, and the settings to publish by hand (issue 58 #9). */
+function servingText(url: string, s3: LocalS3): string {
+  return [
+    'the local S3 answers until Ctrl-C (the store is kept). To publish by hand against it, in another terminal:',
+    `  ${Object.entries(s3.env)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')} \\`,
+    `    npm run --silent cli -- publish --to ${s3.to} --database-url <the store's URL>`,
+    'the published page:',
+    url,
+  ].join('\n');
 }
 
 /** `host:port` of a postgres:// URL (5432 when it names none), for a message about reaching it. */

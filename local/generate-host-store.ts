@@ -308,6 +308,11 @@ class BatchInserter {
     const rows = this.rows;
     this.rows = [];
     await this.db.query(sql, dialect.bindRows(this.cols, rows));
+    // On SQLite a statement resolves at once (better-sqlite3 is synchronous), so a run of batches
+    // is one long chain of microtasks and a signal's listener waited for the whole store (about
+    // 25 s at 400,000 messages): a turn of the event loop after each batch lets Ctrl-C stop it
+    // within a batch (issue 58 #10).
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 

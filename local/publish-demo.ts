@@ -25,8 +25,19 @@ export interface PublishedDemo {
   linkServesPage: boolean;
 }
 
+/**
+ * What `npm start -- --serve` prints so a person can publish by hand against the local S3 (issue
+ * 58 #9): the SDK's variables and the `--to` target.
+ */
+export interface LocalS3 {
+  env: Record<'AWS_ENDPOINT_URL_S3' | 'AWS_REGION' | 'AWS_ACCESS_KEY_ID' | 'AWS_SECRET_ACCESS_KEY', string>;
+  /** `s3://BUCKET/PREFIX` for publish --to */
+  to: string;
+}
+
 export interface DemoPublisher {
   published: PublishedDemo;
+  s3: LocalS3;
   stop(): Promise<void>;
 }
 
@@ -68,6 +79,7 @@ export async function publishDemo(db: Queryable, options: { port?: number } = {}
         linkServesPage:
           served.ok && served.headers.get('content-type') === 'text/html; charset=utf-8' && body.length === page.bytes,
       },
+      s3: { env, to: `s3://${DEMO_BUCKET}/${DEMO_PREFIX}` },
       stop: async () => {
         await server.stop();
       },

@@ -37,7 +37,7 @@ import {
 import { type OtlpDemoResult, runOtlpDemo } from './otlp-demo.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './pglite-server.js';
 import { startLocalPipeline } from './pipeline.js';
-import { type PublishedDemo, publishDemo } from './publish-demo.js';
+import { type DemoPublisher, type LocalS3, type PublishedDemo, publishDemo } from './publish-demo.js';
 import { runSpendDemo, type SpendDemo } from './spend-demo.js';
 
 export interface LocalStackOptions {
@@ -58,9 +58,11 @@ export interface LocalStackOptions {
   otlpDemo?: boolean;
   /**
    * R5-6: the S3 emulator the report is published to keeps answering the printed link until this
-   * resolves (`npm start -- --serve`: until Ctrl-C); by default it stops with the stack
+   * resolves (`npm start -- --serve`: until Ctrl-C); by default it stops with the stack. Called
+   * once the stack is finished and its store closed (issue 58 #9), with the result, so the caller
+   * prints the summary and the local S3 settings before serving.
    */
-  serveUntil?: (url: string) => Promise<void>;
+  serveUntil?: (result: LocalStackResult, s3: LocalS3) => Promise<void>;
 }
 
 /** The default of LocalStackOptions.page, under the git-ignored .local/. */
@@ -128,6 +130,21 @@ const HISTORY = 30n * 24n * 60n * MINUTE;
  * must produce.
  */
 export async function runLocalStack(options: LocalStackOptions): Promise<LocalStackResult> {
+  let publisher: DemoPublisher | undefined;
+  try {
+    const result = await buildStack(options, (p) => (publisher = p));
+    // serving needs the S3 emulator only: the store is finished and closed by now
+    await options.serveUntil?.(result, publisher!.s3);
+    return result;
+  } finally {
+    await publisher?.stop();
+  }
+}
+
+async function buildStack(
+  options: LocalStackOptions,
+  keep: (publisher: DemoPublisher) => void,
+): Promise<LocalStackResult> {
   const started = performance.now();
   const say = (line: string) => options.progress.write(`${line}\n`);
   const quiet = new Logger({ serviceName: SERVICE_NAME, logLevel: 'ERROR' });
@@ -201,6 +218,7 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
     say(`  ${page.path} (${page.bytes} bytes, rendered in ${page.renderMs} ms)`);
     say('publish: the report to the S3 emulator…');
     const publisher = await publishDemo(db);
+    keep(publisher);
     const published = publisher.published;
     say(`  ${published.keys.length} objects; the page: ${published.url}`);
     say('report…');
@@ -223,11 +241,6 @@ export async function runLocalStack(options: LocalStackOptions): Promise<LocalSt
       got: published.linkServesPage ? 'yes' : 'no',
       ok: published.linkServesPage,
     });
-    try {
-      await options.serveUntil?.(published.url);
-    } finally {
-      await publisher.stop();
-    }
     let otlp: OtlpDemoResult | undefined;
     if (options.otlpDemo) {
       say('OTLP export to a local receiver…');

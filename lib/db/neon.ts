@@ -140,8 +140,56 @@ export function tlsRequest(connectionString: string, env: NodeJS.ProcessEnv): st
   }
   const requiressl = last.get('requiressl');
   if (requiressl !== undefined && requiressl !== '0') asks.push(`requiressl=${requiressl}`);
+  // sslnegotiation=direct (PGSSLNEGOTIATION): TLS from the first byte, so a request for TLS
+  const negotiation = setting(last, env, 'sslnegotiation', 'PGSSLNEGOTIATION', ['postgres', 'direct']);
+  if (negotiation?.value === 'direct') asks.push(negotiation.shown);
   return asks[0];
 }
+
+/**
+ * A libpq setting from the URL, else from its environment variable (libpq's order), checked against
+ * the values libpq takes (exactly, as libpq refuses anything else).
+ */
+function setting(
+  last: ReadonlyMap<string, string>,
+  env: NodeJS.ProcessEnv,
+  name: string,
+  variable: string,
+  values: readonly string[],
+): { value: string; shown: string } | undefined {
+  const fromUrl = last.get(name);
+  const value = fromUrl ?? env[variable];
+  if (value === undefined || (fromUrl === undefined && value === '')) return undefined;
+  const where = fromUrl === undefined ? variable : `the database URL's ${name}`;
+  if (!values.includes(value))
+    throw new TlsModeError(
+      `${where} ${shownValue(value)} is not understood: use one of ${values.join(', ')} (exactly, as libpq requires)`,
+    );
+  return { value, shown: fromUrl === undefined ? `${variable}=${value}` : `${name}=${value}` };
+}
+
+/**
+ * gssencmode (PGGSSENCMODE), issue 57 #10: `require` asks for GSSAPI encryption, which the Neon
+ * driver cannot give on any path (it has no GSSAPI): refused, never a connection without it.
+ * `prefer` and `disable` are met (no GSSAPI encryption is tried).
+ */
+function checkGssEncryption(connectionString: string, env: NodeJS.ProcessEnv): void {
+  const last = new Map<string, string>();
+  for (const [key, value] of new URL(connectionString).searchParams) last.set(key.toLowerCase(), value);
+  const gss = setting(last, env, 'gssencmode', 'PGGSSENCMODE', ['disable', 'prefer', 'require']);
+  if (gss?.value === 'require')
+    throw new TlsModeError(
+      `${gss.shown.startsWith('PGGSSENCMODE') ? `${gss.shown} asks` : `the database URL asks for ${gss.shown}`} for GSSAPI encryption, which the Neon driver cannot give: remove it (for an encrypted connection use sslmode=require, honoured where the connection is not through a local proxy)`,
+    );
+}
+
+/** libpq's variables naming certificate files (issue 57 #20): read by libpq as the URL's parameters are. */
+const FILE_VARIABLES = {
+  PGSSLROOTCERT: 'sslrootcert',
+  PGSSLCERT: 'sslcert',
+  PGSSLKEY: 'sslkey',
+  PGSSLCRL: 'sslcrl',
+} as const;
 /** URL parameters naming files the driver would read (it cannot: it has no file system of its own). */
 const FILE_PARAMETERS = ['sslrootcert', 'sslcert', 'sslkey', 'sslcrl'] as const;
 
@@ -163,10 +211,14 @@ export function checkTls(connectionString: string, proxied: boolean, env: NodeJS
   }
   const keys = new Set([...params.keys()].map((k) => k.toLowerCase()));
   const file = FILE_PARAMETERS.find((name) => keys.has(name));
-  if (file)
+  // the environment's certificate files, as libpq reads them (issue 57 #20): one rule for both
+  const variable = (Object.keys(FILE_VARIABLES) as (keyof typeof FILE_VARIABLES)[]).find((v) => env[v]);
+  const named = file ?? (variable === undefined ? undefined : FILE_VARIABLES[variable]);
+  if (named)
     throw new TlsModeError(
-      `the database URL's ${file} parameter is not supported: the Neon driver reaches the server over a WebSocket whose TLS uses Node's CA store; remove ${file} from the URL and give a private CA to Node with NODE_EXTRA_CA_CERTS=<file.pem>${file === 'sslcert' || file === 'sslkey' ? ' (client certificates cannot be used)' : ''}`,
+      `${file ? `the database URL's ${file} parameter` : `${variable} (libpq's ${named})`} is not supported: the Neon driver reaches the server over a WebSocket whose TLS uses Node's CA store; remove ${file ? `${file} from the URL` : `${variable} from the environment`} and give a private CA to Node with NODE_EXTRA_CA_CERTS=<file.pem>${named === 'sslcert' || named === 'sslkey' ? ' (client certificates cannot be used)' : ''}`,
     );
+  checkGssEncryption(connectionString, env);
   // Read on every path: an invalid value is refused even where the connection is TLS anyway (wss://).
   const asked = tlsRequest(connectionString, env);
   if (proxied && asked !== undefined)

@@ -6,6 +6,7 @@ import {
   ftruncateSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readSync,
   rmSync,
   statSync,
@@ -233,6 +234,70 @@ function removeCopy(folder: string): void {
 }
 
 /**
+ * Signals that end a process without its 'exit' event (issue 57 #9): a SIGTERM (a supervisor, a
+ * timeout) or a SIGHUP (a closed terminal) while a store is read from its copy left the whole copy
+ * in TMPDIR. Each removes the copies, then ends the process as the signal would have (the listener
+ * is gone, so the default action runs: a shell still sees 128 + the signal). Only SIGKILL, which
+ * no process can catch, leaves a copy behind. SIGINT is the CLI's own (lib/cli/interrupt.ts): its
+ * commands stop at a boundary and exit, which removes the copies through 'exit'.
+ */
+const ENDING_SIGNALS = ['SIGTERM', 'SIGHUP'] as const;
+
+function removeCopiesOnExit(): void {
+  process.once('exit', () => {
+    for (const folder of copies) removeCopy(folder);
+  });
+  for (const signal of ENDING_SIGNALS) {
+    const listener = () => {
+      for (const folder of copies) removeCopy(folder);
+      for (const other of ENDING_SIGNALS) process.removeListener(other, listeners.get(other)!);
+      // another listener of this signal (an embedding program's) decides itself; else its default
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    };
+    listeners.set(signal, listener);
+    process.once(signal, listener);
+  }
+}
+const listeners = new Map<string, () => void>();
+
+/** A copy's folder names the process that made it: `subagent-context-read-<pid>-XXXXXX`. */
+const COPY_PREFIX = 'subagent-context-read-';
+
+/**
+ * Copies a SIGKILLed command left (issue 57, owed from round 2): its folder names its process; one
+ * of this user's whose process is gone is removed at the next copy. Another user's, or a live
+ * process's, is never touched.
+ */
+function removeStaleCopies(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^subagent-context-read-(\d+)-[^/]+$/.exec(name)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) continue;
+    const folder = join(tmpdir(), name);
+    try {
+      if (process.getuid !== undefined && statSync(folder).uid !== process.getuid()) continue;
+      rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile, or not ours to remove: left as it is
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
  * The store (and its -wal when `wal`) copied into a private temporary folder (0700), checked
  * unchanged while copied (a checkpoint meanwhile would tear them); returns the copy's path. Without
  * a -wal the copy is marked a rollback-journal store, so SQLite reads it making nothing.
@@ -240,12 +305,11 @@ function removeCopy(folder: string): void {
 function copyOf(path: string, wal: boolean): { folder: string; file: string } {
   if (!exitHookSet) {
     exitHookSet = true;
-    process.once('exit', () => {
-      for (const folder of copies) removeCopy(folder);
-    });
+    removeCopiesOnExit();
+    removeStaleCopies();
   }
   for (let attempt = 0; attempt < 3; attempt++) {
-    const folder = mkdtempSync(join(tmpdir(), 'subagent-context-read-'));
+    const folder = mkdtempSync(join(tmpdir(), `${COPY_PREFIX}${process.pid}-`));
     copies.add(folder);
     const file = join(folder, 'store.db');
     try {

@@ -33,8 +33,14 @@ export interface PublishHandlerDeps {
 function targetFrom(env: NodeJS.ProcessEnv): PublishTarget {
   const bucket = env[PUBLISH_BUCKET_ENV];
   if (!bucket) throw new PublishError(`${PUBLISH_BUCKET_ENV} is not set: deploy with serverless.yml (publishEnabled)`);
+  const prefix = env[PUBLISH_PREFIX_ENV] ?? '';
+  // the role's grant and the lifecycle rule are built from the prefix as written (issue 57 #12)
+  if (prefix === '' || prefix.startsWith('/') || prefix.endsWith('/'))
+    throw new PublishError(
+      `${PUBLISH_PREFIX_ENV} ${JSON.stringify(prefix)} is empty or has a slash at an end: the publish role may write only under "<publishPrefix>/*" as written, so no key would match; deploy with publishPrefix as folder names without a slash at either end (e.g. reports)`,
+    );
   try {
-    return parseS3Url(`s3://${bucket}/${env[PUBLISH_PREFIX_ENV] ?? ''}`);
+    return parseS3Url(`s3://${bucket}/${prefix}`);
   } catch (err) {
     throw new PublishError(`${PUBLISH_BUCKET_ENV}/${PUBLISH_PREFIX_ENV}: ${(err as Error).message}`);
   }

@@ -1,4 +1,5 @@
 import { SubagentContextError } from '../errors.js';
+import { terminalSafe } from '../terminal-text.js';
 
 /*
  * Where a run publishes (R5-6, docs/publish.md#what-is-where): `s3://BUCKET/PREFIX`, and the key
@@ -26,20 +27,26 @@ const MAX_PREFIX_BYTES = 900;
 export function parseS3Url(raw: string): PublishTarget {
   const m = /^s3:\/\/([^/]*)(?:\/(.*))?$/.exec(raw);
   const example = 's3://my-reports-bucket/subagents';
-  if (m === null) throw new PublishTargetError(`needs an s3://BUCKET/PREFIX URL, e.g. ${example} (got "${raw}")`);
+  if (m === null)
+    throw new PublishTargetError(`needs an s3://BUCKET/PREFIX URL, e.g. ${example} (got "${terminalSafe(raw)}")`);
   const bucket = m[1]!;
   if (!BUCKET.test(bucket) || bucket.includes('..'))
     throw new PublishTargetError(
-      `"${bucket}" is not an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens, a letter or digit at each end), e.g. ${example}`,
+      `"${terminalSafe(bucket)}" is not an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens, a letter or digit at each end), e.g. ${example}`,
     );
-  const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
-  if (prefix.split('/').some((part) => part === '' || part === '.' || part === '..') && prefix !== '')
+  // one trailing slash is a folder's usual spelling; any other empty segment (`s3://b//x`, `a//b`)
+  // is refused alike (issue 57 #13), never dropped
+  const given = m[2] ?? '';
+  const prefix = given.endsWith('/') ? given.slice(0, -1) : given;
+  if (given !== '' && prefix.split('/').some((part) => part === '' || part === '.' || part === '..'))
     throw new PublishTargetError(
-      `the prefix "${prefix}" has an empty, "." or ".." segment: give folder names separated by single slashes, e.g. ${example}`,
+      `the prefix "${terminalSafe(given)}" has an empty, "." or ".." segment: give folder names separated by single slashes, e.g. ${example}`,
     );
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(prefix))
-    throw new PublishTargetError('the prefix holds a control character: give printable folder names');
+  // C0, DEL, C1 and the bidi controls (R4-2's set): a key holding one prints as something else
+  if (terminalSafe(prefix) !== prefix)
+    throw new PublishTargetError(
+      `the prefix "${terminalSafe(prefix)}" holds a control or bidi character: give printable folder names`,
+    );
   if (Buffer.byteLength(prefix) > MAX_PREFIX_BYTES)
     throw new PublishTargetError(`the prefix is longer than ${MAX_PREFIX_BYTES} bytes: S3 keys hold at most 1,024`);
   return { bucket, prefix };

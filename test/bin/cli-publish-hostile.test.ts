@@ -155,6 +155,21 @@ describe.each(TARGETS)('issue 57: publish --to against a hostile S3 on %s', (nam
     expect(run.stderr).not.toContain('Passw0rd');
   });
 
+  it('R4-2, R5-6 / issue 57 #13: --to refuses an empty leading segment and C1 or bidi controls in the prefix, shown escaped (exit 2)', async () => {
+    const bad = async (to: string, message: RegExp) => {
+      const run = await runCliCaptured(['publish', '--database-url', t.url, '--to', to], testProxyEnv());
+      expect(run.code, to).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(message);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: raw control characters are what must not be printed
+      expect(run.stderr).not.toMatch(/[\u0080-\u009f\u202e\u001b]/);
+    };
+    await bad('s3://bucket//x', /^--to the prefix "\/x" has an empty, "\." or "\.\." segment/);
+    await bad('s3://bucket/a\u0085b', /^--to the prefix "a\\x85b" holds a control or bidi character/);
+    await bad('s3://bucket/a\u202eb', /^--to the prefix "a\\u202Eb" holds a control or bidi character/);
+    await bad('s3://bucket/a\u001bb', /^--to the prefix "a\\x1Bb" holds a control or bidi character/);
+    expect(s3.requests).toEqual([]);
+  });
+
   it('R4-9 / issue 57 #18, issue 58 #14: an endpoint without a scheme is refused before anything runs, naming the variable', async () => {
     setEnv({ AWS_ENDPOINT_URL_S3: '127.0.0.1:45999' });
     const run = await publish();

@@ -32,4 +32,32 @@ describe('deploy-time parameters', () => {
     );
     expect(output).not.toMatch(/params\.default\.redriveRoleArn/);
   }, 120_000);
+
+  it('R5-6 / issue 57 #12: a publishPrefix with a slash at an end is refused at package time, naming it, before a grant that never matches is deployed', async () => {
+    const failed = await run(
+      process.execPath,
+      [
+        'node_modules/osls/bin/serverless.js',
+        'package',
+        '--stage',
+        'ci',
+        '--param=publishPrefix=/reports/',
+        '--package',
+        outDir,
+      ],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          SLS_TELEMETRY_DISABLED: '1',
+          SLS_NOTIFICATIONS_MODE: 'off',
+        },
+      },
+    ).catch((err: { code: number; stdout: string; stderr: string }) => err);
+    expect(failed).toMatchObject({ code: 1 });
+    const output = `${(failed as { stdout: string }).stdout}${(failed as { stderr: string }).stderr}`;
+    expect(output).toContain(
+      'publishPrefix "/reports/" for stage "ci" cannot be used: it starts or ends with a slash.',
+    );
+  }, 120_000);
 });

@@ -77,6 +77,64 @@ describe.each(POSTGRES_TARGETS)('R4-5: TLS modes of the database URL on %s', (na
     },
   );
 
+  // issue 57 #10: GSSAPI encryption the driver cannot give; #20: the environment's certificate files
+  // and sslnegotiation, read as libpq reads them (the URL before the variable)
+  it.each([
+    [
+      'gssencmode=require',
+      {},
+      /the database URL asks for gssencmode=require for GSSAPI encryption, which the Neon driver cannot give/,
+    ],
+    [
+      '',
+      { PGGSSENCMODE: 'require' },
+      /PGGSSENCMODE=require asks for GSSAPI encryption, which the Neon driver cannot give/,
+    ],
+    [
+      'gssencmode=REQUIRE',
+      {},
+      /the database URL's gssencmode "REQUIRE" is not understood: use one of disable, prefer, require/,
+    ],
+    [
+      '',
+      { PGSSLROOTCERT: '/etc/ssl/certs/ca.pem' },
+      /PGSSLROOTCERT \(libpq's sslrootcert\) is not supported: .*NODE_EXTRA_CA_CERTS/,
+    ],
+    ['', { PGSSLKEY: '/k.pem' }, /PGSSLKEY \(libpq's sslkey\) is not supported: .*client certificates cannot be used/],
+    [
+      'sslnegotiation=direct',
+      {},
+      /the database URL asks for sslnegotiation=direct, but this connection goes through a plain/,
+    ],
+    ['', { PGSSLNEGOTIATION: 'direct' }, /PGSSLNEGOTIATION=direct, but this connection goes through a plain/],
+    ['sslnegotiation=tls', {}, /sslnegotiation "tls" is not understood: use one of postgres, direct/],
+  ] as const)(
+    'R4-5 / issue 57 #10, #20: ?%s with env %j is refused (exit 1) before anything is read',
+    async (params, env, said) => {
+      const url = params === '' ? t.url : withParams(t.url, params);
+      const run = await runCliJson(['report', '--database-url', url, '--json'], { ...testProxyEnv(), ...env });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(said);
+      expect(run.json).toEqual({ error: expect.any(String), name: 'TlsModeError' });
+    },
+  );
+
+  it.each([
+    ['gssencmode=prefer', {}],
+    ['gssencmode=disable', { PGGSSENCMODE: 'require' }],
+    ['sslnegotiation=postgres', {}],
+  ] as const)(
+    'R4-5 / issue 57 #10: ?%s with env %j asks nothing the driver cannot give: the local server is read',
+    async (params, env) => {
+      const run = await runCliJson(['report', '--database-url', withParams(t.url, params), '--json'], {
+        ...testProxyEnv(),
+        ...env,
+      });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+    },
+  );
+
   it.each(['sslrootcert', 'sslcert', 'sslkey'])(
     'R4-5: %s is refused with what to do instead (NODE_EXTRA_CA_CERTS), not a crash in the driver',
     async (param) => {
