@@ -11,7 +11,7 @@ import {
   type TreeFilter,
   type TurnPosition,
 } from '../report/trees.js';
-import { hasUsageTable, USAGE_TABLE } from '../store/usage-table.js';
+import { isUsageTable, USAGE_TABLE, USAGE_WRITTEN_AT, usageTableColumns } from '../store/usage-table.js';
 import { formatKey, type Micros, nowMicros } from '../time.js';
 import { turnDigest, turnKeyDigest } from './otlp/digest.js';
 import { SCHEMA_URL, type SpanOptions, turnSpans } from './otlp/spans.js';
@@ -184,6 +184,9 @@ async function readPage(
 /** R6-2, R6-7: the store has no usage table, so no span carries run usage (not a usage of 0). */
 export const SPEND_NOT_COLLECTED = `spend not collected: the store has no ${USAGE_TABLE} table, so no span carries run usage (\`subagent-context migrate\` creates it, \`subagent-context spend\` fills it)`;
 
+/** R6-7: a usage table from before its write clock: usage written later is seen only in the lookback. */
+export const USAGE_CHANGES_NOT_SEEN = `usage written after its span was sent is sent again only within the lookback: ${USAGE_TABLE} has no ${USAGE_WRITTEN_AT} column yet (\`subagent-context migrate\` adds it)`;
+
 export async function runExport(
   db: Queryable,
   sink: SpanSink,
@@ -297,14 +300,18 @@ export async function runExport(
   };
 
   // R6-7: run usage where the store has our usage table; said once otherwise, never sent as 0.
-  const withUsage = await hasUsageTable(db);
+  const usageColumns = await usageTableColumns(db);
+  const withUsage = isUsageTable(usageColumns);
+  const usageChanges = withUsage && usageColumns.has(USAGE_WRITTEN_AT);
   if (!withUsage) summary.notes.push(SPEND_NOT_COLLECTED);
+  else if (!usageChanges) summary.notes.push(USAGE_CHANGES_NOT_SEEN);
   const filter: TreeFilter = {
     since: options.since,
     until: options.until,
     task: options.task,
     session: options.session,
     withUsage,
+    usageChanges,
   };
   // Keys first (a cheap GROUP BY, no row bodies), many pages' worth at once; then each page's
   // rows by key, so every row is read once per export.

@@ -2,7 +2,7 @@ import { isAsyncCondition, TABLE } from '../columns.js';
 import type { Queryable, Row } from '../db/database.js';
 import { COST_SOURCES, type CostSource, USAGE_COUNT_FIELDS } from '../producer/usage/run-usage.js';
 import { readTimestamp } from '../store/read.js';
-import { USAGE_KEY, USAGE_TABLE } from '../store/usage-table.js';
+import { USAGE_KEY, USAGE_TABLE, USAGE_WRITTEN_AT } from '../store/usage-table.js';
 import { formatCanonical, formatRfc3339, MIN_INSTANT, type Micros, parseStoredTimestamp } from '../time.js';
 import { METRIC_COLUMNS, type NodeUsage, type TreeNode, type TurnTree, type UsageReadColumn } from './document.js';
 import { compareCodePoints } from './sort.js';
@@ -54,10 +54,15 @@ export interface TreeFilter {
   changedUntil?: Micros;
   /**
    * R6-7: also read each row's run usage (task_session_subagent_usage, one LEFT JOIN on the key)
-   * into its node's `usage`, and (`changed` order) count a usage row's observed_at as a change of
-   * its turn. Only for a store that has the table (hasUsageTable): the caller checks once.
+   * into its node's `usage`. Only for a store that has the table (isUsageTable): the caller checks once.
    */
   withUsage?: boolean;
+  /**
+   * R6-7, `changed` order with `withUsage`: a usage row's written_at (our writer's clock) is a
+   * change of its turn, so usage written after the turn was sent lists it again. Only where the
+   * table has the column (USAGE_WRITTEN_AT).
+   */
+  usageChanges?: boolean;
 }
 
 /**
@@ -237,8 +242,9 @@ ORDER BY c.turn_rank, observed_c, ${d.byteOrder('r.tool_call_id')}, ${d.byteOrde
 function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   const d = db.dialect;
   const bind = binder(db);
-  // R6-7: with usage, the rows are joined to their usage rows, so every column is qualified.
-  const r = filter.withUsage ? 'r.' : '';
+  // R6-7: with usage changes, the rows are joined to their usage rows, so every column is qualified.
+  const joined = filter.withUsage === true && filter.usageChanges === true;
+  const r = joined ? 'r.' : '';
   const where = rowConditions(db, filter, bind, r);
   const turnWhere: string[] = [];
   if (filter.after) {
@@ -267,15 +273,15 @@ function changedListStatement(db: Queryable, filter: TreeFilter): Statement {
   const hostChanged = `COALESCE(MAX(${updated}), MAX(${observed}), ${floor})`;
   const counts = `unreadable_updated_at, unreadable_settled_at, unreadable_observed_at`;
   const grouped = `SELECT ${r}task_session_id AS task_session_id, COALESCE(${r}turn_id, '') AS turn_key,
-    ${filter.withUsage ? `${hostChanged} AS host_changed, MAX(${d.readableInstant('u.observed_at')}) AS usage_changed` : `${hostChanged} AS turn_changed`},
+    ${joined ? `${hostChanged} AS host_changed, MAX(${d.readableInstant(`u.${USAGE_WRITTEN_AT}`)}) AS usage_changed` : `${hostChanged} AS turn_changed`},
     ${unreadable('updated_at', updated)}, ${unreadable('settled_at', d.readableInstant(`${r}settled_at`))},
     ${unreadable('observed_at', observed)}
-  FROM ${TABLE}${filter.withUsage ? ` r ${usageJoin('r')}` : ''}${whereClause(where)}
+  FROM ${TABLE}${joined ? ` r ${usageJoin('r')}` : ''}${whereClause(where)}
   GROUP BY ${r}task_session_id, COALESCE(${r}turn_id, '')`;
-  // R6-7 (docs/otlp.md#change-detection): a usage row is an observation of its subagent, so its
-  // observed_at moves the turn's `changed` as a frame's does: usage written after the turn was
-  // sent lists the turn again, and its changed spans are sent again.
-  const turns = filter.withUsage
+  // R6-7 (docs/otlp.md#run-usage): usage written after the turn was sent moves the turn's
+  // `changed` to its write (our writer's clock: `spend` sets observed_at to the row's own newest
+  // observation, which does not move), so the turn is listed again and its changed spans sent.
+  const turns = joined
     ? `SELECT task_session_id, turn_key, CASE WHEN usage_changed > host_changed THEN usage_changed ELSE host_changed END AS turn_changed, ${counts} FROM (
   ${grouped}
 ) g`

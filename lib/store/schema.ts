@@ -2,7 +2,7 @@ import { COLUMNS, CONFLICT_KEY, type Column, TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 import { type Dialect, SQL_TYPE_NAME } from '../db/dialect/dialect.js';
 import { addLastObservedAt } from './last-observed-at.js';
-import { CREATE_USAGE_TABLE } from './usage-table.js';
+import { ADD_USAGE_WRITTEN_AT, CREATE_USAGE_TABLE, USAGE_WRITTEN_AT, usageTableColumns } from './usage-table.js';
 
 /** The host writes `id TEXT PRIMARY KEY` (PostgreSQL implies NOT NULL; SQLite does not). */
 const isKey = (c: Column) => c.ddl?.includes('PRIMARY KEY') === true;
@@ -88,4 +88,6 @@ export async function ensureSubagentTable(db: Queryable): Promise<void> {
   for (const statement of db.dialect.extraDdl) await db.query(statement);
   // R6-2: run usage lives beside the host's table, never in it.
   await db.query(CREATE_USAGE_TABLE);
+  // R6-7: a usage table created before its write clock gains it (its rows keep NULL: not stamped).
+  if (!(await usageTableColumns(db)).has(USAGE_WRITTEN_AT)) await db.query(ADD_USAGE_WRITTEN_AT);
 }

@@ -1,7 +1,7 @@
 import type { Dialect } from '../db/dialect/dialect.js';
 import type { SubagentWrite } from '../row.js';
 import { foldUsage, type UsageWrite } from '../usage-write.js';
-import { USAGE_COLUMNS, USAGE_KEY, USAGE_TABLE } from './usage-table.js';
+import { USAGE_COLUMNS, USAGE_KEY, USAGE_TABLE, USAGE_WRITTEN_AT } from './usage-table.js';
 
 const stored = (c: string) => `${USAGE_TABLE}.${c}`;
 
@@ -9,11 +9,22 @@ const stored = (c: string) => `${USAGE_TABLE}.${c}`;
  * R6-2's merge as SQL, `supersedes` in lib/usage-write.ts: the incoming usage replaces the stored
  * one as a whole (every column, so no sum is mixed from two observations) when it is not older,
  * unless the stored usage is final and the incoming is not. Otherwise the row stays as it is.
+ * A row written is stamped with the database's clock (USAGE_WRITTEN_AT, R6-7).
  */
+/** R6-7: the database's clock as UTC text of the column's form, for USAGE_WRITTEN_AT. */
+const WRITE_CLOCK: Record<Dialect['name'], string> = {
+  postgres: "(now() AT TIME ZONE 'UTC')",
+  sqlite: "strftime('%Y-%m-%d %H:%M:%f', 'now')",
+};
+
 export function usageUpsertSql(dialect: Dialect): string {
-  const assigned = USAGE_COLUMNS.filter((c) => !(USAGE_KEY as readonly string[]).includes(c.name));
-  return `INSERT INTO ${USAGE_TABLE} (${USAGE_COLUMNS.map((c) => c.name).join(', ')})
-${dialect.selectRows(USAGE_COLUMNS)}
+  const assigned = [
+    ...USAGE_COLUMNS.filter((c) => !(USAGE_KEY as readonly string[]).includes(c.name)),
+    { name: USAGE_WRITTEN_AT },
+  ];
+  // `WHERE true`: SQLite's parser needs it before ON CONFLICT in INSERT … SELECT.
+  return `INSERT INTO ${USAGE_TABLE} (${USAGE_COLUMNS.map((c) => c.name).join(', ')}, ${USAGE_WRITTEN_AT})
+SELECT given.*, ${WRITE_CLOCK[dialect.name]} FROM (${dialect.selectRows(USAGE_COLUMNS)}) given WHERE true
 ON CONFLICT (${USAGE_KEY.join(', ')}) DO UPDATE SET
   ${assigned.map((c) => `${c.name} = excluded.${c.name}`).join(',\n  ')}
 WHERE ${dialect.comparable('excluded.observed_at')} >= ${dialect.comparable(stored('observed_at'))}

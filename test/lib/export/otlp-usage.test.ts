@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../../lib/db/database.js';
-import { type ExportOptions, runExport, SPEND_NOT_COLLECTED } from '../../../lib/export/run.js';
+import { type ExportOptions, runExport, SPEND_NOT_COLLECTED, USAGE_CHANGES_NOT_SEEN } from '../../../lib/export/run.js';
+import { parseFrame } from '../../../lib/frame/parse.js';
+import { normalizeFrame } from '../../../lib/normalize.js';
+import type { RunUsage } from '../../../lib/producer/usage/run-usage.js';
+import type { SubagentWrite } from '../../../lib/row.js';
+import { writeBatch } from '../../../lib/store/write.js';
 import type { ReceivedSpan } from '../../../local/otlp-receiver.js';
 import { exportOptions, receiverSink, useOtlpReceiver } from '../../support/otlp-harness.js';
 import { insertRows, type StoredRow } from '../../support/subagent-rows.js';
@@ -41,6 +46,25 @@ const usageOf = (span: ReceivedSpan | undefined) =>
   Object.fromEntries(
     Object.entries(span?.attributes ?? {}).filter(([k]) => k.startsWith('gen_ai.usage.') || k.includes('.usage.')),
   );
+/** A write as `spend` makes it (lib/spend/run.ts frameFor): the row's identity, its newest observation, the usage. */
+function usageWrite(call: string, observedAt: string, usage: RunUsage): SubagentWrite {
+  const parsed = parseFrame(
+    JSON.stringify({
+      version: 1,
+      task_session_id: 's1',
+      task_id: 't1',
+      tool_call_id: call,
+      execution_id: 'e1',
+      observed_at: observedAt,
+      subagent_task: { usage },
+    }),
+  );
+  if (!parsed.ok) throw parsed.error;
+  const normalized = normalizeFrame(parsed.frame);
+  if (normalized.kind !== 'write') throw new Error('not a write');
+  return normalized.row;
+}
+
 const byCall = (spans: readonly ReceivedSpan[], id: string) =>
   spans.find((s) => s.attributes['subagent_context.tool_call_id'] === id);
 
@@ -160,23 +184,33 @@ describe.each(TARGET_FIXTURES)('R6-7 run usage on spans on %s, %s host schema', 
     });
   });
 
-  it('R6-7, R4-8: usage written after the span was sent sends its turn again once, with the same ids', async () => {
+  it('R6-7, R4-8: usage `spend` writes after the span was sent, long after the turn, sends its turn again once, with the same ids', async () => {
     await insertRows(t.db, TURN);
     expect(await exportTo(t.db)).toMatchObject({ new: 1, spans: 3 });
     const before = receiver()
       .spans.map((s) => `${s.traceId}/${s.spanId}`)
       .sort();
     receiver().spans.length = 0;
-    // `spend` later: the usage's observation is after the position (lookback 0: only the listing can bring it back)
-    await usage('b', { tokens_out: 10, cost_subcents: 12, cost_source: 'models_dev_list', observed_at: T(30) });
-    expect(await exportTo(t.db, { lookbackSeconds: 0 })).toMatchObject({ turns: 1, re_sent: 1, new: 0, spans: 3 });
+    // months later (the rows are of August), as `spend` writes it: through the ingest's writer, as
+    // of the row's own newest observation, so the row and its updated_at stay as they were
+    await writeBatch(t.db, [
+      usageWrite('b', T(4), { tokens_out: 10, cost_subcents: 12, cost_source: 'models_dev_list', complete: true }),
+    ]);
+    expect(await exportTo(t.db)).toMatchObject({ turns: 1, re_sent: 1, new: 0, spans: 3 });
     expect(
       receiver()
         .spans.map((s) => `${s.traceId}/${s.spanId}`)
         .sort(),
     ).toEqual(before);
-    expect(byCall(receiver().spans, 'b')!.attributes['subagent_context.usage.cost_subcents']).toBe(12);
-    // then quiet: the same usage is not sent again
+    expect(usageOf(byCall(receiver().spans, 'b'))).toEqual({
+      'gen_ai.usage.output_tokens': 10,
+      'subagent_context.usage.cost_subcents': 12,
+      'subagent_context.usage.cost_source': 'models_dev_list',
+      'subagent_context.usage.complete': true,
+      'subagent_context.usage.observed_at': T(4),
+    });
+    // then quiet: the same usage is not sent again, whatever the lookback
+    expect(await exportTo(t.db)).toMatchObject({ turns: 0, spans: 0 });
     expect(await exportTo(t.db, { lookbackSeconds: 0 })).toMatchObject({ turns: 0, spans: 0 });
   });
 
@@ -193,14 +227,13 @@ describe.each(TARGET_FIXTURES)('R6-7 run usage on spans on %s, %s host schema', 
     });
   });
 
-  it('R6-7: usage observed before the position, beyond the lookback, is not sent again (the lookback bound, as for a late frame)', async () => {
+  it('R6-7: a usage row without its write clock (another writer, or a table from before it) is sent again only within the lookback', async () => {
     await insertRows(t.db, TURN);
     await exportTo(t.db);
     receiver().spans.length = 0;
-    await usage('a', { tokens_out: 10, observed_at: T(0) });
+    await usage('a', { tokens_out: 10, observed_at: T(0) }); // a plain INSERT: written_at NULL
     expect(await exportTo(t.db, { lookbackSeconds: 0 })).toMatchObject({ turns: 0, spans: 0 });
-    // --restart sends it
-    expect(await exportTo(t.db, { position: 'restart' })).toMatchObject({ turns: 1, re_sent: 1 });
+    expect(await exportTo(t.db)).toMatchObject({ turns: 1, re_sent: 1 });
     expect(usageOf(byCall(receiver().spans, 'a'))).toMatchObject({ 'gen_ai.usage.output_tokens': 10 });
   });
 });
@@ -226,3 +259,22 @@ describe.each(TARGET_FIXTURES)('R6-7 a store without the usage table on %s, %s h
     expect(receiver().spans.flatMap((s) => Object.keys(usageOf(s)))).toEqual([]);
   });
 });
+
+describe.each(TARGET_FIXTURES)(
+  'R6-7 a usage table from before its write clock on %s, %s host schema',
+  (target, fixture) => {
+    const t = useTestDatabase(target, { fixture });
+    const receiver = useOtlpReceiver();
+
+    it('R6-7: usage is still sent, and the summary says once that later usage is seen only within the lookback', async () => {
+      await t.db.query('ALTER TABLE task_session_subagent_usage DROP COLUMN written_at');
+      await insertRows(t.db, TURN);
+      await insertUsage(t.db, { tool_call_id: 'a' }, { tokens_out: 10 });
+      const { url, sink } = receiverSink(receiver());
+      const summary = await runExport(t.db, sink, url, OPTIONS);
+      await sink.shutdown();
+      expect(summary.notes).toEqual([USAGE_CHANGES_NOT_SEEN]);
+      expect(usageOf(byCall(receiver().spans, 'a'))).toMatchObject({ 'gen_ai.usage.output_tokens': 10 });
+    });
+  },
+);
