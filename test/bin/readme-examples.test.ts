@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { startFauxqs } from 'fauxqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runLocalStack } from '../../local/stack.js';
@@ -39,6 +40,32 @@ function parse(line: string): { argv: string[]; redirect?: string } {
   return { argv: command!.split(/\s+/), redirect };
 }
 
+/**
+ * Issue 58: the README's publish example runs against fauxqs' S3 as its settings say (the demo's
+ * bucket made at start, as docs/publish.md#the-local-s3 makes it; the SDK's variables in this
+ * process's environment, as an operator exports them; restored after).
+ */
+async function withLocalS3<T>(run: (env: NodeJS.ProcessEnv) => Promise<T>): Promise<T> {
+  const server = await startFauxqs({ port: 0, logger: false, init: { buckets: ['subagent-context-demo'] } });
+  const env = {
+    AWS_ENDPOINT_URL_S3: server.address,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+  };
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return await run(env);
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await server.stop();
+  }
+}
+
 /** What the README says each command exits with on the demo store. */
 const EXPECTED_EXIT: Record<string, number> = { ingest: EXIT.attention };
 
@@ -51,7 +78,7 @@ describe('issue 34: the README examples run as written', () => {
     expect(readFileSync('README.md', 'utf8')).not.toMatch(/npm run cli -- /);
   });
 
-  it('each one exits as the README says; --json > file writes a JSON document alone', async () => {
+  it('each one exits as the README says; --json > file writes a JSON document alone; publish reaches the local S3 with the settings the README gives (issue 58)', async () => {
     await runLocalStack({
       databaseUrl: `sqlite:${join(dir, 'demo.db')}`,
       messages: 600,
@@ -59,17 +86,21 @@ describe('issue 34: the README examples run as written', () => {
       page: join(dir, 'page.html'),
       progress: { write: () => true },
     });
-    for (const line of examples) {
-      const { argv, redirect } = parse(line);
-      const run = await runCliCaptured(argv, { HEALTH_CONFIRM_DELAY_SECONDS: '0' });
-      expect({ line, code: run.code, stderr: run.stderr }).toMatchObject({
-        line,
-        code: EXPECTED_EXIT[argv[0]!] ?? EXIT.ok,
-      });
-      if (redirect !== undefined && argv.includes('--json')) {
-        expect(JSON.parse(run.stdout)).toMatchObject({ version: 1 });
+    await withLocalS3(async (s3) => {
+      for (const line of examples) {
+        const { argv, redirect } = parse(line);
+        const run = await runCliCaptured(argv, { HEALTH_CONFIRM_DELAY_SECONDS: '0', ...s3 });
+        expect({ line, code: run.code, stderr: run.stderr }).toMatchObject({
+          line,
+          code: EXPECTED_EXIT[argv[0]!] ?? EXIT.ok,
+        });
+        if (redirect !== undefined && argv.includes('--json')) {
+          expect(JSON.parse(run.stdout)).toMatchObject({ version: 1 });
+        }
+        if (argv[0] === 'publish') expect(run.stdout).toContain('s3://subagent-context-demo/reports/latest/index.html');
       }
-    }
+    });
+    expect(examples.some((e) => e.startsWith(`${CLI}publish `))).toBe(true);
     expect(existsSync(join(dir, 'report.html'))).toBe(true);
   }, 240_000);
 });
