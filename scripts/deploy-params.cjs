@@ -30,7 +30,11 @@ function prefixProblem(prefix) {
 
 /** A parameter's value: --param on the command line, else the stage's, else the default's. */
 async function paramValue(name, stage, options, resolveConfigurationProperty) {
-  const given = [].concat(options.param || []).map(String).reverse().find((p) => p.split('=')[0] === name);
+  const given = []
+    .concat(options.param || [])
+    .map(String)
+    .reverse()
+    .find((p) => p.split('=')[0] === name);
   if (given !== undefined) return given.slice(name.length + 1);
   for (const where of [stage, 'default']) {
     const value = await resolveConfigurationProperty(['params', where, name]).catch(() => undefined);
