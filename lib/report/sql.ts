@@ -240,7 +240,7 @@ const costlyColumns = (d: Dialect, lean: boolean, usage: boolean) =>
  * group's rows, or `bounded`, boundedSum(arg). Partial groups (rolledUp) combine: a COUNT or SUM
  * by SUM, a MIN by MIN, a MAX by MAX, a bounded sum by the bounded sum of its partial sums.
  */
-export interface RowFigure {
+interface RowFigure {
   name: string;
   /** `exact`: spend-sql.ts exactSum, a sum of non-negative values up to 2^53 − 1 each, exact or NULL */
   fn: 'COUNT' | 'SUM' | 'MIN' | 'MAX' | 'bounded' | 'exact';
