@@ -77,7 +77,8 @@ describe('R6-3: subagent-context usage FILE --json', () => {
   it('R6-3: --format overrides detection: a Codex reading of an OpenCode file finds nothing it can read', async () => {
     const run = await runCliJson(['usage', fixture('opencode-storage.jsonl'), '--format', 'codex', '--json']);
     expect(run.code).toBe(EXIT.ok);
-    expect(run.json).toMatchObject({ format: 'codex', unreadable_lines: 8, subagents: [{ key: null, usage: {} }] });
+    expect(run.json).toMatchObject({ format: 'codex', unreadable_lines: 8 });
+    expect(run.json.subagents).toStrictEqual([{ key: null, usage: {}, unreadable_lines: 8 }]);
   });
 
   it('R6-3: without --json a table: one row per subagent, - for a figure the file does not report, the cost in dollars', async () => {
@@ -187,6 +188,7 @@ describe('R6-3: hostile files', () => {
     const array = join(dir, 'broken-array.json');
     writeFileSync(array, '[{"info": {"role": "assistant"');
     const opencode = await runCliJson(['usage', array, '--format', 'opencode', '--json']);
-    expect(opencode.json).toMatchObject({ unreadable_lines: 1, subagents: [{ key: null, usage: {} }] });
+    expect(opencode.json.unreadable_lines).toBe(1);
+    expect(opencode.json.subagents).toStrictEqual([{ key: null, usage: {}, unreadable_lines: 1 }]);
   });
 });

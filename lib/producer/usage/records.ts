@@ -98,8 +98,8 @@ export class TokenSums {
   private readonly sums = new Map<UsageTokenField, number | null>();
   requests = 0;
 
-  add(counts: TokenCounts, requests = 1): void {
-    this.requests += requests;
+  add(counts: TokenCounts): void {
+    this.requests++;
     for (const field of USAGE_TOKEN_FIELDS) {
       const value = counts[field];
       if (value === undefined) continue;

@@ -197,4 +197,35 @@ describe('R6-3: readOpenCodeSession record by record', () => {
     expect((await readOpenCodeSession([{ id: 'u1', role: 'user', sessionID: 's' }])).usage).toStrictEqual({});
     expect((await readOpenCodeSession([])).usage).toStrictEqual({});
   });
+
+  it("R6-3: a part that is no object is counted alone: the message's next parts are still read", async () => {
+    const reading = await readOpenCodeSession([
+      { info: assistant('m1', { tokens: tokens(1, 1) }), parts: [5, step('m1')] },
+    ]);
+    expect(reading.unreadable_lines).toBe(1);
+    expect(reading.usage).toMatchObject({ tokens_in: 10, requests: 1 });
+  });
+
+  it('R6-3: a user message newer than the last assistant message does not decide complete', async () => {
+    const reading = await readOpenCodeSession([
+      { info: assistant('m1'), parts: [step('m1')] },
+      { id: 'u9', sessionID: 'ses_c', role: 'user', time: { created: 99 } },
+    ]);
+    expect(reading.usage.complete).toBe(true);
+  });
+
+  it('R6-3: a message whose tokens are null or absent is readable (no usage yet)', async () => {
+    const reading = await readOpenCodeSession([
+      assistant('m1', { tokens: null }),
+      assistant('m2', { tokens: undefined }),
+    ]);
+    expect(reading.unreadable_lines).toBe(0);
+    expect(reading.usage).toStrictEqual({});
+  });
+
+  it('R6-3: a step whose cost is bad is left out whole: its tokens are not counted', async () => {
+    const reading = await readOpenCodeSession([step('m1', { cost: -1 })]);
+    expect(reading.unreadable_lines).toBe(1);
+    expect(reading.usage).toStrictEqual({});
+  });
 });

@@ -232,6 +232,18 @@ describe('R6-3: the shared rules', () => {
     expect(names.joined()).toBe('a,b');
   });
 
+  it('R6-3: TokenSums: a sum that went beyond the safe integers stays unknown whatever is added after', () => {
+    const sums = new TokenSums();
+    sums.add({ tokens_in: Number.MAX_SAFE_INTEGER });
+    sums.add({ tokens_in: 1 });
+    sums.add({ tokens_in: 1 });
+    expect(sums.usage()).toStrictEqual({ tokens_in: null, requests: 3 });
+  });
+
+  it('R6-3: an empty array given as a record is unreadable, not a blank line', async () => {
+    expect((await readClaudeTranscript([[], {}])).unreadable_lines).toBe(1);
+  });
+
   it('R6-3: TokenSums: a kind one request did not report is left out of the sum, not made unknown', () => {
     const sums = new TokenSums();
     sums.add({ tokens_in: 1, tokens_out: 2 });
