@@ -64,6 +64,7 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     const names = result.checks.map((c) => c.name);
     for (const wanted of [
       'report unpriced events = generated unpriced',
+      'report estimated unpriced events = generated estimated unpriced',
       'report cost is a lower bound (unpriced events)',
       'report measured cost = generated provider_reported',
       'report list-priced cost = generated models_dev_list',
