@@ -28,8 +28,9 @@ export function expectedFanOutCost(
     if (c === null || c === undefined) b.none += 1;
     else if (unpriced[t] === 1) {
       b.unpriced += 1;
-      // R6-10: its priced events' cost (an unpriced one adds nothing)
-      b.uncosted = (b.uncosted ?? 0) + c;
+      // R6-10: its priced events' cost, where it has one: the generator prices every priced event
+      // above 0 (its tokens are never 0), so a turn whose sum is 0 had unpriced events only
+      if (c > 0) b.uncosted = (b.uncosted ?? 0) + c;
     } else b.costs.push(c);
   }
   return {

@@ -49,6 +49,8 @@ export interface CostSummary {
   estimatedSubcents: number;
   /** R5-1: events with cost_source = 'unpriced' (cost_subcents 0: no price was found) */
   unpricedEvents: number;
+  /** R6-9: of them, those with estimated = 1 (the estimated part's own unpriced events) */
+  estimatedUnpricedEvents: number;
   /** R5-2: the cost of the events with cost_source 'provider_reported' and 'models_dev_list' */
   measuredSubcents: number;
   listPricedSubcents: number;
@@ -654,6 +656,7 @@ async function costLedger(
     subcents: 0,
     estimatedSubcents: 0,
     unpricedEvents: 0,
+    estimatedUnpricedEvents: 0,
     measuredSubcents: 0,
     listPricedSubcents: 0,
     legacyEvents: 0,
@@ -703,6 +706,7 @@ async function costLedger(
         source === 'unpriced' ? 0 : source === 'models_dev_list' ? listed : Math.round(listed * (0.9 + random() * 0.2));
       unpriced = source === 'unpriced';
       if (unpriced) summary.unpricedEvents += 1;
+      if (unpriced && estimated === 1) summary.estimatedUnpricedEvents += 1;
       else if (source === 'models_dev_list') summary.listPricedSubcents += cost;
       else summary.measuredSubcents += cost;
       if (out === null) summary.nullTokensOut += 1;

@@ -540,11 +540,17 @@ function reportCostChecks(
   const contexts = input.store.sessions + input.store.qualifyingKeys + input.plan.expected.newRows;
   check(
     'report cost per context = generated ledger ÷ contexts',
-    // R6-11 (docs/report.md#money): half away from zero, rounded down when it is a lower bound
-    costs.unpricedEvents > 0 ? Math.floor(costs.subcents / contexts) : Math.round(costs.subcents / contexts),
+    // R6-11: half away from zero; a lower bound (an unpriced event left out) rounded down
+    (costs.unpricedEvents > 0 ? Math.floor : Math.round)(costs.subcents / contexts),
     figures.cost_per_context_subcents ?? -1,
   );
   check('report unpriced events = generated unpriced', costs.unpricedEvents, figures.unpriced_events ?? -1);
+  // R6-9: the estimated part counts its own
+  check(
+    'report estimated unpriced events = generated estimated unpriced',
+    costs.estimatedUnpricedEvents,
+    figures.estimated_unpriced_events ?? -1,
+  );
   check('completeness unpriced events = generated unpriced', costs.unpricedEvents, completeness.unpriced_events ?? -1);
   check(
     'report cost is a lower bound (unpriced events)',

@@ -443,8 +443,8 @@ export const fanOutCostBucket = z.object({
   subagent_share: z.nullable(z.number().check(z.minimum(0))),
   /**
    * Added in version 1 (additive), R6-10: the cost of the priced, readable events of the bucket's
-   * turns that are not costed (a turn with an unpriced or unreadable event among them; an unpriced
-   * event adds nothing, as everywhere); null when no such turn has a readable event. Without
+   * turns that are not costed (a turn with an unpriced or unreadable event among them); null when
+   * no such turn has a priced, readable event (never $0 for nothing priced). Without
    * filters, the buckets' cost_subcents, these and unattributed_cost_subcents add up to the totals'
    * cost_subcents (each event once).
    */

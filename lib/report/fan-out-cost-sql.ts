@@ -116,7 +116,7 @@ classed AS (
     CASE WHEN events > 0 AND unpriced = 0 AND unreadable = 0 THEN 1 ELSE 0 END AS costed,
     CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN cost END AS cost,
     CASE WHEN known = 1 AND events > 0 AND unpriced = 0 AND unreadable = 0 THEN over ELSE 0 END AS over,
-    CASE WHEN known = 1 AND (unpriced > 0 OR unreadable > 0) THEN cost END AS uncosted_cost,
+    CASE WHEN known = 1 AND (unpriced > 0 OR unreadable > 0) AND events > unpriced + unreadable THEN cost END AS uncosted_cost,
     ev_scope, ev_unpriced, ev_cost,
     ${KNOWN_SPEND} AS spend_known,
     -- a turn with no top-level subagent spent nothing on them; a known sum NULL lies beyond 2^53 − 1

@@ -60,15 +60,19 @@ describe.each(TARGETS)('the local stack on %s', (name) => {
     expect(subagents?.value).toBe(result.rows.reduce((n, r) => n + r.rows, 0));
   });
 
-  it("R5-5, R5-1, R5-3: npm start checks the ledger's unpriced events, lower bound, measured and list-priced cost and every fan_out_cost bucket; its history is the 30 days before the run, which the live rows continue", () => {
+  it("R5-5, R5-1, R5-3, R6-10: npm start checks the ledger's unpriced events, lower bound, measured and list-priced cost and every fan_out_cost bucket; its history is the 30 days before the run, which the live rows continue", () => {
     const names = result.checks.map((c) => c.name);
     for (const wanted of [
       'report unpriced events = generated unpriced',
+      'report estimated unpriced events = generated estimated unpriced',
       'report cost is a lower bound (unpriced events)',
       'report measured cost = generated provider_reported',
       'report list-priced cost = generated models_dev_list',
       'fan-out cost: turns over the buckets = generated turns',
       'fan-out cost: unattributed events = generated legacy rows',
+      // R6-10: each event once, the sum closed with the total
+      'fan-out cost: priced events of turns not costed = generated',
+      'fan-out cost: costed + not costed + no turn = the total cost',
     ])
       expect(names).toContain(wanted);
     expect(names.filter((n) => n.startsWith('fan-out cost 9+:'))).toHaveLength(2);

@@ -77,7 +77,8 @@ function model(c: StoreCase): FanOutCost {
     if (events.length === 0) b.none++;
     else if (events.some((e) => e.source === 'unpriced')) {
       b.unpriced++;
-      b.uncosted = (b.uncosted ?? 0) + events.reduce((sum, e) => sum + (e.source === 'unpriced' ? 0 : e.subcents), 0);
+      const priced = events.filter((e) => e.source !== 'unpriced');
+      if (priced.length > 0) b.uncosted = (b.uncosted ?? 0) + priced.reduce((sum, e) => sum + e.subcents, 0);
     } else b.costed.push(events.reduce((sum, e) => sum + e.subcents, 0));
   });
   const unattributed = c.events.filter((e) => typeof e.turn !== 'number' && inFilter(e.session) && inWindow(e.second));
@@ -283,6 +284,15 @@ describe.each(TARGETS)('R5-3 fan_out_cost on %s, host schema', (target) => {
         scope: {},
       },
       [6_103, 350, 1_895],
+    ],
+    [
+      'a turn with unpriced events only has no priced part: null, never $0',
+      {
+        turns: [{ session: 's1', started: 1, top: 1, nested: 0 }],
+        events: [{ turn: 0, session: 's1', taskGiven: true, source: 'unpriced', subcents: 0, second: 1 }],
+        scope: {},
+      },
+      [null, null, null],
     ],
     [
       'a negative event is summed like any other',

@@ -185,6 +185,9 @@ describe.each(FIXTURES)('the demo store across dialects on the %s host schema', 
         estimated_cost_subcents: costs.estimatedSubcents,
         unpriced_events: costs.unpricedEvents,
         cost_lower_bound: true,
+        // R6-9: the estimated part's own unpriced events, and its bound by them only
+        estimated_unpriced_events: costs.estimatedUnpricedEvents,
+        estimated_cost_lower_bound: costs.estimatedUnpricedEvents > 0,
         measured_cost_subcents: costs.measuredSubcents,
         list_priced_cost_subcents: costs.listPricedSubcents,
       });
