@@ -334,7 +334,11 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           const graceSeconds = secondsFlag('--grace-seconds', values['grace-seconds']) ?? graceSecondsFromEnv(io.env);
           // R3-8: the report writes nothing, so a SQLite store opens read-only
           db = await open('reading');
-          return publishCommand(db, request, { graceSeconds });
+          // issue 57 #21: a retried write is said on stderr as it happens, as the export's are
+          return publishCommand(db, request, {
+            graceSeconds,
+            say: (line) => io.stderr.write(`${terminalSafeLines(line)}\n`),
+          });
         }
         case 'export': {
           expectArguments(rest, 0, command);

@@ -195,6 +195,20 @@ describe.each(TARGETS)('issue 57: publish --to against a hostile S3 on %s', (nam
     expect(stderr).not.toContain('transaction');
   });
 
+  it('R4-9 / issue 57 #21: a 503 that the SDK retries is said on stderr as it happens; the run then succeeds', async () => {
+    await seed(t.db);
+    let refused = 0;
+    s3.refuse({
+      when: (r) => r.method === 'PUT' && r.key.endsWith('/latest/index.html') && refused++ === 0,
+      answer: { status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' },
+    });
+    const run = await publish();
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    expect(run.stderr.split('\n').filter((l) => l.startsWith('S3 '))).toEqual([
+      'S3 answered SlowDown (HTTP 503) to PutObjectCommand (attempt 1 of 3); retrying',
+    ]);
+  });
+
   it('R4-9 / issue 57 #18, issue 58 #14: an endpoint without a scheme is refused before anything runs, naming the variable', async () => {
     setEnv({ AWS_ENDPOINT_URL_S3: '127.0.0.1:45999' });
     const run = await publish();
