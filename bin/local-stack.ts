@@ -8,6 +8,7 @@ import { UsageError } from '../lib/cli/usage-error.js';
 import { databaseKind } from '../lib/db/open.js';
 import { logger } from '../lib/observability.js';
 import { redactText } from '../lib/redact.js';
+import { terminalSafe } from '../lib/terminal-text.js';
 import type { LocalS3 } from '../local/publish-demo.js';
 import { type LocalStackResult, runLocalStack } from '../local/stack.js';
 import { type KeptStore, renderStackSummary } from '../local/stack-summary.js';
@@ -83,6 +84,11 @@ async function main(): Promise<number> {
       );
     return n;
   };
+  // issue 58 #12: a URL given as a path would be advised `mkdir -p …/sqlite:/root/x`
+  if (values.sqlite?.startsWith('sqlite:'))
+    throw new FlagError(
+      `--sqlite takes a file path, not a URL (got ${JSON.stringify(terminalSafe(values.sqlite))}): give --sqlite ${values.sqlite.slice('sqlite:'.length)} (or --database-url ${values.sqlite})`,
+    );
   if (values.sqlite !== undefined && !existsSync(dirname(resolve(values.sqlite))))
     throw new FlagError(
       `--sqlite ${values.sqlite}: the folder ${dirname(resolve(values.sqlite))} does not exist; create it (mkdir -p ${dirname(resolve(values.sqlite))}) or choose a path in a folder that exists`,

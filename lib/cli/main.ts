@@ -358,7 +358,11 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
           const graceSeconds = secondsFlag('--grace-seconds', values['grace-seconds']) ?? graceSecondsFromEnv(io.env);
           // R3-8: the report writes nothing, so a SQLite store opens read-only
           db = await open('reading');
-          return publishCommand(db, request, { graceSeconds });
+          // issue 57 #21: a retried write is said on stderr as it happens, as the export's are
+          return publishCommand(db, request, {
+            graceSeconds,
+            say: (line) => io.stderr.write(`${terminalSafeLines(line)}\n`),
+          });
         }
         case 'export': {
           expectArguments(rest, 0, command);
@@ -438,9 +442,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         }
       }
     };
-    const outcome = await run();
-    // Ctrl-C during a command with no boundary of its own (one transaction: migrate, health; a
-    // read: report): it finished first, so its result is where it stands
+    // A read that writes nothing (report) stops at Ctrl-C, its result not waited for (issue 58 #11).
+    // On SQLite its statements are synchronous and chained, so the signal is seen only after them:
+    // it ends, then says so (exit 130).
+    const outcome = await (command === 'report' ? stopAtInterrupt(run(), interrupt.signal) : run());
+    // A SIGINT that came during synchronous SQLite statements (the whole command can be one chain of
+    // microtasks) is delivered only once the event loop waits: a short timer lets it, so it is not
+    // lost and the command says it was interrupted (issue 57 #11). setImmediate alone did not.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Ctrl-C during a command with no boundary of its own (one transaction: migrate, health): it
+    // finished first, so its result is where it stands
     const stopped = interrupt.signal.aborted ? interruptedAfter(command, outcome.result) : undefined;
     // R4-5: a read-only command says how it read a SQLite store (whether SQLite made files to read it)
     const readNote = db?.readNote === undefined ? [] : [`the SQLite store was ${db.readNote}`];
@@ -481,6 +492,28 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   }
 }
 
+/** The part of publish's result interruptedAfter reads (lib/cli/commands/publish.ts loads lazily). */
+interface PublishSummaryLike {
+  objects?: { key: string }[];
+}
+
+/** `work`, or an Interrupted as soon as `signal` aborts: a read-only command stops without its result. */
+async function stopAtInterrupt<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  let listener: (() => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    listener = () =>
+      reject(new Interrupted('report stopped before its result; it wrote nothing', 'run the same command again'));
+    if (signal.aborted) listener();
+    else signal.addEventListener('abort', listener, { once: true });
+  });
+  try {
+    return await Promise.race([work, stopped]);
+  } finally {
+    signal.removeEventListener('abort', listener!);
+    work.catch(() => undefined); // a statement still running fails when the store closes: not news
+  }
+}
+
 /**
  * What a command that ran to its end after Ctrl-C says (exit 130): an export stopped between pages
  * with its position stored; the others finished their one transaction or read.
@@ -498,6 +531,14 @@ function interruptedAfter(command: string | undefined, result: unknown): Interru
       'spend stopped between pages; every page before it was written whole',
       'run the same command again: it reads only the subagents still without final usage',
     );
+  if (command === 'publish') {
+    // issue 57 #16: publish has no transaction; what it wrote is the result above
+    const written = ((result as PublishSummaryLike).objects ?? []).map((o) => o.key);
+    return new Interrupted(
+      `publish ran to its end (it wrote ${written.length} object(s): ${written.join(', ')}; the link above is complete)`,
+      'nothing is left to run',
+    );
+  }
   const what = command === 'report' ? 'it wrote nothing' : 'its transaction was committed before it stopped';
   return new Interrupted(
     `${command ?? 'the command'} ran to its end (${what}; the result above is complete)`,

@@ -38,6 +38,23 @@ export interface S3Bounds {
   requestTimeoutMs?: number;
   connectTimeoutMs?: number;
   maxAttempts?: number;
+  /**
+   * told of each attempt that failed and will be retried, as it happens (issue 57 #21, R4-9's
+   * "retries say so on stderr"): the CLI writes it to stderr, as the export does
+   */
+  onRetry?: (text: string) => void;
+}
+
+/** What S3 (or the network) answered an attempt, for the retry line: the status or the code. */
+function attemptFailure(err: unknown): { retried: boolean; what: string } {
+  const e = (err ?? {}) as SdkError;
+  const status = e.$metadata?.httpStatusCode;
+  const code = codeOf(err);
+  const retried =
+    (status !== undefined && (status >= 500 || status === 429)) ||
+    (code !== undefined && (NO_ANSWER.has(code) || REFUSED.has(code)));
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  return { retried, what: status === undefined ? (code ?? name) : `${name} (HTTP ${status})` };
 }
 
 /** The variable that names a custom endpoint, and its value: the SDK's own order. */
@@ -70,7 +87,8 @@ export function checkS3Endpoint(env: NodeJS.ProcessEnv = process.env): void {
 /** The SDK's client with the run's bounds; everything else from the SDK's own configuration. */
 export function createS3Client(bounds: S3Bounds = {}, env: NodeJS.ProcessEnv = process.env): S3Client {
   checkS3Endpoint(env);
-  return new S3Client({
+  const maxAttempts = bounds.maxAttempts ?? PUBLISH_DEFAULTS.maxAttempts;
+  const client = new S3Client({
     maxAttempts: bounds.maxAttempts ?? PUBLISH_DEFAULTS.maxAttempts,
     // Never follow S3 to another region (issue 57 #6): the SDK would write the objects and the
     // link, signed for AWS_REGION, would never open. The redirect fails the run, naming the region.
@@ -80,6 +98,31 @@ export function createS3Client(bounds: S3Bounds = {}, env: NodeJS.ProcessEnv = p
       requestTimeout: bounds.requestTimeoutMs ?? PUBLISH_DEFAULTS.requestTimeoutMs,
     },
   });
+  const onRetry = bounds.onRetry;
+  if (onRetry !== undefined) {
+    // inside the SDK's retry loop: each attempt passes here, so a failed one that is not the last
+    // and that the SDK retries (a 5xx, a throttle, a connection that failed) is said as it happens
+    type Middleware = Parameters<typeof client.middlewareStack.addRelativeTo>[0];
+    client.middlewareStack.addRelativeTo(
+      ((next: (args: unknown) => Promise<unknown>, context: { commandName?: string; __attempt?: number }) =>
+        async (args: unknown) => {
+          const attempt = (context.__attempt ?? 0) + 1;
+          context.__attempt = attempt;
+          try {
+            return await next(args);
+          } catch (err) {
+            const failure = attemptFailure(err);
+            if (failure.retried && attempt < maxAttempts)
+              onRetry(
+                `S3 answered ${failure.what} to ${context.commandName ?? 'a request'} (attempt ${attempt} of ${maxAttempts}); retrying`,
+              );
+            throw err;
+          }
+        }) as unknown as Middleware,
+      { relation: 'after', toMiddleware: 'retryMiddleware', name: 'sayRetries', override: true },
+    );
+  }
+  return client;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
+import { runCli } from '../../lib/cli/main.js';
 import type { Queryable } from '../../lib/db/database.js';
+import { startLocalPipeline } from '../../local/pipeline.js';
 import { runCliCaptured, runCliJson, testProxyEnv } from '../support/cli-run.js';
 import { puts, useS3 } from '../support/s3.js';
 import { insertRows } from '../support/subagent-rows.js';
@@ -168,6 +170,43 @@ describe.each(TARGETS)('issue 57: publish --to against a hostile S3 on %s', (nam
     await bad('s3://bucket/a\u202eb', /^--to the prefix "a\\u202Eb" holds a control or bidi character/);
     await bad('s3://bucket/a\u001bb', /^--to the prefix "a\\x1Bb" holds a control or bidi character/);
     expect(s3.requests).toEqual([]);
+  });
+
+  it('R5-6 / issue 57 #16: Ctrl-C during publish says what it wrote, not that a transaction was committed (exit 130)', async () => {
+    await seed(t.db);
+    let stdout = '';
+    let stderr = '';
+    const ctrlC = new AbortController();
+    ctrlC.abort(); // the SIGINT came while it ran: it has no boundary, so it runs to its end
+    const code = await runCli(
+      ['publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/p`],
+      {
+        stdout: { write: (text: string) => (stdout += text), isTTY: false },
+        stderr: { write: (text: string) => (stderr += text), isTTY: false },
+        env: testProxyEnv(),
+      },
+      { startPipeline: startLocalPipeline, interrupt: { signal: ctrlC.signal, onForce: () => undefined } },
+    );
+    expect(code).toBe(130);
+    expect(stdout).toContain('the page, for 1 hour');
+    expect(stderr).toMatch(
+      /(?:^|\n)subagent-context: interrupted: publish ran to its end \(it wrote 4 object\(s\): p\/\S+\/report\.json, p\/\S+\/index\.html, p\/latest\/report\.json, p\/latest\/index\.html; the link above is complete\); nothing is left to run\n$/,
+    );
+    expect(stderr).not.toContain('transaction');
+  });
+
+  it('R4-9 / issue 57 #21: a 503 that the SDK retries is said on stderr as it happens; the run then succeeds', async () => {
+    await seed(t.db);
+    let refused = 0;
+    s3.refuse({
+      when: (r) => r.method === 'PUT' && r.key.endsWith('/latest/index.html') && refused++ === 0,
+      answer: { status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' },
+    });
+    const run = await publish();
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    expect(run.stderr.split('\n').filter((l) => l.startsWith('S3 '))).toEqual([
+      'S3 answered SlowDown (HTTP 503) to PutObjectCommand (attempt 1 of 3); retrying',
+    ]);
   });
 
   it('R4-9 / issue 57 #18, issue 58 #14: an endpoint without a scheme is refused before anything runs, naming the variable', async () => {

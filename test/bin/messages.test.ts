@@ -603,6 +603,13 @@ describe('issue 34: npm start says what it could not do', () => {
       EXIT.usage,
     ],
     [
+      'issue 58 #12: --sqlite given a sqlite: URL says it takes a path, never to mkdir a folder named sqlite: (exit 2)',
+      async () => ['--sqlite', 'sqlite:/root/x/y.db'],
+      () =>
+        '--sqlite takes a file path, not a URL (got "sqlite:/root/x/y.db"): give --sqlite /root/x/y.db (or --database-url sqlite:/root/x/y.db)',
+      EXIT.usage,
+    ],
+    [
       'a PostgreSQL it cannot reach, by host:port (exit 1)',
       async () => ['--database-url', `postgres://postgres@127.0.0.1:${await closedPort()}/x`],
       (argv) =>

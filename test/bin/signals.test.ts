@@ -128,6 +128,50 @@ describe('R4-5 / issue 57 #9: SIGTERM or SIGHUP while a store is read from its p
   }, 90_000);
 });
 
+describe('issue 57 #11, issue 58 #11: Ctrl-C during report on SQLite', () => {
+  const folder = join(dir, 'own');
+  const store = join(folder, 'own.db');
+  beforeAll(async () => {
+    mkdirSync(folder);
+    const db = openDatabase(`sqlite:${store}`, { create: true });
+    await createHostSchema(db);
+    await runMigration(db);
+    await insertGeneratedTurn(db, 30_000, 'wide');
+    await db.close();
+  }, 120_000);
+
+  it('issue 57 #11, issue 58 #11: SIGINT while report reads on SQLite is not swallowed: exit 130 and an "interrupted" line, no -wal/-shm left', async () => {
+    const run = start(
+      [
+        join(ROOT, 'bin/subagent-context.mjs'),
+        'report',
+        '--database-url',
+        `sqlite:${store}`,
+        '--json',
+        '--trees',
+        '50',
+      ],
+      { PATH: process.env.PATH, HOME: process.env.HOME },
+      60_000,
+    );
+    // reading: SQLite made its -shm beside the store (removed when it closes)
+    await until(
+      () => storeFiles(folder, 'own.db').includes('own.db-shm') || run.child.exitCode !== null,
+      30_000,
+      'the read',
+    );
+    expect(run.child.exitCode, run.output().stderr).toBeNull();
+    run.child.kill('SIGINT');
+    const ended = await run.ended;
+    expect(ended.code, ended.stderr).toBe(130);
+    // its statements are synchronous: it stops before its result, or says it ran to its end
+    expect(ended.stderr).toMatch(
+      /\nsubagent-context: interrupted: report (?:stopped before its result; it wrote nothing; run the same command again|ran to its end \(it wrote nothing; the result above is complete\); nothing is left to run)\n$/,
+    );
+    expect(storeFiles(folder, 'own.db')).toEqual(['own.db']);
+  }, 90_000);
+});
+
 /** `npm start -- …` as a person starts it: npm, then tsx, then node, in a process group of its own. */
 function npmStart(args: string[], boundMs: number, command = ['npm', 'start', '--']) {
   const npm = spawn(command[0]!, [...command.slice(1), ...args], {

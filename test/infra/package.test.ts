@@ -405,6 +405,13 @@ describe('the packaged CloudFormation template', () => {
     });
   });
 
+  it('R5-6 / issue 57 #17: a failed scheduled publish is not retried by Lambda (no rerun writing more dated folders)', () => {
+    const [, config] = ofType('AWS::Lambda::EventInvokeConfig').find(([, r]) =>
+      JSON.stringify(r.Properties.FunctionName).includes('PublishLambdaFunction'),
+    )!;
+    expect(config.Properties.MaximumRetryAttempts).toBe(0);
+  });
+
   it('tells ingest where the dead-letter queue is', () => {
     expect(resource('IngestLambdaFunction').Properties.Environment.Variables.DLQ_URL).toEqual({
       Ref: 'FramesDeadLetterQueue',

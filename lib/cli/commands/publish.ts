@@ -93,10 +93,10 @@ function withoutUserinfo(url: string): string {
 export async function publishCommand(
   db: Queryable,
   request: PublishRequest,
-  ctx: { graceSeconds?: number; env?: NodeJS.ProcessEnv },
+  ctx: { graceSeconds?: number; env?: NodeJS.ProcessEnv; say?: (line: string) => void },
 ): Promise<CommandResult<PublishResult>> {
   const { target } = request;
-  const client = createS3Client();
+  const client = createS3Client({ onRetry: ctx.say });
   try {
     const writer = s3Writer(client, target.bucket, { prefix: target.prefix, env: ctx.env });
     const summary = await publishReport(db, writer, target, { graceSeconds: ctx.graceSeconds });

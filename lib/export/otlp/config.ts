@@ -48,6 +48,13 @@ function resolveUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
     throw new OtlpConfigError(
       'no OTLP endpoint: pass --otlp http://collector:4318 (or the full traces URL), or set OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
     );
+  // issue 58 #13: `localhost:4318` parses as a URL of scheme "localhost:"; it is a host and port
+  // without a scheme, said so as typed, with the URL it most likely means
+  const hostPort = /^[\w.-]+:\d{1,5}(?:\/\S*)?$/.exec(raw.trim())?.[0];
+  if (hostPort !== undefined)
+    throw new OtlpConfigError(
+      `the OTLP endpoint ${describeEndpoint(JSON.stringify(raw))} has no scheme: give the URL with http:// or https://, e.g. http://${hostPort}`,
+    );
   let url: URL;
   try {
     url = new URL(raw);

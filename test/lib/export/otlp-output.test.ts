@@ -263,6 +263,16 @@ describe('R4-9 the endpoint and flags config.ts reads (after the 2026-12-02 muta
     );
   });
 
+  it('R4-9 / issue 58 #13: a host and port without a scheme is said to be so, as typed, with the URL it means', () => {
+    for (const [given, url] of [
+      ['localhost:4318', 'http://localhost:4318'],
+      ['collector.internal:4318', 'http://collector.internal:4318'],
+    ])
+      expect(() => resolveOtlpTarget({ url: given }, {})).toThrow(
+        `the OTLP endpoint "${given}" has no scheme: give the URL with http:// or https://, e.g. ${url}`,
+      );
+  });
+
   it('R4-9: the refusals name what was given and what is supported (never a header value)', () => {
     const message = (flags: Parameters<typeof resolveOtlpTarget>[0], env: NodeJS.ProcessEnv = {}) => {
       try {
