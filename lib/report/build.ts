@@ -18,6 +18,7 @@ import {
   type SortBy,
   seriesGroupOf,
   type TurnTree,
+  typeSeriesGroupOf,
 } from './document.js';
 import { bucketLabel, fanOutCostStatement } from './fan-out-cost-sql.js';
 import {
@@ -98,11 +99,13 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
       needs.push(by === 'task' ? pageTasks : undefined);
     return needs.includes(undefined) ? undefined : Math.max(...(needs as number[]));
   });
-  // R4-12: a level that only feeds the page's series computes only what a series group holds
+  // R4-12: a level that only feeds the page's series computes only what a series group holds;
+  // R6-6: but the type level (a few groups) is ranked, for what one subagent of each type spent
   const lean = levels.map((by) => options.pageData === true && by !== scope.by);
+  const ranked = levels.map((by, i) => lean[i] === true && by === 'type');
   const hostTimes = { unreadable: 0 };
   const [main, shortfall, trees, fanOutCost] = await Promise.all([
-    readFigures(db, { ...scope, levels, cuts, sort, lean }, catalog, scope.by, options.pageData === true),
+    readFigures(db, { ...scope, levels, cuts, sort, lean, ranked }, catalog, scope.by, options.pageData === true),
     readShortfall(db, keys, now - BigInt(Math.round(graceSeconds * 1_000_000))),
     options.trees === undefined ? [] : readTurnTrees(db, { ...filter, limit: options.trees }, hostTimes),
     readFanOutCost(db, scope, catalog),
@@ -115,7 +118,7 @@ export async function buildReport(source: Queryable, options: ReportOptions = {}
   const series: Series | undefined = options.pageData
     ? {
         day: seriesOf('day'),
-        type: seriesOf('type'),
+        type: sortGroups(groupsOf('type'), sort).map(typeSeriesGroupOf),
         task: seriesOf('task').slice(0, pageTasks),
         task_groups: main.levelGroups[levels.indexOf('task')]!,
       }

@@ -387,6 +387,13 @@ export const seriesGroup = z.extend(z.omit(group, SERIES_LEAVES_OUT), {
 });
 
 /**
+ * R6-6: a group of the page's type series: a series group whose spend keeps the per-subagent
+ * percentiles (the page's chart of what one subagent of each type spent). The type level is few
+ * groups, computed with its percentiles (build.ts); additive in version 1.
+ */
+export const typeSeriesGroup = z.extend(seriesGroup, { spend: spendFigures });
+
+/**
  * The page's breakdowns (R3-9), over the same scope as `totals` and whatever `--by` asked for:
  * one group per UTC day, subagent type and task, each in `sort` order, with the figures the page
  * draws (seriesGroup). Present when the caller asked for the page's data (`report --html`);
@@ -394,7 +401,8 @@ export const seriesGroup = z.extend(z.omit(group, SERIES_LEAVES_OUT), {
  */
 export const series = z.object({
   day: z.optional(z.array(seriesGroup)),
-  type: z.optional(z.array(seriesGroup)),
+  /** R6-6: with the spend percentiles (typeSeriesGroup) */
+  type: z.optional(z.array(typeSeriesGroup)),
   /** not filled since R4-12: the page's by-model chart reads `totals.models` (kept: older documents have it) */
   model: z.optional(z.array(seriesGroup)),
   /** R4-12: the first `task_groups` of them at most: the page's task rows (report --html: PAGE_DEFAULTS.tasks) */
@@ -537,6 +545,7 @@ export type TurnTree = z.infer<typeof turnTree>;
 export type ReportDocument = z.infer<typeof reportDocument>;
 export type Series = z.infer<typeof series>;
 export type SeriesGroup = z.infer<typeof seriesGroup>;
+export type TypeSeriesGroup = z.infer<typeof typeSeriesGroup>;
 export type Distributions = z.infer<typeof distributions>;
 export type FanOutCost = z.infer<typeof fanOutCost>;
 export type FanOutCostBucket = z.infer<typeof fanOutCostBucket>;
@@ -546,4 +555,9 @@ export function seriesGroupOf(g: Group): SeriesGroup {
   const kept = Object.fromEntries(Object.entries(g).filter(([name]) => !(name in SERIES_LEAVES_OUT)));
   const { cost_p50_subcents: _p50, cost_p95_subcents: _p95, ...spend } = g.spend;
   return { ...kept, tokens: { sum: g.tokens.sum, reported: g.tokens.reported }, spend } as SeriesGroup;
+}
+
+/** R6-6: a group as the type series holds it: a series group with its spend whole. */
+export function typeSeriesGroupOf(g: Group): TypeSeriesGroup {
+  return { ...seriesGroupOf(g), spend: g.spend };
 }

@@ -48,6 +48,12 @@ export interface ReportScope {
    * statement 1 gives it no percentiles nor distinct counts (NULL), statement 2 no lists.
    */
   lean?: readonly boolean[];
+  /**
+   * R6-6: a lean level i + 1 that statement 1 still ranks where ranked[i] is true (its percentiles
+   * and distinct counts, not rolled up): the page's type level, for what one subagent of each type
+   * spent. Statement 2 still lists nothing for it.
+   */
+  ranked?: readonly boolean[];
 }
 
 /** The groupings of a scope, level i + 1 being the i-th (lvl 0 is always the totals). */
@@ -210,6 +216,8 @@ const allLevels = (scope: ReportScope) => [0, ...levelsOf(scope).map((_, i) => i
 
 /** A lean level (ReportScope.lean); level 0 never is. */
 const isLean = (scope: ReportScope, lvl: number) => lvl > 0 && scope.lean?.[lvl - 1] === true;
+/** A lean level statement 1 computes without its costly figures (rolled up): lean and not ranked (R6-6). */
+const isUnranked = (scope: ReportScope, lvl: number) => isLean(scope, lvl) && scope.ranked?.[lvl - 1] !== true;
 
 /**
  * The figures of statement 1 that do not add up: [expression, column] each. R4-12: the distinct
@@ -780,7 +788,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
   // R4-12: the page's lean day, type and model levels are rolled up from one grouping of the rows
   // by all their keys at once (rolledUp): their figures all add up, and each level sorted every row
   const rolled = levelsOf(scope).flatMap((by, i) =>
-    isLean(scope, i + 1) && !SESSION_GROUPS.includes(by) ? [i + 1] : [],
+    isUnranked(scope, i + 1) && !SESSION_GROUPS.includes(by) ? [i + 1] : [],
   );
   const rollup = rolledUp(d, scope, rolled, figures, usage);
   // in order: a CTE reads only the ones before it (the cut before the members and figures it limits)
@@ -799,7 +807,7 @@ export function figuresStatement(d: Dialect, scope: ReportScope, catalog: StoreC
       (lvl) =>
         rollup?.level(lvl) ??
         `SELECT lvl, gnull, gkey, ${figures.map((f) => wholeColumn(f, lvl)).join(', ')},
-    ${costlyColumns(d, isLean(scope, lvl), usage)}
+    ${costlyColumns(d, isUnranked(scope, lvl), usage)}
   FROM ${keptRows(`(${levelRows(d, scope, [lvl])}) lr`)} GROUP BY lvl, gnull, gkey`,
     )
     .join('\n  UNION ALL\n  ')}

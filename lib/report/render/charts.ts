@@ -45,8 +45,8 @@ const DAY_MS = 86_400_000;
 export interface ChartCell {
   value: number | null;
   path: string;
-  /** the figure's unit on the page: a count (the default), or subcents shown as dollars */
-  unit?: 'dollars';
+  /** the figure's unit on the page: a count (the default), subcents shown as dollars, or a ratio shown as a percentage */
+  unit?: 'dollars' | 'share';
   /** the words for a null (default "not reported") */
   none?: string;
 }
@@ -631,6 +631,9 @@ export function fanOutCostChart(
         'Turns with an unpriced event',
         'Turns without cost',
         'Priced, in turns not costed',
+        'Turns with every subagent’s spend known',
+        'Their subagents’ spend',
+        'Subagents’ share of the turn (median)',
       ],
       rows: b.map((bucket, i) => ({
         label: bucket.fan_out,
@@ -650,8 +653,148 @@ export function fanOutCostChart(
             unit: 'dollars',
             none: 'none',
           },
+          // R6-5, R6-6: what the turns' own subagents spent (null: spend not collected, or no such turn)
+          { value: bucket.spend_known_turns, path: path(i, 'spend_known_turns'), none: 'not collected' },
+          { ...money(i, 'subagent_cost_subcents', bucket.subagent_cost_subcents), none: 'none known' },
+          { value: bucket.subagent_share, path: path(i, 'subagent_share'), unit: 'share', none: 'none known' },
         ],
       })),
+    },
+  };
+}
+
+/** R6-6: where the spend figures come from (the fan-out cost text and the spend chart say the same). */
+export const SPEND_SOURCE_WORDS =
+  "What a subagent spent is its own run's usage, read from the agent's record of it (Claude Code transcripts, OpenCode child sessions, Codex rollouts) by `subagent-context spend`; its context at finish is not spend and is never added to it.";
+
+/** R6-6: the coverage, in these words: "usage known for N of M subagents". */
+export function usageCoverage(spend: Figures['spend'], subagents: number): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  return `usage known for ${n(spend.subagents_with_usage ?? 0)} of ${n(subagents)} subagents`;
+}
+
+/** A type label, cut to `chars`, with how many of its subagents have usage, never cut: "Explore (12 of 40)". */
+const typeWithCoverage = (label: string, g: SeriesGroup, chars: number) =>
+  `${shortLabel(label, chars)} (${(g.spend.subagents_with_usage ?? 0).toLocaleString('en-US')} of ${g.subagents.toLocaleString('en-US')})`;
+
+/**
+ * R6-6: what one subagent spent, by type: per type the median and p95 of a subagent's run cost
+ * (over its priced runs, the document's per-group figures), as horizontal bars in dollars, each
+ * type labelled with how many of its subagents have usage. A type with no priced run has no bar
+ * (never $0); the table lists every type with its coverage.
+ */
+export function spendByTypeChart(types: GroupsAt | undefined, totals: Figures): Chart {
+  const id = 'chart-spend-by-type';
+  const title = 'What one subagent spent, by type';
+  const s = totals.spend;
+  if (s.subagents_with_usage === null) {
+    return {
+      id,
+      title,
+      caption:
+        'Not available: spend not collected (the store has no `task_session_subagent_usage` table: `subagent-context migrate` creates it, `subagent-context spend` fills it).',
+      svg: null,
+      table: null,
+    };
+  }
+  const n = (v: number) => v.toLocaleString('en-US');
+  const money = (v: number | null) => (v === null ? 'none priced' : dollars(v));
+  const lower =
+    s.cost_lower_bound === true ? ' Runs unpriced or not final are left out of the costs: each is a lower bound.' : '';
+  const costs =
+    s.cost_p50_subcents === null
+      ? 'no run is priced.'
+      : `one subagent's run cost a median of ${money(s.cost_p50_subcents)}, p95 ${money(s.cost_p95_subcents)}, at most ${money(s.cost_max_subcents)}.`;
+  const coverage = `${capitalize(usageCoverage(s, totals.subagents))} (${n(s.complete ?? 0)} final, ${n(s.unpriced ?? 0)} unpriced): ${costs}${lower} ${SPEND_SOURCE_WORDS}`;
+  if (types === undefined || types.groups.length === 0) {
+    return { id, title, caption: `${coverage} This document has no per-type groups.`, svg: null, table: null };
+  }
+  const base = types.path;
+  const ordered = types.groups
+    .map((g, i) => ({ g, i, label: keyLabel(g.key) }))
+    .sort(
+      (a, b) =>
+        (b.g.spend.subagents_with_usage ?? 0) - (a.g.spend.subagents_with_usage ?? 0) ||
+        b.g.subagents - a.g.subagents ||
+        compare(a.label, b.label),
+    );
+  const p50 = (g: SeriesGroup) => (g.spend as Partial<Figures['spend']>).cost_p50_subcents ?? null;
+  const p95 = (g: SeriesGroup) => (g.spend as Partial<Figures['spend']>).cost_p95_subcents ?? null;
+  const priced = ordered.filter((r) => p50(r.g) !== null);
+  const caption = `${coverage}${priced.length > CHART_BARS ? ` The ${CHART_BARS} types with the most usage are drawn.` : ''} A type's label says how many of its subagents have usage.`;
+  const shown = priced.slice(0, CHART_BARS).reverse();
+  const svg =
+    shown.length === 0
+      ? null
+      : render(
+          (v) => {
+            const labels = shown.map((r) => typeWithCoverage(r.label, r.g, v.labelChars));
+            const widest = Math.max(...labels.map((l) => codePoints(l)));
+            return {
+              legend: legend(['median', 'p95']),
+              grid: {
+                left: 12 + Math.ceil(widest * CHART_FONT_PX * 0.6),
+                right: 24,
+                top: 36,
+                bottom: 28,
+                outerBoundsMode: 'none',
+              },
+              xAxis: { type: 'value', axisLabel: axisLabel({ formatter: dollarAxis }) },
+              yAxis: { type: 'category', data: labels, axisLabel: axisLabel({ hideOverlap: false }) },
+              series: [
+                {
+                  name: 'median',
+                  type: 'bar',
+                  data: shown.map((r) => p50(r.g)),
+                  itemStyle: { color: COLORS.primary },
+                },
+                {
+                  name: 'p95',
+                  type: 'bar',
+                  data: shown.map((r) => p95(r.g) ?? '-'),
+                  itemStyle: { color: COLORS.secondary },
+                },
+              ],
+            };
+          },
+          () => Math.max(140, 72 + shown.length * 40),
+        );
+  const path = (i: number, field: string) => `${base}.${i}.${field}`;
+  const cost = (i: number, field: string, value: number | null): ChartCell => ({
+    value,
+    path: path(i, `spend.${field}`),
+    unit: 'dollars',
+    none: 'none priced',
+  });
+  return {
+    id,
+    title,
+    caption,
+    svg,
+    table: {
+      columns: [
+        'Type',
+        'Subagents',
+        'With usage',
+        'Final',
+        'Median per subagent',
+        'p95 per subagent',
+        'Largest',
+        'Unpriced',
+      ],
+      rows: ordered.slice(0, CHART_TABLE_ROWS).map(({ g, i, label }) => ({
+        label,
+        cells: [
+          { value: g.subagents, path: path(i, 'subagents') },
+          { value: g.spend.subagents_with_usage, path: path(i, 'spend.subagents_with_usage') },
+          { value: g.spend.complete, path: path(i, 'spend.complete') },
+          cost(i, 'cost_p50_subcents', p50(g)),
+          cost(i, 'cost_p95_subcents', p95(g)),
+          cost(i, 'cost_max_subcents', g.spend.cost_max_subcents),
+          { value: g.spend.unpriced, path: path(i, 'spend.unpriced') },
+        ],
+      })),
+      more: Math.max(0, ordered.length - CHART_TABLE_ROWS),
     },
   };
 }

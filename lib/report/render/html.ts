@@ -10,6 +10,8 @@ import {
   fanOutCostChart,
   liveBackfillChart,
   perDayChart,
+  SPEND_SOURCE_WORDS,
+  spendByTypeChart,
 } from './charts.js';
 import { chartMarkup, type Html, html, trusted } from './escape.js';
 import { EMPTY_KEY_LABEL, fanOutCostClosing, NOT_REPORTED_LABEL, UNPRICED_NOT_KNOWN } from './labels.js';
@@ -44,6 +46,8 @@ function fig(value: number | null, path: string, none = 'not reported', show: (v
 }
 
 const duration = (value: number | null, path: string, none?: string) => fig(value, path, none, humanDuration);
+/** A ratio as a percentage (0.25 → 25%), at most one decimal. */
+const percent = (v: number) => `${+(v * 100).toFixed(1)}%`;
 /** R6-11: a cost in dollars by the one money rule (lib/money.ts): its column's precision, a lower bound rounded down. */
 const cost = (value: number | null, path: string, none: string, money: MoneyOptions = {}) =>
   fig(value, path, none, (v) => dollars(v, money));
@@ -274,11 +278,55 @@ function totals(t: Figures): Html {
   ${item('Estimated part of the cost', scopeCost(estimatedBound(t, p), t.estimated_cost_subcents, `${p}.estimated_cost_subcents`, 'n/a'))}
   ${item('Cost by source', costSources(t))}
   ${item('Cost per context', scopeCost(costBound(t, p), t.cost_per_context_subcents, `${p}.cost_per_context_subcents`, 'n/a'))}
+  ${spendItems(t, item)}
   ${item('First observed', instant(t.first_observed_at, `${p}.first_observed_at`, 'none'))}
   ${item('Last observed', instant(t.last_observed_at, `${p}.last_observed_at`, 'none'))}
 </dl>
+<p class="muted unit">${inlineCode(SPEND_SOURCE_WORDS)} Spend is shown apart from the ledger's cost, which may already include it: no figure adds the two.</p>
 <p class="muted unit">Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar); ≥ marks a cost that leaves out unpriced events, each with its own count. The estimated part is the cost of the events whose token counts the host marked as not authoritative. Measured is the cost the agent reported itself, list-priced what the host priced at a list price, other the events that say neither. Durations are what the subagents reported. Context at finish is the tokens of context each subagent reported having when it finished (its last request): not what it consumed over its run, and not what the cost paid for.</p>
 </section>`;
+}
+
+/** Page text with `backticks` as inline code. */
+const inlineCode = (text: string) =>
+  html`${text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part))}`;
+
+/**
+ * R6-6: what the subagents' own runs spent (R6-5's totals.spend), apart from the ledger's cost and
+ * from context at finish: the coverage in its words ("usage known for N of M subagents"), the
+ * cost by source (≥ where a run is unpriced or not final), and what one subagent's run cost.
+ */
+function spendItems(t: Figures, item: (label: string, value: Html) => Html): Html {
+  const p = 'totals.spend';
+  const s = t.spend;
+  if (s.subagents_with_usage === null)
+    return item(
+      'Spend (each subagent’s own run)',
+      html`<span class="none">not collected (the store has no <code>task_session_subagent_usage</code> table)</span>`,
+    );
+  if (s.subagents_with_usage === 0)
+    return item(
+      'Spend (each subagent’s own run)',
+      html`usage known for ${fig(0, `${p}.subagents_with_usage`)} of ${fig(t.subagents, 'totals.subagents')} subagents <span class="muted">(<code>subagent-context spend</code> reads it from the agents' records)</span>`,
+    );
+  const lowerBound = s.cost_lower_bound === true;
+  // a sum leaving out unpriced or unfinished runs is a lower bound (rounded down); a run's own cost is not
+  const money = (value: number | null, field: string, decimals?: MoneyOptions['decimals'], bound = lowerBound) =>
+    cost(value, `${p}.${field}`, 'none priced', { decimals, lowerBound: bound });
+  const mark = lowerBound ? html`<span class="lower-bound">≥</span> ` : '';
+  const decimals = moneyDecimals([s.measured_cost_subcents, s.list_priced_cost_subcents]);
+  return html`${item(
+    'Spend (each subagent’s own run)',
+    html`usage known for ${fig(s.subagents_with_usage, `${p}.subagents_with_usage`)} of ${fig(t.subagents, 'totals.subagents')} subagents <span class="muted">(${fig(s.complete, `${p}.complete`)} final, ${fig(s.unpriced, `${p}.unpriced`)} unpriced)</span>`,
+  )}
+  ${item(
+    'What their runs cost (measured, list-priced)',
+    html`${mark}${money(s.cost_subcents, 'cost_subcents')} (measured ${money(s.measured_cost_subcents, 'measured_cost_subcents', decimals, false)}, list-priced ${money(s.list_priced_cost_subcents, 'list_priced_cost_subcents', decimals, false)})`,
+  )}
+  ${item(
+    'One subagent’s run: median / p95 / largest',
+    html`${money(s.cost_p50_subcents, 'cost_p50_subcents', undefined, false)} / ${money(s.cost_p95_subcents, 'cost_p95_subcents', undefined, false)} / ${money(s.cost_max_subcents, 'cost_max_subcents', undefined, false)}`,
+  )}`;
 }
 
 /**
@@ -312,7 +360,7 @@ function chartTable(chart: Chart): Html {
 <tbody>
 ${shown.map(
   (r) =>
-    html`<tr><th scope="row">${host(r.label, PAGE_DEFAULTS.idChars)}</th>${r.cells.map((c, i) => html`<td class="num">${c.unit === 'dollars' ? cost(c.value, c.path, c.none ?? 'not reported', { decimals: decimals[i + 1] }) : fig(c.value, c.path, c.none)}</td>`)}</tr>`,
+    html`<tr><th scope="row">${host(r.label, PAGE_DEFAULTS.idChars)}</th>${r.cells.map((c, i) => html`<td class="num">${c.unit === 'dollars' ? cost(c.value, c.path, c.none ?? 'not reported', { decimals: decimals[i + 1] }) : c.unit === 'share' ? fig(c.value, c.path, c.none, percent) : fig(c.value, c.path, c.none)}</td>`)}</tr>`,
 )}
 </tbody>
 </table>
@@ -336,7 +384,7 @@ function chartFigure(chart: Chart): Html {
   return html`<figure class="chart" id="${chart.id}">
 <h3 id="${chart.id}-title">${chart.title}</h3>
 ${body}
-<figcaption id="${chart.id}-caption">${chart.caption}</figcaption>
+<figcaption id="${chart.id}-caption">${inlineCode(chart.caption)}</figcaption>
 ${chartTable(chart)}
 </figure>`;
 }
@@ -349,6 +397,7 @@ function charts(doc: ReportDocument): Html {
     fanOutChart(doc.totals),
     fanOutCostChart(doc.fan_out_cost, doc.completeness.notes, fanOutCostClosing(doc)),
     byTypeChart(groupsFor(doc, 'type')),
+    spendByTypeChart(groupsFor(doc, 'type'), doc.totals),
     byModelChart(doc.totals),
     durationChart(doc.distributions, doc.totals),
   ];

@@ -33,11 +33,11 @@ export function fanOutCostGap(notes: readonly string[]): string {
 }
 
 /**
- * R5-3: what a turn's cost includes, and what no agent reports (the table, the CSV's docs and the
- * page say the same).
+ * R5-3, R6-6: what a turn's cost includes, and where what each subagent spent comes from instead
+ * (the table, the CSV's docs and the page say the same).
  */
 export const TURN_COST_WORDS =
-  "A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. No agent reports what each subagent spent: this is the whole turn's cost, never a per-subagent figure.";
+  "A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. It is the whole turn's cost, never a per-subagent figure: what each subagent spent comes from the agents' own records of its run (Claude Code transcripts, OpenCode child sessions, Codex rollouts), read by `subagent-context spend`, and is shown apart as spend.";
 
 /** What a spreadsheet runs as a formula when a cell starts with it: csv-stringify's escape_formulas list, the fullwidth forms included. */
 const FORMULA_START = /^[=+\-@\t\r＝＋－＠]/;

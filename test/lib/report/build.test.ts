@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Queryable, Row } from '../../../lib/db/database.js';
 import { buildReport } from '../../../lib/report/build.js';
-import { seriesGroupOf } from '../../../lib/report/document.js';
+import { seriesGroupOf, typeSeriesGroupOf } from '../../../lib/report/document.js';
 import { SPEND_NOT_COLLECTED_NOTE } from '../../../lib/report/notes.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { insertRows } from '../../support/subagent-rows.js';
@@ -148,7 +148,7 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     expect((await report({ pageData: true, by: 'task' })).series!.task_groups).toBe(1);
   });
 
-  it("R4-12: the page's series hold what the page draws, no statement lists or ranks their groups, and --by keeps every figure", async () => {
+  it("R4-12, R6-6: the page's series hold what the page draws, no statement lists their groups, only the type level is ranked, and --by keeps every figure", async () => {
     await insertRows(t.db, [
       { tool_call_id: 'a', task_id: 't1', turn_id: 'u1', model: 'm1', duration_ms: 500, observed_at: T(1) },
       { tool_call_id: 'b', task_id: 't1', turn_id: 'u1', model: 'm2', duration_ms: 900, observed_at: T(2) },
@@ -158,12 +158,16 @@ describe.each(TARGET_FIXTURES)('the report document on %s, %s host schema', (tar
     const page = await buildReport(recording(t.db, statements), { now: NOW, pageData: true });
     for (const by of ['day', 'type', 'task'] as const) {
       const groups = (await report({ by })).groups;
-      expect(page.series![by], by).toEqual(groups.map(seriesGroupOf));
+      // R6-6: the type series keeps its spend whole (what one subagent of each type spent)
+      expect(page.series![by], by).toEqual(groups.map(by === 'type' ? typeSeriesGroupOf : seriesGroupOf));
       for (const g of page.series![by]!) expect(Object.keys(g), by).not.toContain('duration_ms');
     }
-    // statement 1 (its rows carry duration_p50) ranks the totals only; statement 2 lists the totals only
+    // statement 1 (its rows carry duration_p50) ranks the totals and (R6-6) the type level only; statement 2 lists the totals only
     const figures = statements.find((s) => s.rows.some((r) => 'duration_p50' in r))!.rows;
-    expect(figures.filter((r) => r.duration_p50 !== null).map((r) => Number(r.lvl))).toEqual([0]);
+    const typeLevel = 1 + ['day', 'type', 'task'].indexOf('type');
+    expect(new Set(figures.filter((r) => r.duration_p50 !== null).map((r) => Number(r.lvl)))).toEqual(
+      new Set([0, typeLevel]),
+    );
     const lists = statements.flatMap((s) => s.rows.filter((r) => r.kind === 'model' || r.kind === 'fan_out'));
     expect(new Set(lists.map((r) => Number(r.lvl)))).toEqual(new Set([0]));
     // with --by, its own level keeps every figure beside the page's

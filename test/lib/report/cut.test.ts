@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Queryable, Row } from '../../../lib/db/database.js';
 import { buildReport, type ReportOptions } from '../../../lib/report/build.js';
-import { GROUP_BY, type GroupBy, SORT_BY, seriesGroupOf } from '../../../lib/report/document.js';
+import { GROUP_BY, type GroupBy, SORT_BY, seriesGroupOf, typeSeriesGroupOf } from '../../../lib/report/document.js';
 import { parseRfc3339 } from '../../../lib/time.js';
 import { addCostEvent } from '../../support/cost-events.js';
 import { seedSession } from '../../support/frames.js';
@@ -147,7 +147,7 @@ describe.each(TARGET_FIXTURES)('R4-12 cuts on %s, %s host schema', (target, fixt
       expect(page.series?.task, `--sort ${sort}`).toEqual(all.slice(0, 3).map(seriesGroupOf));
       expect(page.series?.task_groups).toBe(KEYS.length);
       // the other series are whole
-      expect(page.series?.type).toEqual((await report({ by: 'type', sort })).groups.map(seriesGroupOf));
+      expect(page.series?.type).toEqual((await report({ by: 'type', sort })).groups.map(typeSeriesGroupOf));
     }
   });
 

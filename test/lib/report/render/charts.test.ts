@@ -16,6 +16,7 @@ import {
   fanOutCostChart,
   liveBackfillChart,
   perDayChart,
+  spendByTypeChart,
 } from '../../../../lib/report/render/charts.js';
 import { figures } from '../../../../local/report-documents.js';
 
@@ -691,10 +692,10 @@ describe('the fan-out cost chart (R5-3)', () => {
     }
   });
 
-  it('R5-3: the caption says what was costed, what a turn includes and that no agent reports per-subagent spend; the table has every bucket with its paths, costs in dollars', () => {
+  it('R5-3, R6-6: the caption says what was costed, what a turn includes and where per-subagent spend comes from; the table has every bucket with its paths, costs in dollars', () => {
     const chart = fanOutCostChart(fanOutCost, []);
     expect(chart.caption).toBe(
-      "44 turns in scope by their top-level subagents, 40 of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). 1 turn with an unpriced event, 3 without a cost event are counted, never costed. 3 cost events are on no turn ($0.17), 1 of them unpriced: they are in no bucket. A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. No agent reports what each subagent spent: this is the whole turn's cost, never a per-subagent figure.",
+      "44 turns in scope by their top-level subagents, 40 of them costed: the median and p95 are over those, and a bucket with no costed turn has no bar (never $0). 1 turn with an unpriced event, 3 without a cost event are counted, never costed. 3 cost events are on no turn ($0.17), 1 of them unpriced: they are in no bucket. A turn's cost is the sum of its cost events; where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent. It is the whole turn's cost, never a per-subagent figure: what each subagent spent comes from the agents' own records of its run (Claude Code transcripts, OpenCode child sessions, Codex rollouts), read by `subagent-context spend`, and is shown apart as spend.",
     );
     expect(chart.table!.columns).toEqual([
       'Top-level subagents in the turn',
@@ -707,6 +708,9 @@ describe('the fan-out cost chart (R5-3)', () => {
       'Turns with an unpriced event',
       'Turns without cost',
       'Priced, in turns not costed',
+      'Turns with every subagent’s spend known',
+      'Their subagents’ spend',
+      'Subagents’ share of the turn (median)',
     ]);
     expect(chart.table!.rows.map((r) => r.label)).toEqual([...FAN_OUT_COST_BUCKETS]);
     const nine = chart.table!.rows[6]!.cells;
@@ -720,6 +724,16 @@ describe('the fan-out cost chart (R5-3)', () => {
       ['fan_out_cost.buckets.6.unpriced_turns', 1, undefined, 'not known'],
       ['fan_out_cost.buckets.6.turns_without_cost', 3, undefined, undefined],
       ['fan_out_cost.buckets.6.uncosted_turns_priced_cost_subcents', 500, 'dollars', 'none'],
+      // R6-6: what the turns' subagents spent, as the bucket has it
+      ['fan_out_cost.buckets.6.spend_known_turns', nine[9]!.value, undefined, 'not collected'],
+      ['fan_out_cost.buckets.6.subagent_cost_subcents', nine[10]!.value, 'dollars', 'none known'],
+      ['fan_out_cost.buckets.6.subagent_share', nine[11]!.value, 'share', 'none known'],
+    ]);
+    const bucket = fanOutCost.buckets[6]!;
+    expect(nine.slice(9).map((c) => c.value)).toEqual([
+      bucket.spend_known_turns,
+      bucket.subagent_cost_subcents,
+      bucket.subagent_share,
     ]);
   });
 
@@ -765,5 +779,97 @@ describe('the fan-out cost chart (R5-3)', () => {
     expect(chart.caption).toMatch(
       /^0 turns in scope by their top-level subagents, 0 of them costed: .* \(never \$0\)\. 0 without a cost event are counted, never costed\. Every cost event in scope is on a turn\. /,
     );
+  });
+});
+
+describe('what one subagent spent, by type (R6-6)', () => {
+  /** R6-5's spend of a scope: `with` subagents with usage, priced runs' median, p95 and largest. */
+  const spend = (
+    withUsage: number | null,
+    p50: number | null,
+    p95: number | null,
+    max: number | null = p95,
+  ): Figures['spend'] => ({
+    subagents_with_usage: withUsage,
+    complete: withUsage,
+    tokens_in: null,
+    tokens_out: null,
+    tokens_cached_read: null,
+    tokens_cached_write: null,
+    tokens_reasoning: null,
+    cost_subcents: max,
+    measured_cost_subcents: max,
+    list_priced_cost_subcents: withUsage === null ? null : 0,
+    unpriced: withUsage === null ? null : 0,
+    cost_lower_bound: withUsage === null ? null : false,
+    cost_p50_subcents: p50,
+    cost_p95_subcents: p95,
+    cost_max_subcents: max,
+  });
+  const types = {
+    path: 'series.type',
+    groups: [
+      group('type', 'Explore', 40, { spend: spend(12, 1_300, 6_000, 11_800) }),
+      group('type', 'Plan', 5, { spend: spend(0, null, null) }),
+      group('type', null, 3, { spend: spend(2, 400, 900) }),
+    ],
+  };
+  const totals = figs(48, { spend: spend(14, 1_200, 6_000, 11_800) });
+
+  it('R6-6: median and p95 bars in dollars per type, each type labelled with how many of its subagents have usage; no bar for a type with no priced run', () => {
+    const chart = spendByTypeChart(types, totals);
+    expect(chart.title).toBe('What one subagent spent, by type');
+    const wide = texts(chart.svg!.wide);
+    expect(wide).toEqual(expect.arrayContaining(['median', 'p95', 'Explore (12 of 40)', '(not reported) (2 of 3)']));
+    expect(wide.some((t) => t.startsWith('Plan'))).toBe(false);
+    // on a phone too, the counts are never cut (only the type name is, at 14 characters)
+    expect(texts(chart.svg!.narrow)).toEqual(expect.arrayContaining(['Explore (12 of 40)', '(not reported) (2 of 3)']));
+    expect(wide.some((t) => t.startsWith('$'))).toBe(true);
+    expect(chart.table!.columns).toEqual([
+      'Type',
+      'Subagents',
+      'With usage',
+      'Final',
+      'Median per subagent',
+      'p95 per subagent',
+      'Largest',
+      'Unpriced',
+    ]);
+    // every type in the table, most usage first; the type with none says so, never $0
+    expect(chart.table!.rows.map((r) => r.label)).toEqual(['Explore', '(not reported)', 'Plan']);
+    expect(chart.table!.rows[2]!.cells.map((c) => [c.path, c.value, c.unit, c.none])).toEqual([
+      ['series.type.1.subagents', 5, undefined, undefined],
+      ['series.type.1.spend.subagents_with_usage', 0, undefined, undefined],
+      ['series.type.1.spend.complete', 0, undefined, undefined],
+      ['series.type.1.spend.cost_p50_subcents', null, 'dollars', 'none priced'],
+      ['series.type.1.spend.cost_p95_subcents', null, 'dollars', 'none priced'],
+      ['series.type.1.spend.cost_max_subcents', null, 'dollars', 'none priced'],
+      ['series.type.1.spend.unpriced', 0, undefined, undefined],
+    ]);
+  });
+
+  it('R6-6: the caption states the coverage in its words ("usage known for N of M subagents") and where spend comes from, apart from context at finish', () => {
+    expect(spendByTypeChart(types, totals).caption).toBe(
+      "Usage known for 14 of 48 subagents (14 final, 0 unpriced): one subagent's run cost a median of $0.12, p95 $0.60, at most $1.18. What a subagent spent is its own run's usage, read from the agent's record of it (Claude Code transcripts, OpenCode child sessions, Codex rollouts) by `subagent-context spend`; its context at finish is not spend and is never added to it. A type's label says how many of its subagents have usage.",
+    );
+  });
+
+  it('R6-6, R6-2: a store without the usage table: not available, spend not collected, nothing drawn (never $0)', () => {
+    const none = figs(48, { spend: spend(null, null, null) });
+    const chart = spendByTypeChart(types, none);
+    expect(chart.svg).toBeNull();
+    expect(chart.table).toBeNull();
+    expect(chart.caption).toMatch(/^Not available: spend not collected/);
+  });
+
+  it('R6-6: usage known for none: the coverage says 0 of M and nothing is drawn', () => {
+    const empty = {
+      path: 'series.type',
+      groups: [group('type', 'Explore', 4, { spend: spend(0, null, null) })],
+    };
+    const chart = spendByTypeChart(empty, figs(4, { spend: spend(0, null, null) }));
+    expect(chart.svg).toBeNull();
+    expect(chart.caption).toMatch(/^Usage known for 0 of 4 subagents \(0 final, 0 unpriced\): no run is priced\./);
+    expect(chart.table!.rows).toHaveLength(1);
   });
 });

@@ -184,10 +184,10 @@ describe("the page's words (docs/page.md)", () => {
     expect(notes(['before capture_since: a lower bound'])).toEqual([]);
   });
 
-  it('R3-9: the totals, each label and its figures written out', () => {
+  it('R3-9, R6-6: the totals, each label and its figures written out, spend apart from cost and context at finish', () => {
     const totals = section(renderHtml(small()), 'totals');
     expect(words(totals)).toBe(
-      "Totals Subagents 12 Top-level / nested 12 / 0 Live / backfill 6 / 6 Async / settled / failed 9 / 10 / 0 Turns with a fan-out 6 Executions (unknown rows) 1 ( 0 ) Context at finish, tokens, as reported 82,474 (n = 2 ) Context at finish: median / p95 / largest 38,411 / 171,902 / 203,377 Tool uses 34 (n = 2 ) Duration: median / p95 / longest 48.2 s / 5 min 2 s / 20 min 4 s (n = 2 ) Sessions / contexts 1 / 13 Rows whose session is gone 0 Cost $0.92 Estimated part of the cost $0.0917 Cost by source measured $0.5504 , list-priced $0.2752 , other $0.0918 Cost per context $0.0706 First observed 1 Oct 2026, 00:00 UTC Last observed 30 Oct 2026, 00:00 UTC Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar); ≥ marks a cost that leaves out unpriced events, each with its own count. The estimated part is the cost of the events whose token counts the host marked as not authoritative. Measured is the cost the agent reported itself, list-priced what the host priced at a list price, other the events that say neither. Durations are what the subagents reported. Context at finish is the tokens of context each subagent reported having when it finished (its last request): not what it consumed over its run, and not what the cost paid for.",
+      "Totals Subagents 12 Top-level / nested 12 / 0 Live / backfill 6 / 6 Async / settled / failed 9 / 10 / 0 Turns with a fan-out 6 Executions (unknown rows) 1 ( 0 ) Context at finish, tokens, as reported 82,474 (n = 2 ) Context at finish: median / p95 / largest 38,411 / 171,902 / 203,377 Tool uses 34 (n = 2 ) Duration: median / p95 / longest 48.2 s / 5 min 2 s / 20 min 4 s (n = 2 ) Sessions / contexts 1 / 13 Rows whose session is gone 0 Cost $0.92 Estimated part of the cost $0.0917 Cost by source measured $0.5504 , list-priced $0.2752 , other $0.0918 Cost per context $0.0706 Spend (each subagent’s own run) usage known for 7 of 12 subagents ( 7 final, 0 unpriced) What their runs cost (measured, list-priced) $1.29 (measured $0.90 , list-priced $0.39 ) One subagent’s run: median / p95 / largest $0.13 / $0.60 / $1.18 First observed 1 Oct 2026, 00:00 UTC Last observed 30 Oct 2026, 00:00 UTC What a subagent spent is its own run's usage, read from the agent's record of it (Claude Code transcripts, OpenCode child sessions, Codex rollouts) by subagent-context spend ; its context at finish is not spend and is never added to it. Spend is shown apart from the ledger's cost, which may already include it: no figure adds the two. Costs are in US dollars, from the host's cost ledger (office_cost_events, which counts subcents: ten thousand to the dollar); ≥ marks a cost that leaves out unpriced events, each with its own count. The estimated part is the cost of the events whose token counts the host marked as not authoritative. Measured is the cost the agent reported itself, list-priced what the host priced at a list price, other the events that say neither. Durations are what the subagents reported. Context at finish is the tokens of context each subagent reported having when it finished (its last request): not what it consumed over its run, and not what the cost paid for.",
     );
     const none = small((d) => {
       d.totals = {
@@ -203,8 +203,9 @@ describe("the page's words (docs/page.md)", () => {
       };
     });
     expect(words(section(renderHtml(none), 'totals'))).toContain(
-      'Duration: median / p95 / longest not reported / not reported / not reported (n = 0 ) Sessions / contexts n/a / n/a Rows whose session is gone 0 Cost no cost data Estimated part of the cost n/a Cost by source no cost data Cost per context n/a First observed none Last observed none',
+      'Duration: median / p95 / longest not reported / not reported / not reported (n = 0 ) Sessions / contexts n/a / n/a Rows whose session is gone 0 Cost no cost data Estimated part of the cost n/a Cost by source no cost data Cost per context n/a Spend',
     );
+    expect(words(section(renderHtml(none), 'totals'))).toContain('First observed none Last observed none');
   });
 
   it('R3-9: the tasks table: its caption (all, or the first of more), headings, each row with its title, id and trees link', () => {

@@ -74,10 +74,52 @@ function expectFiguresMatch(html: string, document: ReportDocument): number {
       else if (isLowerBound(document, f.path))
         expect([off >= 0, off < 100], `${f.path}: ${f.shown}`).toEqual([true, true]);
       else expect(Math.abs(off), `${f.path}: ${f.shown}`).toBeLessThanOrEqual(50);
-    } else expect(f.shown, f.path).toBe(want.toLocaleString('en-US'));
+    } else if (f.path.endsWith('.subagent_share'))
+      // R6-6: a ratio as a percentage, at most one decimal
+      expect(f.shown, f.path).toBe(`${+(want * 100).toFixed(1)}%`);
+    else expect(f.shown, f.path).toBe(want.toLocaleString('en-US'));
   }
   return figures.length;
 }
+
+describe('the page: what each subagent spent (R6-6)', () => {
+  const s = doc.totals.spend;
+  const n = (v: number) => v.toLocaleString('en-US');
+  const words = (html: string) =>
+    decode(html.replace(/<svg[\s\S]*?<\/svg>/g, '[svg]').replace(/<[^>]+>/g, ' '))
+      .replace(/\s+/g, ' ')
+      .trim();
+
+  it('R6-6: the totals and the spend chart state the coverage in these words: "usage known for N of M subagents"', () => {
+    const coverage = `usage known for ${n(s.subagents_with_usage!)} of ${n(doc.totals.subagents)} subagents`;
+    expect(words(section(page, 'totals'))).toContain(coverage);
+    const chart = section(page, 'charts').slice(section(page, 'charts').indexOf('id="chart-spend-by-type"'));
+    expect(words(chart.slice(0, chart.indexOf('</figure>')))).toContain(coverage.replace(/^u/, 'U'));
+  });
+
+  it("R6-6: a chart of what one subagent spent by type, its figures the type series' spend, median and p95 per type", () => {
+    const charts = section(page, 'charts');
+    const chart = charts.slice(charts.indexOf('<figure class="chart" id="chart-spend-by-type">'));
+    const figure = chart.slice(0, chart.indexOf('</figure>'));
+    expect(figure).toContain('<h3 id="chart-spend-by-type-title">What one subagent spent, by type</h3>');
+    expect(figure.match(/<svg [^>]*role="img"/g)).toHaveLength(2);
+    const paths = new Set(pageFigures(figure).map((f) => f.path));
+    for (const [i] of doc.series!.type!.entries())
+      for (const field of ['spend.subagents_with_usage', 'spend.cost_p50_subcents', 'spend.cost_p95_subcents'])
+        expect(paths, `series.type.${i}.${field}`).toContain(`series.type.${i}.${field}`);
+  });
+
+  it('R6-6: the page says where spend comes from and never that no agent reports it; context at finish stays apart', () => {
+    const text = words(page.replace(/<style>[\s\S]*?<\/style>/, ''));
+    expect(text).not.toContain('No agent reports');
+    expect(text).toContain('Claude Code transcripts, OpenCode child sessions, Codex rollouts');
+    expect(text).toContain('its context at finish is not spend and is never added to it');
+    // no total adds spend to the context at finish or to the ledger's cost
+    const totals = words(section(page, 'totals'));
+    expect(totals).toMatch(/Spend \(each subagent’s own run\) usage known for \d/);
+    expect(totals).not.toMatch(/context at finish[^.]*\bspend\b[^.]*\+|spend[^.]*\+[^.]*context/i);
+  });
+});
 
 describe('the page: a rendering of the report document (R3-9, docs/page.md)', () => {
   it('R3-9: every figure on the page is the document value at the path it names, shown as that value', () => {
@@ -160,11 +202,11 @@ describe('the page: a rendering of the report document (R3-9, docs/page.md)', ()
     expect(html).toContain('never activated');
   });
 
-  it('R3-9, R5-3: seven charts drawn on the server as inline SVG with their labels as real text, no script', () => {
+  it('R3-9, R5-3, R6-6: eight charts drawn on the server as inline SVG with their labels as real text, no script', () => {
     const charts = section(page, 'charts');
     // each drawn twice (R4-10): for a wide column and for a phone; the style sheet shows one
-    expect(charts.match(/<svg [^>]*role="img"[^>]*class="wide"/g)).toHaveLength(7);
-    expect(charts.match(/<svg [^>]*role="img"[^>]*class="narrow"/g)).toHaveLength(7);
+    expect(charts.match(/<svg [^>]*role="img"[^>]*class="wide"/g)).toHaveLength(8);
+    expect(charts.match(/<svg [^>]*role="img"[^>]*class="narrow"/g)).toHaveLength(8);
     expect(charts).toMatch(/<text[^>]*>1 Oct<\/text>/);
     expect(page).not.toMatch(/<script/i);
     // the duration chart's n is the document's
@@ -475,10 +517,12 @@ describe('the page: lower-bound costs, cost by source, fan-out cost, context at 
     );
     expect(chart.match(/<tr><th scope="row">/g)).toHaveLength(7);
     expect(words(chart)).toContain(
-      'Sum Turns with an unpriced event Turns without cost Priced, in turns not costed 0 10 0 none costed none costed none costed none costed 1 0 $0.17 1 5 5 $',
+      'Sum Turns with an unpriced event Turns without cost Priced, in turns not costed Turns with every subagent’s spend known Their subagents’ spend Subagents’ share of the turn (median) 0 10 0 none costed none costed none costed none costed 1 0',
     );
     expect(chart).not.toMatch(/data-figure="fan_out_cost\.buckets\.0\.median_subcents">\$0/);
-    expect(words(chart)).toContain('No agent reports what each subagent spent');
+    // R6-6: where what each subagent spent comes from, never "no agent reports" it
+    expect(words(chart)).toContain("what each subagent spent comes from the agents' own records of its run");
+    expect(words(chart)).not.toContain('No agent reports');
     expect(words(chart)).toContain("where the agent reports the session's cost (Claude Code does)");
     const paths = pageFigures(chart).map((f) => f.path);
     for (const [i] of FAN_OUT_COST_BUCKETS.entries())
@@ -506,11 +550,16 @@ describe('the page: lower-bound costs, cost by source, fan-out cost, context at 
     );
   });
 
-  it('R5-4: the page names total_tokens the context at finish, as reported, with its median, p95 and largest; never usage or reported tokens', () => {
+  it('R5-4, R6-6: the page names total_tokens the context at finish, as reported, with its median, p95 and largest; never usage, spend or reported tokens', () => {
     const d = bounded();
     const html = renderHtml(d);
     const text = words(html.replace(/<style>[\s\S]*?<\/style>/, ''));
-    expect(text).not.toMatch(/\busage\b|\bspend\b|reported tokens/i);
+    expect(text).not.toMatch(/reported tokens/i);
+    // R6-6: spend has labels of its own; no context-at-finish label speaks of usage or spend
+    const labels = [...html.matchAll(/<(?:dt|th)[^>]*>([^<]*)</g)].map((m) => m[1]!);
+    const context = labels.filter((l) => /context at finish/i.test(l));
+    expect(context.length).toBeGreaterThan(0);
+    for (const label of context) expect(label).not.toMatch(/\busage\b|\bspend\b/i);
     expect(words(section(html, 'totals'))).toContain(
       `Context at finish: median / p95 / largest ${d.totals.tokens.p50!.toLocaleString('en-US')} / ${d.totals.tokens.p95!.toLocaleString('en-US')} / ${d.totals.tokens.max!.toLocaleString('en-US')}`,
     );

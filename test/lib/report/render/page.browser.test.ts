@@ -212,12 +212,12 @@ describe.skipIf(missing !== undefined)(
       }
     });
 
-    it('R3-9, R5-3: the seven charts are present and drawn: one visible SVG each with bars or lines and text labels', async () => {
+    it('R3-9, R5-3, R6-6: the eight charts are present and drawn: one visible SVG each with bars or lines and text labels', async () => {
       for (const width of [1400, 360]) {
         const v = await visit(browser, file, { width });
         const charts = v.page.locator('figure.chart svg:visible');
-        expect(await charts.count()).toBe(7);
-        for (let i = 0; i < 7; i++) {
+        expect(await charts.count()).toBe(8);
+        for (let i = 0; i < 8; i++) {
           const chart = charts.nth(i);
           const box = await chart.boundingBox();
           expect(box!.width).toBeGreaterThan(width === 360 ? 280 : 400);
@@ -384,7 +384,7 @@ describe.skipIf(missing !== undefined)(
       expect(await v.page.locator('.desc').first().textContent()).toBe(HOSTILE);
       expect(await v.page.locator('.task-title').first().textContent()).toBe(`${HOSTILE} task 0`);
       // the page's own style sheet and one per chart drawing (two per chart), none from the data
-      expect(await v.page.locator('style').count()).toBe(15);
+      expect(await v.page.locator('style').count()).toBe(1 + 2 * 8);
       await v.page.close();
     });
 

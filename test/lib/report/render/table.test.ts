@@ -651,7 +651,7 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
     expect(lines.at(-1)).toContain(
       "where the agent reports the session's cost (Claude Code does), it includes what the turn's subagents spent",
     );
-    expect(lines.at(-1)).toContain('No agent reports what each subagent spent');
+    expect(lines.at(-1)).toContain("what each subagent spent comes from the agents' own records of its run"); // R6-6
   });
 
   it.each<[string, Partial<FanOutCost>, string | undefined, string | undefined]>([
