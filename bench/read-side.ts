@@ -152,11 +152,14 @@ async function child(
 
 /** What each statement sends, by what it is (lib/report/sql.ts, lib/health/queries.ts, trees.ts). */
 function labelOf(sql: string): string {
-  if (sql.includes('AS lower_bound_sessions')) return 'figures (statement 1)';
+  // statement 1 holds the spend figures too (R6-5: our usage table joined to each row)
+  if (sql.includes('AS lower_bound_sessions')) return 'figures with spend (statement 1)';
   if (sql.includes("'model' AS kind"))
     return sql.includes("'duration'") ? 'breakdown and duration histogram (statement 2)' : 'breakdown (statement 2)';
   if (sql.includes('COUNT(*) OVER () AS total')) return 'shortfall since the checkpoint (health window)';
-  if (sql.includes('turns_in AS')) return 'fan-out cost (R5-3)';
+  // lib/report/fan-out-cost-sql.ts: its turns, top-level rows (with their usage, R6-5) and events
+  // grouped by turn; it names turns and parent_tool_call_id as the trees do, so it is told first
+  if (sql.includes('per_turn AS (')) return 'fan-out cost and its subagent spend (R5-3, R6-5)';
   if (/turn/i.test(sql) && /parent_tool_call_id/.test(sql)) return 'trees';
   return 'catalog and keys';
 }
@@ -235,7 +238,7 @@ async function explainPage(pool: Database): Promise<Record<string, string>> {
     dialect: pool.dialect,
     connections: 1,
     query: <T>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
-      if (labelOf(sql) === 'figures (statement 1)') statement = { sql, params: [...(params ?? [])] };
+      if (labelOf(sql) === 'figures with spend (statement 1)') statement = { sql, params: [...(params ?? [])] };
       return pool.query<T>(sql, params, options);
     },
   };
