@@ -152,11 +152,14 @@ async function child(
 
 /** What each statement sends, by what it is (lib/report/sql.ts, lib/health/queries.ts, trees.ts). */
 function labelOf(sql: string): string {
-  if (sql.includes('AS lower_bound_sessions')) return 'figures (statement 1)';
+  // statement 1 holds the spend figures too (R6-5: our usage table joined to each row)
+  if (sql.includes('AS lower_bound_sessions')) return 'figures with spend (statement 1)';
   if (sql.includes("'model' AS kind"))
     return sql.includes("'duration'") ? 'breakdown and duration histogram (statement 2)' : 'breakdown (statement 2)';
   if (sql.includes('COUNT(*) OVER () AS total')) return 'shortfall since the checkpoint (health window)';
-  if (sql.includes('turns_in AS')) return 'fan-out cost (R5-3)';
+  // lib/report/fan-out-cost-sql.ts: its turns, top-level rows (with their usage, R6-5) and events
+  // grouped by turn; it names turns and parent_tool_call_id as the trees do, so it is told first
+  if (sql.includes('per_turn AS (')) return 'fan-out cost and its subagent spend (R5-3, R6-5)';
   if (/turn/i.test(sql) && /parent_tool_call_id/.test(sql)) return 'trees';
   return 'catalog and keys';
 }
@@ -229,22 +232,28 @@ async function pagePlan(url: string): Promise<Record<string, string>> {
 
 async function explainPage(pool: Database): Promise<Record<string, string>> {
   const { formatPlan } = await import('./health.js');
-  // the figures statement the page sends, as build.ts makes it (its levels and cuts)
-  let statement: { sql: string; params: unknown[] } | undefined;
+  // the page's two heaviest statements as build.ts makes them (their levels and cuts): the figures
+  // with spend and the fan-out cost with its subagent spend
+  const wanted = ['figures with spend (statement 1)', 'fan-out cost and its subagent spend (R5-3, R6-5)'];
+  const statements = new Map<string, { sql: string; params: unknown[] }>();
   const recording: Queryable = {
     dialect: pool.dialect,
     connections: 1,
     query: <T>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
-      if (labelOf(sql) === 'figures (statement 1)') statement = { sql, params: [...(params ?? [])] };
+      if (wanted.includes(labelOf(sql))) statements.set(labelOf(sql), { sql, params: [...(params ?? [])] });
       return pool.query<T>(sql, params, options);
     },
   };
   await buildReport(recording, { ...CASE_OPTIONS.page, now: READ_STORE_END + 60_000_000n, graceSeconds: 0 });
-  if (statement === undefined) throw new Error('the page sent no figures statement');
+  if (!statements.has(wanted[0]!)) throw new Error('the page sent no figures statement');
   const explain = pool.dialect.name === 'postgres' ? 'EXPLAIN (ANALYZE, BUFFERS)' : 'EXPLAIN QUERY PLAN';
-  return {
-    "the page's figures statement (totals, the series by day and type, the first task groups)": formatPlan(
-      await pool.query(`${explain} ${statement.sql}`, statement.params),
-    ),
+  const plans: Record<string, string> = {};
+  const titles: Record<string, string> = {
+    [wanted[0]!]: "the page's figures statement with spend (totals, the series by day and type, the first task groups)",
+    [wanted[1]!]: "the page's fan-out cost statement with its subagent spend (lib/report/fan-out-cost-sql.ts)",
   };
+  for (const [label, statement] of statements) {
+    plans[titles[label]!] = formatPlan(await pool.query(`${explain} ${statement.sql}`, statement.params));
+  }
+  return plans;
 }

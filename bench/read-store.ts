@@ -1,6 +1,7 @@
 import type { Database } from '../lib/db/database.js';
 import { BACKFILL_THROUGH_KEY, CAPTURE_SINCE_KEY } from '../lib/store/meta.js';
 import { ensureSubagentTable } from '../lib/store/schema.js';
+import { USAGE_TABLE } from '../lib/store/usage-table.js';
 import { formatCanonical, formatKey, type Micros, parseRfc3339 } from '../lib/time.js';
 import { KANDEV_COST_EVENTS, kandevSchema } from '../local/kandev-schema.js';
 
@@ -15,15 +16,23 @@ import { KANDEV_COST_EVENTS, kandevSchema } from '../local/kandev-schema.js';
  * ten messages (about 98,000 rows at 1M). Rows carry every figure's column with NULLs where the
  * host leaves them (tokens of one row in 11, the model of one in 4). capture_since is the middle of
  * the history: the first half is backfilled rows (their sessions a lower bound), the second live.
- * The cost ledger as the host writes it under cost contract v3 (R5-5): one event per turn (about
- * 200,000 with a turn id at 1M messages), one in ten `unpriced` at cost 0, the rest
- * `provider_reported` or `models_dev_list`, `tokens_out` NULL on one in nine; and one legacy event
- * (NULL cost_source and turn_id) per ten turns. Turns start at their first message.
+ * The cost ledger as the host writes it under cost contract v3 (R5-5, local/generate-host-store.ts's
+ * costLedger): per turn one event, two on one turn in five (usage reported again after the turn),
+ * none on one in twenty (about 220,000 with a turn id at 1M messages), each with its tokens, cached
+ * split and usage event id; one in ten `unpriced` at cost 0, the rest `provider_reported` or
+ * `models_dev_list` (with its rates and catalog version), `tokens_out` NULL on some reported ones;
+ * and one legacy event (NULL cost_source and turn_id) per ten turns. Turns start at their first
+ * message. Our usage table (R6-2) holds run usage for two subagents in five (about 39,000 rows at
+ * 1M), one in ten unpriced, about one in five not final, generated in one statement too.
  */
 
 export interface ReadStore {
   messages: number;
   rows: number;
+  /** rows of our usage table (R6-2): two subagents in five */
+  usageRows: number;
+  /** events of the host's cost ledger */
+  costEvents: number;
   tasks: number;
   sessions: number;
   captureSince: Micros;
@@ -108,27 +117,60 @@ export async function generateReadStore(db: Database, n: number, options: { task
       ? `${sql} FROM generate_series(0, ${n - 1}) AS s(g) WHERE ${SUBAGENT('g')}`
       : `WITH RECURSIVE s(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM s WHERE g < ${n - 1}) ${sql} FROM s WHERE ${SUBAGENT('g')}`,
   );
-  // One event per turn (R5-5): a tenth unpriced (cost 0), the rest reported by the agent or list-priced
+  // The ledger as the host writes it (local/generate-host-store.ts costLedger, R5-5): per turn one
+  // usage event, two on one turn in five (usage reported again after the turn ended), none on one in
+  // twenty; a tenth unpriced (cost 0, no rates), the rest reported by the agent or list-priced (the
+  // rates and catalog version recorded); every event with its tokens, cached split and usage event id
   const source = (g: string) =>
     `CASE WHEN (${g}) % 10 = 0 THEN 'unpriced' WHEN (${g}) % 10 < 6 THEN 'provider_reported' ELSE 'models_dev_list' END`;
+  const listed = (g: string, then: string) => `CASE WHEN (${g}) % 10 >= 6 THEN ${then} END`;
+  const event = (g: string, k: number) =>
+    `SELECT 'cost-${k}-' || ${g}, 'ses-' || ${turnSession(g)}, ${task(turnSession(g))}, 'turn-' || ${g},
+        CASE (${g}) % 3 WHEN 0 THEN 'gpt-5-codex' ELSE 'claude-sonnet-4-5' END, CASE (${g}) % 3 WHEN 0 THEN 'openai' ELSE 'anthropic' END,
+        8000 + ((${g}) * 7919) % 120000, ((${g}) * 131) % 8000, ((${g}) * 131) % 8000, ((${g}) * 37) % 20000,
+        CASE WHEN (${g}) % 9 = 0 AND (${g}) % 10 < 6 THEN NULL ELSE 500 + ((${g}) * 53) % 7500 END,
+        CASE WHEN (${g}) % 10 = 0 THEN 0 ELSE 100 + ((${g}) + ${k}) % 10007 * 37 % 5000 END,
+        CASE WHEN ${g} % 7 = 0 THEN 1 ELSE 0 END, 'usage-${k}-' || ${g}, ${source(g)},
+        ${listed(g, '30000')}, ${listed(g, '3000')}, ${listed(g, '37500')}, ${listed(g, '150000')}, ${listed(g, "'models.dev@2026-08-01'")},
+        3, ${at(`(${g}) * ${PER_TURN} + ${PER_TURN - 1 + k * 2}`)}, ${at(`(${g}) * ${PER_TURN} + ${PER_TURN - 1 + k * 2}`)}`;
+  const eventColumns = `id, session_id, task_id, turn_id, model, provider, tokens_in, tokens_cached_in, tokens_cached_read,
+    tokens_cached_write, tokens_out, cost_subcents, estimated, usage_event_id, cost_source, rate_input_per_million,
+    rate_cached_read_per_million, rate_cached_write_per_million, rate_output_per_million, pricing_catalog_version,
+    cost_contract_version, occurred_at, created_at`;
   await db.query(
-    `INSERT INTO office_cost_events (id, session_id, task_id, turn_id, model, tokens_out, cost_subcents, estimated, cost_source, cost_contract_version, occurred_at, created_at) ${from(
-      0,
-      turns,
-      (g) =>
-        `SELECT 'cost-' || ${g}, 'ses-' || ${turnSession(g)}, ${task(turnSession(g))}, 'turn-' || ${g}, 'claude-sonnet-4-5',
-        CASE WHEN (${g}) % 9 = 0 THEN NULL ELSE 800 END, CASE WHEN (${g}) % 10 = 0 THEN 0 ELSE 100 + ((${g}) % 10007) * 37 % 5000 END,
-        CASE WHEN ${g} % 7 = 0 THEN 1 ELSE 0 END, ${source(g)}, 3, ${at(`(${g}) * ${PER_TURN}`)}, ${at(`(${g}) * ${PER_TURN}`)}`,
-    )}`,
+    `INSERT INTO office_cost_events (${eventColumns}) ${from(0, turns, (g) => event(g, 0))} WHERE g % 20 <> 19`,
   );
-  // legacy events, written before the host's cost contract: no source, no turn
   await db.query(
-    `INSERT INTO office_cost_events (id, session_id, task_id, model, cost_subcents, estimated, occurred_at, created_at) ${from(
-      0,
-      Math.ceil(turns / 10),
-      (g) =>
-        `SELECT 'legacy-' || ${g}, 'ses-' || ${turnSession(`(${g}) * 10`)}, '', 'claude-sonnet-4-5', 250, 0, ${at(`(${g}) * 10 * ${PER_TURN}`)}, ${at(`(${g}) * 10 * ${PER_TURN}`)}`,
-    )}`,
+    `INSERT INTO office_cost_events (${eventColumns}) ${from(0, turns, (g) => event(g, 1))} WHERE g % 5 = 2`,
+  );
+  // legacy events, written before the host's cost contract: no source, no turn, no cached split, the old rates
+  await db.query(
+    `INSERT INTO office_cost_events (id, session_id, task_id, model, provider, tokens_in, tokens_out, cost_subcents, estimated,
+      usage_event_id, rate_input_per_million, rate_output_per_million, occurred_at, created_at) ${from(
+        0,
+        Math.ceil(turns / 10),
+        (g) =>
+          `SELECT 'legacy-' || ${g}, 'ses-' || ${turnSession(`(${g}) * 10`)}, '', 'claude-sonnet-4-5', 'anthropic', 40000, 2000, 250, 0,
+        'legacy-usage-' || ${g}, 30000, 150000, ${at(`(${g}) * 10 * ${PER_TURN}`)}, ${at(`(${g}) * 10 * ${PER_TURN}`)}`,
+      )}`,
+  );
+  // R6-2: run usage in our usage table for two subagents in five, as the ingest writes it: tokens
+  // (no reasoning count on one in three), requests; one in ten unpriced (no cost), the rest priced
+  // by the agent or the list; one in seven not final (complete 0) and one in eleven not reported
+  const h = `((g) * 3 + (g) / ${PER_SESSION})`;
+  const usageSql = `INSERT INTO ${USAGE_TABLE} (task_session_id, agent_execution_id, tool_call_id, tokens_in, tokens_out,
+    tokens_cached_read, tokens_cached_write, tokens_reasoning, requests, cost_subcents, cost_source, model, complete, observed_at)
+  SELECT 'ses-' || ${session('g')}, CASE WHEN g < ${half} THEN 'unknown' ELSE 'exec-' || g END, 'toolu_' || g,
+    20000 + (g * 131) % 90000, 1000 + (g * 17) % 8000, (g * 53) % 40000, (g * 29) % 10000,
+    CASE WHEN g % 3 = 0 THEN NULL ELSE (g * 7) % 3000 END, 1 + g % 40,
+    CASE WHEN ${h} % 10 = 0 THEN NULL ELSE 50 + (g * 61) % 4000 END,
+    CASE WHEN ${h} % 10 = 0 THEN 'unpriced' WHEN ${h} % 10 < 6 THEN 'provider_reported' ELSE 'models_dev_list' END,
+    ${models}, CASE WHEN ${h} % 7 = 3 THEN 0 WHEN ${h} % 11 = 5 THEN NULL ELSE 1 END, ${at('g')}`;
+  const usageShare = `(((g) / ${PER_SESSION}) * 2 + (g)) % 5 < 2`;
+  await db.query(
+    d === 'postgres'
+      ? `${usageSql} FROM generate_series(0, ${n - 1}) AS s(g) WHERE ${SUBAGENT('g')} AND ${usageShare}`
+      : `WITH RECURSIVE s(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM s WHERE g < ${n - 1}) ${usageSql} FROM s WHERE ${SUBAGENT('g')} AND ${usageShare}`,
   );
   const captureSince = READ_STORE_END - BigInt(n - 1 - half) * BigInt(STEP_MS) * 1000n;
   await db.query('INSERT INTO kandev_meta (key, value) VALUES ($1, $2), ($3, $4)', [
@@ -138,6 +180,18 @@ export async function generateReadStore(db: Database, n: number, options: { task
     formatKey(captureSince - 1n),
   ]);
   await db.query('ANALYZE');
-  const [count] = await db.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM task_session_subagents');
-  return { messages: n, rows: Number(count!.n), tasks, sessions, captureSince, end: READ_STORE_END };
+  const [count] = await db.query<{ n: unknown; usage: unknown; events: unknown }>(
+    `SELECT (SELECT COUNT(*) FROM task_session_subagents) AS n, (SELECT COUNT(*) FROM ${USAGE_TABLE}) AS usage,
+      (SELECT COUNT(*) FROM office_cost_events) AS events`,
+  );
+  return {
+    messages: n,
+    rows: Number(count!.n),
+    usageRows: Number(count!.usage),
+    costEvents: Number(count!.events),
+    tasks,
+    sessions,
+    captureSince,
+    end: READ_STORE_END,
+  };
 }
