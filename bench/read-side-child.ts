@@ -1,7 +1,7 @@
-import { jsonDocumentChunks } from '../lib/cli/json.js';
 import { openDatabase } from '../lib/db/open.js';
 import { startWsProxy } from '../lib/db/ws-proxy.js';
 import { STATEMENT_TIMEOUT_SECONDS } from '../lib/defaults.js';
+import { jsonDocumentChunks } from '../lib/json-document.js';
 import { buildReport } from '../lib/report/build.js';
 import { renderHtml } from '../lib/report/render/html.js';
 import { CASE_OPTIONS, type ReadCase } from './read-side.js';

@@ -1,7 +1,7 @@
-import { jsonDocument } from '../lib/cli/json.js';
 import type { Database } from '../lib/db/database.js';
 import { CHECKPOINT_KEY } from '../lib/health/checkpoint.js';
 import { DEFAULT_GRACE_SECONDS } from '../lib/health/config.js';
+import { jsonDocument } from '../lib/json-document.js';
 import { buildReport, type ReportOptions } from '../lib/report/build.js';
 import { readStoreCatalog } from '../lib/report/catalog.js';
 import { readActivationKeys } from '../lib/report/completeness.js';

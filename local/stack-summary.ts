@@ -3,8 +3,8 @@ import { renderHealth } from '../lib/cli/commands/health.js';
 import { renderMigration } from '../lib/cli/commands/migrate.js';
 import { renderSpend } from '../lib/cli/commands/spend.js';
 import { renderCounters, renderDeadLetters } from '../lib/cli/render-ingest.js';
-import { renderFacts, renderTable } from '../lib/cli/table.js';
 import { renderReportTable } from '../lib/report/render/table.js';
+import { renderFacts, renderTable } from '../lib/text-table.js';
 import { humanDuration } from '../lib/units.js';
 import type { LocalStackResult } from './stack.js';
 

@@ -62,6 +62,13 @@ describe('architecture: layers and cycles (docs/README.md "Layout")', () => {
     expect(leaks.map((e) => `${e.from} imports ${e.to}`)).toEqual([]);
   });
 
+  it('the CLI (lib/cli/) is the top of lib/: no other lib/ module imports it, so what both use lives below both (issue 58, "The house")', () => {
+    const up = graph.edges.filter(
+      (e) => e.from.startsWith('lib/') && !e.from.startsWith('lib/cli/') && e.to?.startsWith('lib/cli/') === true,
+    );
+    expect(up.map((e) => `${e.from} imports ${e.to}`)).toEqual([]);
+  });
+
   it('there is no import cycle among project files (type-only imports included)', () => {
     expect(findCycles(graph).map((c) => c.join(' → '))).toEqual([]);
   });

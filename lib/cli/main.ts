@@ -13,10 +13,12 @@ import {
 import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
 import type { ExportOptions } from '../export/run.js';
 import { graceSecondsFromEnv, healthOptionsFromEnv } from '../health/config.js';
+import { jsonDocument, jsonDocumentChunks } from '../json-document.js';
 import { logger } from '../observability.js';
 import { redact, redactText } from '../redact.js';
 import { wantsColor } from '../report/render/table.js';
 import { terminalSafeLines } from '../terminal-text.js';
+import { terminalWidth } from '../text-table.js';
 import { exportCommand } from './commands/export.js';
 import { healthCommand } from './commands/health.js';
 import { ingestCommand, type StartIngestPipeline } from './commands/ingest.js';
@@ -28,10 +30,8 @@ import { describeFailure } from './failure.js';
 import { checkFlagsApply, countFlag, instantFlag, nearestFlag, parseFlags, secondsFlag } from './flags.js';
 import { EXIT_INTERRUPTED, type Interrupt, Interrupted, NO_INTERRUPT } from './interrupt.js';
 import type { CliIo, CommandResult } from './io.js';
-import { jsonDocument, jsonDocumentChunks } from './json.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
 import { discardCreatedStore, openStore } from './open-store.js';
-import { terminalWidth } from './table.js';
 import { UsageError, usageText } from './usage-error.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]

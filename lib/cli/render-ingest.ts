@@ -1,8 +1,8 @@
 import { COUNTERS } from '../ingest/report.js';
+import { renderFacts, renderTable } from '../text-table.js';
 import { humanDuration } from '../units.js';
 import { type DeadLetter, type DeadLetterGroup, groupDeadLetters } from './dead-letters.js';
 import type { IngestTotals, LagPercentiles } from './ingest-totals.js';
-import { renderFacts, renderTable } from './table.js';
 
 /** What a non-zero counter means for the person reading it (README "Reading the output"). */
 const MEANING: Partial<Record<(typeof COUNTERS)[number], string>> = {

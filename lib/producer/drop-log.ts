@@ -31,9 +31,36 @@ export interface DropLog {
 }
 
 /**
+ * The distinct details one reason's WARN lists, each with its own count (issue 58 #18: two different
+ * bad inputs in one interval were reported as one count under the last one's problem). Details come
+ * from small sets (a problem, an error code); past this many, the rest are counted, not listed.
+ */
+export const MAX_DETAILS_PER_WARN = 10;
+
+interface Unreported {
+  count: number;
+  /** by the detail's JSON text, in the order first seen */
+  details: Map<string, { count: number; detail: Record<string, unknown> }>;
+  /** drops whose detail was not listed (more than MAX_DETAILS_PER_WARN distinct ones) */
+  unlisted: number;
+}
+
+/** One distinct detail: its fields on the WARN itself; several: `details`, each with its count. */
+function describe(entry: Unreported): Record<string, unknown> {
+  const details = [...entry.details.values()];
+  if (details.length === 1 && entry.unlisted === 0) return details[0]!.detail;
+  if (details.length === 0) return {};
+  return {
+    details: details.map(({ count, detail }) => ({ ...detail, count })),
+    ...(entry.unlisted > 0 ? { unlisted_count: entry.unlisted } : {}),
+  };
+}
+
+/**
  * Bounded logging: a dead endpoint used to write one WARN per dropped frame (2,000 lines for 2,000
  * frames). Drops are counted at once and reported as one WARN per reason per interval, with the
- * count and the last error code seen; close() and process exit report what is left.
+ * count and what was wrong (the problem, the error code): one detail on the WARN itself, several
+ * listed each with its own count; close() and process exit report what is left.
  */
 export function createDropLog(options: {
   logger: ProducerLogger;
@@ -42,7 +69,7 @@ export function createDropLog(options: {
   intervalMs: number;
   dropped: Record<DropReason, number>;
 }): DropLog {
-  const unreported = new Map<DropReason, { count: number; detail: Record<string, unknown> }>();
+  const unreported = new Map<DropReason, Unreported>();
   let timer: NodeJS.Timeout | undefined;
   let since = Date.now();
 
@@ -50,14 +77,14 @@ export function createDropLog(options: {
     if (timer) clearTimeout(timer);
     timer = undefined;
     const intervalMs = Date.now() - since;
-    for (const [reason, { count, detail }] of unreported) {
+    for (const [reason, entry] of unreported) {
       try {
         options.logger.warn('subagent frames dropped by the producer', {
           reason,
-          count,
+          count: entry.count,
           interval_ms: intervalMs,
           ...options.context,
-          ...detail,
+          ...describe(entry),
         });
       } catch {
         // a failing logger must not break the product path either
@@ -70,11 +97,19 @@ export function createDropLog(options: {
     add(reason, count, detail) {
       if (count <= 0) return;
       options.dropped[reason] += count;
-      const entry = unreported.get(reason);
-      if (entry) {
-        entry.count += count;
-        if (detail) entry.detail = detail;
-      } else unreported.set(reason, { count, detail: detail ?? {} });
+      let entry = unreported.get(reason);
+      if (!entry) {
+        entry = { count: 0, details: new Map(), unlisted: 0 };
+        unreported.set(reason, entry);
+      }
+      entry.count += count;
+      if (detail) {
+        const key = JSON.stringify(detail);
+        const seen = entry.details.get(key);
+        if (seen) seen.count += count;
+        else if (entry.details.size < MAX_DETAILS_PER_WARN) entry.details.set(key, { count, detail });
+        else entry.unlisted += count;
+      }
       if (!timer) {
         since = Date.now();
         timer = setTimeout(report, options.intervalMs);

@@ -101,6 +101,14 @@ const MAX_BACKOFF_MS = PRODUCER_DEFAULTS.maxBackoffMs;
  * throws or rejects, and nothing is lost silently: every frame is sent or counted as dropped.
  */
 export function createFrameProducer(options: FrameProducerOptions): FrameProducer {
+  // issue 58 #18: a missing URL (an unset variable behind `process.env.X!`) is a wiring mistake found
+  // once, at start-up; accepted, every frame was later dropped with the code "Error" and no cause.
+  // record() still never throws: this is the one refusal, and it comes before any frame.
+  if (typeof options?.queueUrl !== 'string' || options.queueUrl.trim() === '') {
+    throw new TypeError(
+      `createFrameProducer needs queueUrl, the SQS queue's URL (got ${typeof options?.queueUrl === 'string' ? 'an empty string' : typeof options?.queueUrl}): set the variable it is read from, e.g. FRAMES_QUEUE_URL=https://sqs.<region>.amazonaws.com/<account>/<name>.fifo`,
+    );
+  }
   const requestTimeoutMs = options.requestTimeoutMs ?? PRODUCER_DEFAULTS.requestTimeoutMs;
   // R4-11: the queue URL's host is the endpoint (an AWS host: the SDK's endpoint for its region).
   // One attempt per SDK call: the producer retries itself, per frame, in session order.

@@ -1,6 +1,6 @@
-import { jsonDocumentChunks } from '../cli/json.js';
 import type { Queryable } from '../db/database.js';
 import { PAGE_DEFAULTS } from '../defaults.js';
+import { jsonDocumentChunks } from '../json-document.js';
 import { buildReport, type ReportOptions } from '../report/build.js';
 import type { Completeness, ReportDocument } from '../report/document.js';
 import { renderHtml } from '../report/render/html.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonDocument } from '../../lib/cli/json.js';
+import { jsonDocument } from '../../lib/json-document.js';
 import { formatRfc3339, parseStoredTimestamp } from '../../lib/time.js';
 import { buildChecks, type LocalStackResult, runLocalStack } from '../../local/stack.js';
 import { renderStackSummary } from '../../local/stack-summary.js';

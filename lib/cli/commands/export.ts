@@ -4,11 +4,11 @@ import type { OtlpTarget } from '../../export/otlp/config.js';
 import type { RetryNotice } from '../../export/otlp/transport.js';
 import type { ExportOptions, ExportSummary } from '../../export/run.js';
 import { terminalSafe } from '../../terminal-text.js';
+import { renderFacts } from '../../text-table.js';
 import { type ExportDocument, exportJson } from '../documents.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
 import { requireMigrated } from '../preflight.js';
-import { renderFacts } from '../table.js';
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 

@@ -3,13 +3,13 @@ import { type HealthCheckOptions, runHealthCheck } from '../../health/check.js';
 import type { HealthReport } from '../../health/report.js';
 import { hint } from '../../hints.js';
 import { missingTables } from '../../store/probe.js';
+import { renderFacts, renderTable } from '../../text-table.js';
 import { formatRfc3339, type Micros, parseRfc3339 } from '../../time.js';
 import { humanDuration } from '../../units.js';
 import { EXIT } from '../exit-codes.js';
 import { cliFailure } from '../failure.js';
 import type { CommandResult } from '../io.js';
 import { requireHostStore } from '../preflight.js';
-import { renderFacts, renderTable } from '../table.js';
 
 /** What a status other than healthy means, beside it (README "Reading the output"). */
 const STATUS_MEANING: Partial<Record<HealthReport['status'], string>> = {

@@ -1,12 +1,12 @@
 import type { Database } from '../../db/database.js';
 import { type MigrationReport, runMigration } from '../../migrate/run-migration.js';
 import { logger } from '../../observability.js';
+import { renderFacts } from '../../text-table.js';
 import { formatRfc3339, parseStoredTimestamp } from '../../time.js';
 import { humanDuration } from '../../units.js';
 import { EXIT } from '../exit-codes.js';
 import type { CommandResult } from '../io.js';
 import { requireHostStore } from '../preflight.js';
-import { renderFacts } from '../table.js';
 
 /**
  * A stored key (nine fraction digits, docs/time.md) in the six digits `report` and `health` print;

@@ -38,7 +38,7 @@ export interface RenderContext {
 /**
  * The text formats, one renderer each; every one only consumes the document (docs/report.md).
  * A new format is one more entry here and one flag in `outputFormat`. `--json` is the document
- * itself: main.ts writes it through the CLI's one serialiser (lib/cli/json.ts), in pieces (R4-12).
+ * itself: main.ts writes it through the CLI's one serialiser (lib/json-document.ts), in pieces (R4-12).
  */
 export const REPORT_FORMATS = {
   table: (doc: ReportDocument, ctx: RenderContext) => renderReportTable(doc, { color: ctx.color, width: ctx.width }),

@@ -7,12 +7,12 @@ import { RecordFinder, type RecordFolders } from '../../spend/records.js';
 import { runSpend, type SpendReport, UNSERVED_REASONS } from '../../spend/run.js';
 import { missingTables } from '../../store/probe.js';
 import { USAGE_TABLE } from '../../store/usage-table.js';
+import { renderFacts } from '../../text-table.js';
 import { EXIT } from '../exit-codes.js';
 import { cliFailure } from '../failure.js';
 import type { CommandResult } from '../io.js';
 import { requireMigrated, requireWritable } from '../preflight.js';
 import { createProgress, type ProgressStream } from '../progress.js';
-import { renderFacts } from '../table.js';
 import { UsageError } from '../usage-error.js';
 
 export interface SpendFlags {

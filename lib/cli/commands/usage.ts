@@ -8,10 +8,10 @@ import { readOpenCodeSession } from '../../producer/usage/opencode-session.js';
 import type { RecordSource, UsageReading } from '../../producer/usage/records.js';
 import type { RunUsage } from '../../producer/usage/run-usage.js';
 import { dollars } from '../../report/render/units.js';
+import { renderFacts, renderTable } from '../../text-table.js';
 import { EXIT } from '../exit-codes.js';
 import { fileProblem } from '../file-problem.js';
 import type { CommandResult } from '../io.js';
-import { renderFacts, renderTable } from '../table.js';
 import { UsageError } from '../usage-error.js';
 import { detectFormat, USAGE_FORMATS, type UsageFormat } from '../usage-format.js';
 

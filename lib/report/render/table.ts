@@ -1,6 +1,6 @@
-import { type Cell, renderFacts, renderTable, styled } from '../../cli/table.js';
 import { dollarColumn, dollars } from '../../money.js';
 import { terminalSafe } from '../../terminal-text.js';
+import { type Cell, renderFacts, renderTable, styled } from '../../text-table.js';
 import type { FanOutCost, Figures, Group, ReportDocument, Spend } from '../document.js';
 import {
   fanOutCostClosing,
@@ -22,7 +22,7 @@ import {
  */
 export interface TableOptions {
   color: boolean;
-  /** the terminal's width, when known: the groups table fits it (lib/cli/table.ts, issue 51) */
+  /** the terminal's width, when known: the groups table fits it (lib/text-table.ts, issue 51) */
   width?: number;
 }
 

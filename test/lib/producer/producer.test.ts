@@ -230,6 +230,40 @@ describe('frame producer', () => {
     ]);
   });
 
+  it('issue 58 #18: two different bad inputs in one flush give one not_a_frame WARN listing each problem with its own count', async () => {
+    const producer = createFrameProducer({ queueUrl: q.queueUrl, sqs: q.sqs });
+    const { lines } = await captureOutput(async () => {
+      producer.record(null as unknown as Frame);
+      producer.record(null as unknown as Frame);
+      producer.record({ ...frame(), version: 2 } as unknown as Frame);
+      await producer.close();
+    });
+    const warns = warnings(lines).filter((l) => l.reason === 'not_a_frame');
+    expect(warns).toHaveLength(1);
+    expect(warns[0]).toMatchObject({
+      count: 3,
+      details: [
+        { problem: 'not an object (got null)', count: 2 },
+        { problem: 'version is not 1', count: 1 },
+      ],
+    });
+    expect(warns[0]).not.toHaveProperty('problem');
+  });
+
+  it.each([
+    ['undefined', undefined, 'got undefined'],
+    ['empty', '', 'got an empty string'],
+    ['blank', '  ', 'got an empty string'],
+    ['not a string', 42, 'got number'],
+  ])(
+    'issue 58 #18: a queueUrl that is %s is refused at creation, naming the option and how to fix it',
+    (_, queueUrl, got) => {
+      expect(() => createFrameProducer({ queueUrl: queueUrl as unknown as string, sqs: q.sqs })).toThrow(
+        new RegExp(`createFrameProducer needs queueUrl.*\\(${got}\\).*set the variable`),
+      );
+    },
+  );
+
   it('P3: every SQS call is bounded: a listener that never answers costs requestTimeoutMs per attempt, then the frame is counted', async () => {
     const silent = await startSilentEndpoint();
     cleanups.push(() => silent.close());

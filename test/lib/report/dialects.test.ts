@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonDocument } from '../../../lib/cli/json.js';
 import type { Queryable } from '../../../lib/db/database.js';
+import { jsonDocument } from '../../../lib/json-document.js';
 import { buildReport } from '../../../lib/report/build.js';
 import { GROUP_BY } from '../../../lib/report/document.js';
 import { readAll } from '../../../lib/store/read.js';

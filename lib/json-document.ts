@@ -1,5 +1,5 @@
-import { jsonChunks } from '../json-text.js';
-import { formatRfc3339 } from '../time.js';
+import { jsonChunks } from './json-text.js';
+import { formatRfc3339 } from './time.js';
 
 /**
  * The one serialiser of the `--json` documents the CLI and `npm start` print. An instant in

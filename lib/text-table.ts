@@ -1,4 +1,4 @@
-import { terminalSafe } from '../terminal-text.js';
+import { terminalSafe } from './terminal-text.js';
 
 /**
  * A plain-text table for people; machines get --json. Every string cell is host text or holds some

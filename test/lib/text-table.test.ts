@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderFacts, renderTable } from '../../../lib/cli/table.js';
+import { renderFacts, renderTable } from '../../lib/text-table.js';
 
 describe('tables for people (issue 25)', () => {
   it('print numbers with thousands separators, right-aligned', () => {

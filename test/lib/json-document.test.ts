@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonDocument } from '../../../lib/cli/json.js';
-import { formatRfc3339, parseRfc3339 } from '../../../lib/time.js';
-import { hostileText, MIB_OF_HOSTILE_TEXT } from '../../support/hostile-text.js';
-import { group, reportDoc } from '../../support/report-document.js';
+import { jsonDocument } from '../../lib/json-document.js';
+import { formatRfc3339, parseRfc3339 } from '../../lib/time.js';
+import { hostileText, MIB_OF_HOSTILE_TEXT } from '../support/hostile-text.js';
+import { group, reportDoc } from '../support/report-document.js';
 
 // Issue 25: a --json document gives an instant (bigint microseconds in memory) as RFC 3339 UTC
 // with microseconds, at any depth, for every instant the store can hold; nothing else changes.
