@@ -297,7 +297,15 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
   ];
   // R5-1: a cost that leaves out unpriced events is a lower bound: "≥ 9,000"
   const cost = (g: Group, subcents: number | null) => (subcents === null ? null : `${atLeast(g)}${n(subcents)}`);
-  const rows = groups.map((g): Cell[] => [
+  // R6-11: each spend money column at one precision (lib/money.ts), a lower bound rounded down
+  const bound = (i: number) => groups[i]!.spend.cost_lower_bound === true;
+  const spendCost = dollarColumn(
+    groups.map((g) => g.spend.cost_subcents),
+    bound,
+  ).map((text, i) => (text === null ? null : `${bound(i) ? '≥ ' : ''}${text}`));
+  const spendP50 = dollarColumn(groups.map((g) => g.spend.cost_p50_subcents));
+  const spendP95 = dollarColumn(groups.map((g) => g.spend.cost_p95_subcents));
+  const rows = groups.map((g, i): Cell[] => [
     keyLabel(g.key),
     ...(titled ? [g.title] : []),
     n(g.subagents),
@@ -313,15 +321,7 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
     cost(g, g.cost_per_context_subcents),
     ...(unpriced ? [n(g.unpriced_events)] : []),
     g.lower_bound ? 'yes' : '',
-    ...(spend
-      ? [
-          n(g.spend.subagents_with_usage),
-          spendMoney(g.spend, g.spend.cost_subcents),
-          n(g.spend.unpriced),
-          g.spend.cost_p50_subcents === null ? null : dollars(g.spend.cost_p50_subcents),
-          g.spend.cost_p95_subcents === null ? null : dollars(g.spend.cost_p95_subcents),
-        ]
-      : []),
+    ...(spend ? [n(g.spend.subagents_with_usage), spendCost[i]!, n(g.spend.unpriced), spendP50[i]!, spendP95[i]!] : []),
   ]);
   const see = '--json or --csv has every column; a wider terminal (or COLUMNS=200) shows more';
   // with no room, the breakdowns go first and the figures a group is compared by (subagents, contexts, cost) last

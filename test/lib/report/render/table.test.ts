@@ -5,6 +5,7 @@ import {
   type FanOutCost,
   type FanOutCostBucket,
   NOTHING_UNREADABLE,
+  SPEND_NOT_COLLECTED,
 } from '../../../../lib/report/document.js';
 import { renderReportTable } from '../../../../lib/report/render/table.js';
 import { group, reportDoc } from '../../../support/report-document.js';
@@ -547,6 +548,30 @@ describe('report table: costs that are lower bounds, cost by source, fan-out cos
     ['R5-4: none reported', reportDoc([]), 'context at finish', '- (0 reported)'],
   ])('%s', (_, doc, name, value) => {
     expect(factOf(table(doc), name)).toBe(value);
+  });
+
+  it('R6-11, R6-5: each spend money column of the groups has one precision; a lower bound is rounded down', () => {
+    const spend = (cost: number, p50: number, p95: number, lowerBound: boolean) => ({
+      ...SPEND_NOT_COLLECTED,
+      subagents_with_usage: 3,
+      complete: 3,
+      unpriced: 0,
+      cost_subcents: cost,
+      cost_lower_bound: lowerBound,
+      cost_p50_subcents: p50,
+      cost_p95_subcents: p95,
+    });
+    const lines = groupLines(
+      table(
+        reportDoc([
+          group({ key: 'Explore', spend: spend(45_379, 1_722, 3_200, true) }),
+          group({ key: 'Plan', spend: spend(27_200, 977, 3_500, false) }),
+        ]),
+      ),
+    );
+    const at = (line: string) => line.split(/\s{2,}/).slice(-5);
+    expect(at(lines[2]!)).toEqual(['3', '≥ $4.53', '0', '$0.1722', '$0.32']);
+    expect(at(lines[3]!)).toEqual(['3', '$2.72', '0', '$0.0977', '$0.35']);
   });
 
   it('R5-4: the table never calls the tokens usage or spend, and has no plain "tokens" fact', () => {
