@@ -1,4 +1,4 @@
-import { TABLE } from '../columns.js';
+import { CONFLICT_KEY, TABLE } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 import { parseFrame } from '../frame/parse.js';
 import { normalizeFrame } from '../normalize.js';
@@ -93,7 +93,8 @@ interface Candidate {
   usage_observed_at: unknown;
 }
 
-const KEY = ['task_session_id', 'agent_execution_id', 'tool_call_id'] as const;
+/** The rows' conflict key: pages are keyset pages on it. */
+const KEY = CONFLICT_KEY;
 const named = (column: string) => `(s.${column} IS NOT NULL AND s.${column} <> '')`;
 
 /** The rows to serve: a key to a record, no final usage. Keyset pages in key order. */

@@ -1,3 +1,4 @@
+import { CONFLICT_KEY } from '../columns.js';
 import type { Queryable } from '../db/database.js';
 import { SQL_TYPE_NAME, type SqlType } from '../db/dialect/dialect.js';
 import { USAGE_COUNT_FIELDS } from '../producer/usage/run-usage.js';
@@ -10,7 +11,7 @@ import { USAGE_COUNT_FIELDS } from '../producer/usage/run-usage.js';
 export const USAGE_TABLE = 'task_session_subagent_usage';
 
 /** The subagent key, the host table's UNIQUE constraint in its order: a usage row joins its subagent on it. */
-export const USAGE_KEY = ['task_session_id', 'agent_execution_id', 'tool_call_id'] as const;
+export const USAGE_KEY = CONFLICT_KEY;
 
 export interface UsageColumn {
   readonly name: string;

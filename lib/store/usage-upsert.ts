@@ -1,6 +1,7 @@
 import type { Dialect } from '../db/dialect/dialect.js';
-import type { SubagentWrite } from '../row.js';
-import { foldUsage, type UsageWrite } from '../usage-write.js';
+import { framesByKey } from '../merge.js';
+import { rowKey, type SubagentWrite } from '../row.js';
+import { foldUsage } from '../usage-write.js';
 import { USAGE_COLUMNS, USAGE_KEY, USAGE_TABLE, USAGE_WRITTEN_AT } from './usage-table.js';
 
 const stored = (c: string) => `${USAGE_TABLE}.${c}`;
@@ -37,23 +38,21 @@ WHERE ${dialect.comparable('excluded.observed_at')} >= ${dialect.comparable(stor
  * dialect's rows; empty when no write carries usage.
  */
 export function usageRows(dialect: Dialect, writes: readonly SubagentWrite[]): unknown[][] {
-  const byKey = new Map<string, UsageWrite[]>();
-  for (const write of writes) {
-    if (write.usage === undefined) continue;
-    const key = JSON.stringify(USAGE_KEY.map((k) => write[k]));
-    const list = byKey.get(key);
-    if (list) list.push(write.usage);
-    else byKey.set(key, [write.usage]);
-  }
-  return [...byKey]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, usages]) => {
-      const usage = foldUsage(usages)!;
-      const values: Record<string, unknown> = { ...usage, observed_at: dialect.encodeTimestamp(usage.observed_at) };
-      const identity = JSON.parse(key) as string[];
-      return USAGE_COLUMNS.map((c) => {
-        const at = (USAGE_KEY as readonly string[]).indexOf(c.name);
-        return at >= 0 ? identity[at] : values[c.name];
-      });
-    });
+  const byKey = [
+    ...framesByKey(
+      writes.filter((w) => w.usage !== undefined),
+      rowKey,
+    ),
+  ];
+  byKey.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return byKey.map(([, frames]) => {
+    const usage = foldUsage(frames.map((f) => f.usage!))!;
+    // the key's own identity (the rows' conflict key), then the usage's columns
+    const values: Record<string, unknown> = {
+      ...frames[0]!,
+      ...usage,
+      observed_at: dialect.encodeTimestamp(usage.observed_at),
+    };
+    return USAGE_COLUMNS.map((c) => values[c.name]);
+  });
 }
