@@ -45,6 +45,10 @@ describe.each(TARGETS)('subagent-context spend on %s', (name) => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** `spend` on the test's store, with the test's Claude folder. */
+  const spend = (...argv: string[]) =>
+    cli('spend', '--database-url', t.url, '--claude-dir', join(dir, 'claude'), ...argv);
+
   const seed = async () => {
     await seedSession(t.db);
     transcript(join(dir, 'claude'), 'a1');
@@ -59,16 +63,7 @@ describe.each(TARGETS)('subagent-context spend on %s', (name) => {
 
   it('R6-4: spend --json reads the records, prices them and says what it wrote and what it could not serve', async () => {
     const prices = await seed();
-    const run = await cli(
-      'spend',
-      '--database-url',
-      t.url,
-      '--claude-dir',
-      join(dir, 'claude'),
-      '--prices',
-      prices,
-      '--json',
-    );
+    const run = await spend('--prices', prices, '--json');
     expect(run.code).toBe(EXIT.ok);
     expect(run.json).toMatchObject({
       rows: 2,
@@ -86,16 +81,7 @@ describe.each(TARGETS)('subagent-context spend on %s', (name) => {
 
   it('R6-4: spend prints a table a person reads, each reason on its own line', async () => {
     const prices = await seed();
-    const run = await cli(
-      'spend',
-      '--database-url',
-      t.url,
-      '--claude-dir',
-      join(dir, 'claude'),
-      '--prices',
-      prices,
-      '-q',
-    );
+    const run = await spend('--prices', prices, '-q');
     expect(run.code).toBe(EXIT.ok);
     expect(run.stdout).toMatch(/usage written\s+1/);
     expect(run.stdout).toMatch(/not served: no record\s+1/);
@@ -103,7 +89,7 @@ describe.each(TARGETS)('subagent-context spend on %s', (name) => {
 
   it('R6-4: spend --dry-run lists what it would write and writes nothing', async () => {
     await seed();
-    const run = await cli('spend', '--database-url', t.url, '--claude-dir', join(dir, 'claude'), '--dry-run', '--json');
+    const run = await spend('--dry-run', '--json');
     expect(run.code).toBe(EXIT.ok);
     expect(run.json).toMatchObject({
       dry_run: true,
@@ -115,7 +101,7 @@ describe.each(TARGETS)('subagent-context spend on %s', (name) => {
 
   it('R6-4: without --prices a run the agent did not price is stored unpriced, and a note says so', async () => {
     await seed();
-    const run = await cli('spend', '--database-url', t.url, '--claude-dir', join(dir, 'claude'), '--json');
+    const run = await spend('--json');
     expect(run.json).toMatchObject({ written: 1, unpriced: 1 });
     expect(run.stderr).toContain('no --prices');
     expect(await readSessionUsage(t.db, 's1')).toMatchObject([{ cost_subcents: null, cost_source: 'unpriced' }]);
