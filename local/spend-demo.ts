@@ -16,6 +16,7 @@ import {
   writeCodexRollout,
   writeOpenCodeSession,
 } from './agent-records.js';
+import { prng } from './generate-host-store.js';
 
 /*
  * R6-8: the demo's agents keep their records too. For a share of the demo's subagents with a
@@ -51,18 +52,6 @@ export interface SpendDemo {
   expected: ExpectedSpend;
 }
 
-/** mulberry32: the demo is the same for the same seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface KeyedRow {
   agent_id: string | null;
   child_session_id: string | null;
@@ -96,7 +85,7 @@ function runFor(kind: AgentKind, next: () => number): AgentRun {
  * with DEMO_PRICES, and returns what it did beside the generator's own sums. The folder is removed.
  */
 export async function runSpendDemo(db: Queryable, seed: number): Promise<SpendDemo> {
-  const next = random(seed * 7919 + 17);
+  const next = prng(seed * 7919 + 17);
   const folder = mkdtempSync(join(tmpdir(), 'subagent-context-agents-'));
   const dirs = { claude: join(folder, 'claude'), opencode: join(folder, 'opencode'), codex: join(folder, 'codex') };
   const rows = await db.query<KeyedRow>(
