@@ -69,6 +69,33 @@ describe('jsonText: JSON without recursion (R4-4)', () => {
     expect([depth, at.id]).toEqual([100_000, 99_999]);
     expect(jsonText(deep)).toBe(text.replace(/\n */g, '').replace(/": /g, '":'));
   });
+  it('R4-12: small containers written by JSON.stringify itself give the same text and call the replacer as often, with the same holders and keys', () => {
+    const value = {
+      a: [1, { b: 2n, c: [3n, { d: 'x' }] }],
+      e: { f: 4n },
+      wide: Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i])),
+    };
+    const calls = (run: (replacer: (this: unknown, key: string, v: unknown) => unknown) => unknown) => {
+      const seen: string[] = [];
+      const text = run(function (this: unknown, key, v) {
+        seen.push(`${Array.isArray(this) ? 'array' : typeof this}:${key}`);
+        return typeof v === 'bigint' ? `${v}` : v;
+      });
+      return { text, seen };
+    };
+    const ours = calls((replacer) => jsonText(value, { indent: 2, replacer }));
+    const native = calls((replacer) => JSON.stringify(value, replacer, 2));
+    expect(ours.text).toBe(native.text);
+    expect(ours.seen).toEqual(native.seen);
+  });
+
+  it('R4-12: a chain deeper than the indent cap keeps the capped indentation whether or not its parts are small', () => {
+    const deep = chain(MAX_INDENT_LEVELS + 3);
+    const lines = jsonText({ wrap: [deep] }, { indent: 2 })!.split('\n');
+    const widest = Math.max(...lines.map((l) => l.length - l.trimStart().length));
+    expect(widest).toBe(2 * MAX_INDENT_LEVELS);
+    expect(JSON.parse(lines.join('\n'))).toEqual({ wrap: [deep] });
+  });
 });
 
 describe('jsonChunks: the same text in pieces (R4-12)', () => {
