@@ -354,14 +354,17 @@ async function readFigures(
       continue;
     }
     if (row.level_groups !== null && row.level_groups !== undefined) cutGroups[lvl - 1] = int(row.level_groups);
-    levels[lvl - 1]!.push({
-      ...f,
-      by: by,
-      key: int(row.gnull) === 1 ? null : String(row.gkey),
-      title: row.title === null || row.title === undefined ? null : String(row.title),
-      lower_bound: int(row.lower_bound) === 1,
-      started_at: instant(row.started),
-    });
+    // the group is its figures with its keys after them (the document's member order), added in
+    // place: a copy of each group's figures was a tenth of --by task's JavaScript at 50,000 groups
+    levels[lvl - 1]!.push(
+      Object.assign(f, {
+        by: by,
+        key: int(row.gnull) === 1 ? null : String(row.gkey),
+        title: row.title === null || row.title === undefined ? null : String(row.title),
+        lower_bound: int(row.lower_bound) === 1,
+        started_at: instant(row.started),
+      }),
+    );
   }
   const levelGroups = levels.map((groups, i) => cutGroups[i] ?? groups.length);
   return {
