@@ -106,8 +106,8 @@ if (wants('hostile-text')) {
   log(`  ${Math.round(hostileText.plainMs)} ms without, ${Math.round(hostileText.hostileMs)} ms with the title`);
 }
 const totalSeconds = (performance.now() - started) / 1000;
-// The heavy sections (npm run bench -- health, -- read, -- publish) are kept from the previous file.
-const kept = ['health-scale', 'read-side', 'publish'].map((name) => keptSection(plan.out, name)).join('');
+// The heavy sections (npm run bench -- health, -- read, -- publish, -- spend) are kept from the previous file.
+const kept = ['health-scale', 'read-side', 'publish', 'spend'].map((name) => keptSection(plan.out, name)).join('');
 writeFileSync(
   plan.out,
   renderReport({
