@@ -91,7 +91,7 @@ describe.each(TARGETS)('issue 57: publish --to against a hostile S3 on %s', (nam
   it('R5-6 / issue 57 #1: credentials that end in seconds: the printed expiry is theirs to the second, the link opens until then and is refused after', async () => {
     await seed(t.db);
     // the test S3 knows when this session token ends, as S3 does: a request with it after then is refused
-    const expiry = Math.ceil(Date.now() / 1000) * 1000 + 6_000;
+    const expiry = Math.ceil(Date.now() / 1000) * 1000 + 8_000;
     s3.tokenEnds('short-session', expiry);
     setEnv({ AWS_SESSION_TOKEN: 'short-session', AWS_CREDENTIAL_EXPIRATION: new Date(expiry).toISOString() });
     const run = await publishJson('--url-seconds', '3600');

@@ -212,6 +212,9 @@ export function useS3(): TestS3 {
   };
 }
 
+/** Text as XML character data (a verifier's message may quote the request). */
+const xmlText = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
 /** An S3 error document, as S3 sends it. */
 function answer(res: ServerResponse, refused: Exclude<Refusal['answer'], 'hang'> | S3ErrorAnswer): void {
   const { status, code, message, headers = {} } = refused;
@@ -223,7 +226,7 @@ function answer(res: ServerResponse, refused: Exclude<Refusal['answer'], 'hang'>
   });
   res.end(
     body ??
-      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>proxy</RequestId></Error>`,
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xmlText(message)}</Message><RequestId>proxy</RequestId></Error>`,
   );
 }
 
