@@ -64,7 +64,7 @@ export async function publishDemo(db: Queryable, options: { port?: number } = {}
       { graceSeconds: 0 },
     );
     const key = `${summary.latest}${PAGE_FILE}`;
-    const url = await presignedUrl(
+    const { url } = await presignedUrl(
       client,
       { bucket: DEMO_BUCKET, key, prefix: DEMO_PREFIX },
       PUBLISH_DEFAULTS.urlSeconds,

@@ -1,11 +1,13 @@
 import { createServer } from 'node:net';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCli } from '../../lib/cli/main.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { startLocalPipeline } from '../../local/pipeline.js';
 import { runCliCaptured, runCliJson, testProxyEnv } from '../support/cli-run.js';
-import { puts, useS3 } from '../support/s3.js';
+import { linkExpiry, puts, useS3 } from '../support/s3.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
@@ -13,7 +15,8 @@ import { TARGETS, useTestDatabase } from '../support/targets.js';
  * Issue 57's publish items through the real CLI (R5-6, R2-6, R4-9, docs/publish.md): the link's
  * true lifetime, the endpoint as scheme, host, port and path on success too, a bucket in another
  * region, and S3's own text held to what a collector's body gets. fauxqs behind the recording
- * proxy of test/support/s3.ts, which answers the way S3 answers when a test names a fault.
+ * proxy of test/support/s3.ts, which checks signatures, expiry, session tokens and the bucket's
+ * region as S3 does, and answers the way S3 answers when a test names a fault.
  */
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -85,12 +88,46 @@ describe.each(TARGETS)('issue 57: publish --to against a hostile S3 on %s', (nam
     expect(text.stdout).not.toContain('for 7 days (until');
   });
 
+  it('R5-6 / issue 57 #1: credentials that end in seconds: the printed expiry is theirs to the second, the link opens until then and is refused after', async () => {
+    await seed(t.db);
+    // the test S3 knows when this session token ends, as S3 does: a request with it after then is refused
+    const expiry = Math.ceil(Date.now() / 1000) * 1000 + 8_000;
+    s3.tokenEnds('short-session', expiry);
+    setEnv({ AWS_SESSION_TOKEN: 'short-session', AWS_CREDENTIAL_EXPIRATION: new Date(expiry).toISOString() });
+    const run = await publishJson('--url-seconds', '3600');
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    expect(run.json.url_expires_with).toBe('credentials');
+    expect(run.json.url_expires_at).toBe(new Date(expiry).toISOString());
+    const link = new URL(run.json.url);
+    expect(linkExpiry(run.json.url)).toBe(expiry);
+    expect(link.searchParams.get('X-Amz-Security-Token')).toBe('short-session');
+    expect(Date.now(), 'the run took longer than the credentials lived').toBeLessThan(expiry - 500);
+    const open = await fetch(link);
+    expect(open.status).toBe(200);
+    expect(await open.text()).toBe((await s3.get('p/latest/index.html')).body);
+    await new Promise((resolve) => setTimeout(resolve, expiry - Date.now() + 1_100));
+    const late = await fetch(link);
+    expect(late.status).toBeGreaterThanOrEqual(400);
+    expect(await late.text()).toMatch(/Request has expired|<Code>ExpiredToken<\/Code>/);
+  }, 20_000);
+
   it('R5-6 / issue 57 #1: long-term keys (no expiry) keep --url-seconds', async () => {
     await seed(t.db);
     const json = await publishJson('--url-seconds', '604800');
     expect(json.code, json.stderr).toBe(EXIT.ok);
     expect(json.json.url_expires_with).toBe('url-seconds');
     expect(json.json.url).toContain('X-Amz-Expires=604800&');
+  });
+
+  it('R5-6 / issue 58: the test S3 checks each write’s signature: keys with the wrong secret write nothing and print no link', async () => {
+    await seed(t.db);
+    setEnv({ AWS_SECRET_ACCESS_KEY: 'not-the-secret' });
+    const run = await publishJson();
+    expect(run.code).toBe(EXIT.failure);
+    expect(run.stderr).toContain('SignatureDoesNotMatch (HTTP 403)');
+    expect(run.stdout).not.toContain('X-Amz-');
+    expect(s3.requests.map((r) => r.verdict)).toEqual(['SignatureDoesNotMatch']);
+    expect(await s3.keys()).toEqual([]);
   });
 
   it('R2-6, R4-9 / issue 57 #2: on success the endpoint is printed as scheme, host, port and path: no user, password or query token, in the text, the JSON or the link', async () => {
@@ -109,29 +146,40 @@ describe.each(TARGETS)('issue 57: publish --to against a hostile S3 on %s', (nam
     expect(puts(s3.requests)).toHaveLength(8);
   });
 
-  it('R5-6 / issue 57 #6: a bucket in another region than AWS_REGION fails naming its region, writes nothing; with that region the link is signed for it', async () => {
+  it('R5-6 / issue 57 #6: a bucket in another region than AWS_REGION fails naming its region, writes nothing; with that region the link is signed for it and opens, and a link signed for the first region is refused', async () => {
     await seed(t.db);
-    // S3's answer to a request signed for the wrong region: 301 PermanentRedirect and the bucket's region
-    s3.refuse({
-      when: (r) => !String(r.headers.authorization ?? '').includes('/eu-west-1/s3/'),
-      answer: {
-        status: 301,
-        code: 'PermanentRedirect',
-        message: 'The bucket you are attempting to access must be addressed using the specified endpoint.',
-        headers: { 'x-amz-bucket-region': 'eu-west-1' },
-      },
-    });
+    // the test S3 answers a request signed for another region than the bucket's as S3 does: 301
+    // PermanentRedirect with the bucket's region (the SDK would follow it and write, signed anew)
+    s3.placeBucket('eu-west-1');
     const wrong = await publishJson();
     expect(wrong.code).toBe(EXIT.failure);
     expect(wrong.stderr).toContain(
       `the bucket "${s3.bucket}" is in eu-west-1, not in us-east-1 (S3 answered PermanentRedirect (HTTP 301) to s3:PutObject and s3:PutObjectTagging of s3://${s3.bucket}/p/`,
     );
     expect(wrong.stderr).toContain('set AWS_REGION=eu-west-1');
+    expect(wrong.stdout).not.toContain('X-Amz-');
     expect(await s3.keys()).toEqual([]);
     setEnv({ AWS_REGION: 'eu-west-1' });
     const right = await publishJson();
     expect(right.code, right.stderr).toBe(EXIT.ok);
     expect(decodeURIComponent(right.json.url)).toMatch(/X-Amz-Credential=[^&]+\/eu-west-1\/s3\/aws4_request/);
+    const page = await fetch(right.json.url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toBe((await s3.get('p/latest/index.html')).body);
+    // the same page's link signed for us-east-1, as the SDK signs it when it follows the redirect
+    const elsewhere = new S3Client({ region: 'us-east-1', forcePathStyle: true, endpoint: s3.endpoint });
+    try {
+      const stale = await getSignedUrl(
+        elsewhere,
+        new GetObjectCommand({ Bucket: s3.bucket, Key: 'p/latest/index.html' }),
+      );
+      const refused = await fetch(stale);
+      expect(refused.status).toBe(301);
+      expect(refused.headers.get('x-amz-bucket-region')).toBe('eu-west-1');
+      expect(await refused.text()).toContain('<Code>PermanentRedirect</Code>');
+    } finally {
+      elsewhere.destroy();
+    }
   });
 
   it('R4-2, R4-9 / issue 57 #7: S3’s error text is masked, cut and kept on one line', async () => {

@@ -8,14 +8,16 @@ import type { ReportDocument } from '../../lib/report/document.js';
 import { chromiumMissing, launchChromium } from '../support/browser.js';
 import { runCliCaptured, runCliJson, testProxyEnv } from '../support/cli-run.js';
 import { resolve } from '../support/page-figures.js';
-import { puts, useS3 } from '../support/s3.js';
+import { linkExpiry, puts, useS3 } from '../support/s3.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 /*
  * `subagent-context publish --to s3://BUCKET/PREFIX` (R5-6, docs/publish.md): the real CLI
- * in-process against fauxqs' S3, configured as an operator would (AWS_ENDPOINT_URL_S3, AWS_REGION
- * and keys in the environment: test/support/s3.ts), and the printed link opened in Chromium.
+ * in-process against fauxqs' S3 behind a front that checks each request as S3 does (the SigV4
+ * signature, a link's expiry, the bucket's region: test/support/s3.ts), configured as an operator
+ * would (AWS_ENDPOINT_URL_S3, AWS_REGION and keys in the environment), and the printed link
+ * opened, by fetch and in Chromium, through that front.
  */
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -159,6 +161,87 @@ describe.each(TARGETS)('R5-6 publish --to on %s', (name) => {
     },
     60_000,
   );
+
+  it('R5-6: the printed link opens through an S3 that checks signatures (the page uploaded, byte for byte); the link altered in any signed part is refused', async () => {
+    await seed(t.db);
+    const run = await cli('publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/p`, '--json');
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    // every write was signed in its headers and passed the check: the test S3 is not lenient on them
+    expect(s3.requests.map((r) => [r.method, r.verdict, typeof r.headers.authorization])).toEqual(
+      Array(4).fill(['PUT', 'valid', 'string']),
+    );
+    const uploaded = Buffer.from((await s3.get('p/latest/index.html')).body);
+    const page = await fetch(run.json.url);
+    expect(page.status).toBe(200);
+    expect(Buffer.from(await page.arrayBuffer()).equals(uploaded)).toBe(true);
+    expect(s3.requests.at(-1)?.verdict).toBe('valid');
+    const altered = (change: (url: URL) => void) => {
+      const url = new URL(run.json.url);
+      change(url);
+      return url;
+    };
+    const refusals = [
+      altered((u) => {
+        const signature = u.searchParams.get('X-Amz-Signature')!;
+        u.searchParams.set('X-Amz-Signature', `${signature[0] === '0' ? '1' : '0'}${signature.slice(1)}`);
+      }),
+      altered((u) => {
+        u.pathname = u.pathname.replace('/latest/index.html', '/latest/report.json');
+      }),
+      altered((u) => u.searchParams.set('X-Amz-Expires', '604800')),
+      altered((u) => {
+        for (const name of [...u.searchParams.keys()]) u.searchParams.delete(name);
+      }),
+    ];
+    const answers = [];
+    for (const url of refusals) {
+      const refused = await fetch(url);
+      answers.push([refused.status, /<Code>(\w+)<\/Code>/.exec(await refused.text())?.[1]]);
+    }
+    expect(answers).toEqual([
+      [403, 'SignatureDoesNotMatch'],
+      [403, 'SignatureDoesNotMatch'],
+      [403, 'SignatureDoesNotMatch'],
+      [403, 'AccessDenied'],
+    ]);
+  });
+
+  it('R5-6: the printed expiry is the link’s own, X-Amz-Date + X-Amz-Expires, to the second, in the text and the JSON', async () => {
+    await seed(t.db);
+    const json = await cli('publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/p`, '--json');
+    expect(json.code, json.stderr).toBe(EXIT.ok);
+    expect(json.json.url_expires_at).toBe(new Date(linkExpiry(json.json.url)).toISOString());
+    const text = await runCliCaptured(
+      ['publish', '--database-url', t.url, '--to', `s3://${s3.bucket}/p`, '--url-seconds', '90'],
+      testProxyEnv(),
+    );
+    expect(text.code, text.stderr).toBe(EXIT.ok);
+    const [, until, url] = /\nthe page, for 90 seconds \(until (\S+)\):\n(\S+)\n$/.exec(text.stdout) ?? [];
+    expect(until).toBe(new Date(linkExpiry(url!)).toISOString());
+  });
+
+  it('R5-6: the link stops opening once its printed expiry has passed (a 5-second link, waited out)', async () => {
+    await seed(t.db);
+    const run = await cli(
+      'publish',
+      '--database-url',
+      t.url,
+      '--to',
+      `s3://${s3.bucket}/p`,
+      '--url-seconds',
+      '5',
+      '--json',
+    );
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    const until = Date.parse(run.json.url_expires_at);
+    expect(until).toBe(linkExpiry(run.json.url));
+    expect(Date.now(), 'the link had expired before it could be opened').toBeLessThan(until);
+    expect((await fetch(run.json.url)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 1_100));
+    const late = await fetch(run.json.url);
+    expect(late.status).toBe(403);
+    expect(await late.text()).toContain('<Message>Request has expired</Message>');
+  }, 15_000);
 
   it('R5-6: --to and --url-seconds are checked before anything runs (exit 2, naming the flag)', async () => {
     const bad = async (args: string[], message: RegExp) => {

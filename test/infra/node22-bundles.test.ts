@@ -13,7 +13,7 @@ import { CONTENT_SECURITY_POLICY } from '../../lib/report/render/style.js';
 import { readAll } from '../../lib/store/read.js';
 import { ensureSubagentTable } from '../../lib/store/schema.js';
 import { frame, seedSession } from '../support/frames.js';
-import { puts, useS3 } from '../support/s3.js';
+import { puts, S3_TEST_KEYS, useS3 } from '../support/s3.js';
 import { insertRows } from '../support/subagent-rows.js';
 import { POSTGRES_TARGETS, useTestDatabase } from '../support/targets.js';
 
@@ -115,8 +115,7 @@ describe.skipIf(!existsSync(NODE22)).each(POSTGRES_TARGETS)(
             // the SDK's own configuration, as Lambda (or an operator) sets it: nothing of ours
             AWS_ENDPOINT_URL_S3: s3.endpoint,
             AWS_REGION: 'us-east-1',
-            AWS_ACCESS_KEY_ID: 'x',
-            AWS_SECRET_ACCESS_KEY: 'y',
+            ...S3_TEST_KEYS, // the keys the test S3 checks the signatures with
           },
         );
         expect(published.version).toMatch(/^v22\./);

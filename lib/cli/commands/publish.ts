@@ -103,7 +103,9 @@ export async function publishCommand(
     // The link lives the shorter of --url-seconds and the signing credentials (issue 57 #1): it is
     // signed for that long, and the expiry printed is the one it has.
     const expiry = await credentialsExpiry(client);
-    const signedAt = Date.now();
+    // one instant for both: the whole second the link is signed at (X-Amz-Date has no fraction), so
+    // the printed expiry is its X-Amz-Date + X-Amz-Expires and never after the credentials' end
+    const signedAt = Math.floor(Date.now() / 1000) * 1000;
     const credentialSeconds = expiry === undefined ? undefined : Math.floor((expiry - signedAt) / 1000);
     if (credentialSeconds !== undefined && credentialSeconds < 1)
       throw new PublishError(
@@ -111,18 +113,18 @@ export async function publishCommand(
       );
     const short = credentialSeconds !== undefined && credentialSeconds < request.urlSeconds;
     const seconds = short ? credentialSeconds : request.urlSeconds;
-    const url = withoutUserinfo(
-      await presignedUrl(
-        client,
-        { bucket: target.bucket, key: `${summary.latest}${PAGE_FILE}`, prefix: target.prefix },
-        seconds,
-        ctx.env,
-      ),
+    const link = await presignedUrl(
+      client,
+      { bucket: target.bucket, key: `${summary.latest}${PAGE_FILE}`, prefix: target.prefix },
+      seconds,
+      ctx.env,
+      signedAt,
     );
+    const url = withoutUserinfo(link.url);
     const result: PublishResult = {
       ...summary,
       url,
-      url_expires_at: new Date(signedAt + seconds * 1000).toISOString(),
+      url_expires_at: link.expiresAt.toISOString(),
       url_expires_with: short ? 'credentials' : 'url-seconds',
     };
     const written = summary.objects.map((o) => `  s3://${target.bucket}/${o.key} (${bytes(o.bytes)} bytes)`);

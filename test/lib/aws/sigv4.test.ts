@@ -1,33 +1,13 @@
-import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../../lib/aws/sigv4.js';
+import { Sha256 } from '../../support/sha256.js';
 
 // The AWS SDK's own signer (@smithy/signature-v4, a dependency of @aws-sdk/client-sqs) is the
 // reference: the signer the functions use (aws4fetch, lib/aws/sigv4.ts) must produce the same
 // Authorization for the same request, credentials and instant — query strings, session tokens and
 // names outside ASCII included.
-class Sha256 {
-  private readonly hash;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.hash.digest();
-  }
-}
-
-const bytes = (data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array =>
-  typeof data === 'string'
-    ? data
-    : data instanceof ArrayBuffer
-      ? new Uint8Array(data)
-      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-
 interface Scope {
   service: string;
   region: string;
