@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { graphemeWidth } from '../../../../lib/display-width.js';
 import {
   FAN_OUT_COST_BUCKETS,
   type FanOutCost,
@@ -12,6 +13,17 @@ import { group, reportDoc } from '../../../support/report-document.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const TERMINAL_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** What a terminal draws in columns [from, to) of `line`, each character as wide as it is drawn. */
+function drawnIn(line: string, from: number, to: number): string {
+  let at = 0;
+  let drawn = '';
+  for (const { segment } of new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(line)) {
+    if (at >= from && at < to) drawn += segment;
+    at += graphemeWidth(segment);
+  }
+  return drawn;
+}
 
 const table = (doc: ReturnType<typeof reportDoc>, color = false) => renderReportTable(doc, { color });
 const groupLines = (text: string) =>
@@ -44,11 +56,12 @@ describe('report table (R4-2: terminal safety; labels and units)', () => {
         expect(text).not.toMatch(TERMINAL_CONTROL);
         const lines = groupLines(text);
         expect(lines).toHaveLength(2 + titles.length);
-        // the dashes under each header mark the columns: every row's cells start where they do
+        // the dashes under each header mark the columns: every row's cells start where they do, in
+        // the columns a terminal draws (a CJK character or an emoji takes two: issue 58 #17)
         const starts = [...lines[1]!.matchAll(/-+/g)].map((m) => m.index);
         for (const line of lines.slice(2)) {
           const subagents = starts[3]!; // key, title, subagents: right-aligned numbers end under their dashes
-          expect(line.slice(subagents - 2, subagents)).toBe('  ');
+          expect(drawnIn(line, subagents - 2, subagents)).toBe('  ');
         }
       }),
     );
