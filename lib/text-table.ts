@@ -63,6 +63,9 @@ const blank = (text: string) => text === '-' || text === '';
 /** Two spaces between columns. */
 const GAP = 2;
 
+/** The least share of a narrow terminal a key column keeps before its ids break (16 of 40 columns). */
+const KEY_SHARE = 0.4;
+
 /** The widest of `texts`, in terminal columns. */
 const widest = (texts: readonly string[]) => texts.reduce((max, text) => Math.max(max, displayWidth(text)), 0);
 
@@ -89,12 +92,13 @@ export function renderTable(
   if (total(columns, (i) => natural[i]!) > width) {
     // Issue 58 #17: no room as they are. A header wraps at its words (its column as wide as its
     // cells or its longest word); the first `keep` columns (data: ids, keys) may break, at no less
-    // than half the width; then the least telling columns give way (`dropFirst`, then the
-    // rightmost), and those that fit again come back, the most telling first.
+    // than KEY_SHARE of the width (an id of the host's usual length stays whole on 40 columns);
+    // then the least telling columns give way (`dropFirst`, then the rightmost), and any that fit
+    // again come back, the most telling first.
     const longestWord = safeHeaders.map((h) => widest(h.split(' ')));
     const compact = headers.map((_, i) => Math.max(cells[i]!, longestWord[i]!));
     const least = headers.map((_, i) =>
-      i < keep ? Math.min(compact[i]!, Math.max(longestWord[i]!, Math.floor(width / 2))) : compact[i]!,
+      i < keep ? Math.min(compact[i]!, Math.max(longestWord[i]!, Math.floor(width * KEY_SHARE))) : compact[i]!,
     );
     const order = (cols: readonly number[]) =>
       dropFirst.map((h) => headers.indexOf(h)).find((i) => i >= keep && cols.includes(i)) ?? cols.at(-1)!;
@@ -172,7 +176,7 @@ export function wrapText(text: string, width: number, rest = width): string[] {
 }
 
 /** "≥" and a bucket's label ("6:") are read with the figure after them, so a line never ends between them. */
-const LEADS_A_FIGURE = /^(≥|[\d+-]+:)$/;
+const LEADS_A_FIGURE = /≥$|^[\d+-]+:$/;
 
 function glueBounds(words: readonly string[]): string[] {
   const glued: string[] = [];
@@ -249,7 +253,8 @@ export function renderFacts(
       const code = options.color && typeof value === 'object' && value !== null ? value.sgr : undefined;
       const paint = (piece: string) => (code === undefined || piece === '' ? piece : `\x1b[${code}m${piece}\x1b[0m`);
       const key = keys[i]!;
-      if (width === undefined) return [`${key}${' '.repeat(keyWidth - displayWidth(key) + GAP)}${paint(text)}`.trimEnd()];
+      if (width === undefined)
+        return [`${key}${' '.repeat(keyWidth - displayWidth(key) + GAP)}${paint(text)}`.trimEnd()];
       const indent = under ? GAP : keyWidth + GAP;
       const pieces = wrapText(text, width - indent).map((piece) => `${' '.repeat(indent)}${paint(piece)}`.trimEnd());
       if (under) return [key, ...pieces];

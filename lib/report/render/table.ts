@@ -40,12 +40,12 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
   const { width } = options;
   const paint = (code: string, text: string) => (options.color ? `\x1b[${code}m${text}\x1b[0m` : text);
   // issue 58 #17: prose within the width, its lines after the first indented `hang` (under its words)
-  const fit = (text: string, hang = 0) =>
+  const lines = (text: string, hang = 0) =>
     width === undefined
       ? [text]
       : wrapText(text, width, width - hang).map((line, i) => (i === 0 ? line : `${' '.repeat(hang)}${line}`));
   const prose = (code: string, text: string, hang = 0) =>
-    fit(text, hang)
+    lines(text, hang)
       .map((line) => paint(code, line))
       .join('\n');
   const section = (title: string) => prose('1', `== ${title} ==`, 3);
