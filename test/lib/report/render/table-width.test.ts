@@ -128,7 +128,9 @@ describe('issue 58 #17: hostile ids and labels never widen a line', () => {
   const text = fc.oneof(
     hostileText('sqlite'),
     fc.string({ unit: 'grapheme', maxLength: 120 }),
-    fc.array(fc.constantFrom('中', '文', '😀', '👨‍👩‍👧', '🇺🇸', 'e\u0301', 'x', ' '), { maxLength: 90 }).map((a) => a.join('')),
+    fc
+      .array(fc.constantFrom('中', '文', '😀', '👨‍👩‍👧', '🇺🇸', 'e\u0301', 'x', ' '), { maxLength: 90 })
+      .map((a) => a.join('')),
   );
 
   it('issue 58 #17: for any width from 40 and any keys, titles, models, missing ids, notes and filters, no line is wider than the width', () => {
