@@ -34,10 +34,12 @@ export interface TableOptions {
   /** apply the Styled cells' colours (a terminal that wants colour) */
   color?: boolean;
   /**
-   * Fit a terminal (issue 51): when `width` is known, columns after the first `keep` whose every
-   * cell is empty (`-` or blank) are left out, then, while the table is wider than `width`, the
-   * rightmost one after the first `keep`; a line under the table names what was left out and how
-   * to see it (`see`). Without a width (a pipe, a file) every column is kept.
+   * Fit a terminal (issue 51, issue 58 #17): when `width` is known, columns after the first `keep`
+   * whose every cell is empty (`-` or blank) are left out; while the table is wider than `width`,
+   * the headers wrap at their words, the first `keep` columns' ids may break, and columns after the
+   * first `keep` give way (`dropFirst`, then the rightmost); a line under the table names what was
+   * left out and how to see it (`see`). Without a width (a pipe, a file) every column is kept, each
+   * row on one line.
    */
   fit?: {
     width: number | undefined;
