@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../lib/cli/exit-codes.js';
 import { runCliCaptured } from '../support/cli-run.js';
-import { buildReportStore } from '../support/report-store.js';
+import { buildReportStore, buildWideReportStore, LONG_TASK } from '../support/report-store.js';
+import { drawnIn, isLeftOut, leftOut, linesWiderThan, lostFigures } from '../support/table-figures.js';
 import { TARGETS, useTestDatabase } from '../support/targets.js';
 
 /*
@@ -48,4 +53,42 @@ describe.each(TARGETS)('issue 51: report tables fit the terminal on %s', (name) 
     expect(groupLines(run.stdout)[0]).toMatch(/lower bound$/);
     expect(run.stdout).not.toMatch(/left out/);
   });
+});
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe.each(TARGETS)('issue 58 #17: report through the installed bin in a 60-column terminal on %s', (name) => {
+  const t = useTestDatabase(name, { subagentTable: false });
+
+  /** `subagent-context report` as a person runs it, its stdout a pipe, `COLUMNS` as the shell sets it. */
+  const bin = (args: string[], columns?: string) =>
+    promisify(execFile)(process.execPath, [join(ROOT, 'bin/subagent-context.mjs'), 'report', ...args], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ...(columns === undefined ? {} : { COLUMNS: columns }),
+        ...(t.proxy ? { DATABASE_WS_PROXY: t.proxy.address } : {}),
+      },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+
+  it('issue 58 #17: COLUMNS=60 report --by task: no line wider than 60, cost kept, every figure whole or its column named', async () => {
+    await buildWideReportStore(t.db);
+    const args = ['--database-url', t.url, '--by', 'task'];
+    const [narrow, full, json] = await Promise.all([bin(args, '60'), bin(args), bin([...args, '--json'])]);
+    expect(linesWiderThan(narrow.stdout, 60)).toEqual([]);
+    const doc = JSON.parse(json.stdout);
+    expect(lostFigures(full.stdout, narrow.stdout, [doc.fan_out_cost.buckets.length, doc.groups.length])).toEqual([]);
+    const groups = narrow.stdout.slice(narrow.stdout.indexOf('== by task'));
+    expect(isLeftOut(leftOut(groups), 'cost (subcents)')).toBe(false);
+    expect(groups.split('\n').slice(1, 3).join(' ')).toMatch(/^key .*cost.*\(subcents\)/);
+    // the long task id is printed whole, broken only where its column ends, continued below
+    const lines = groups.split('\n');
+    const rule = lines.findIndex((l) => l.startsWith('---'));
+    const keyWidth = lines[rule]!.indexOf(' ');
+    const keys = lines.slice(rule + 1).map((l) => drawnIn(l, 0, keyWidth));
+    expect(keys.some((k) => k.length === keyWidth && LONG_TASK.startsWith(k))).toBe(true);
+    expect(keys.map((k) => k.trimEnd()).join('')).toContain(LONG_TASK);
+  }, 120_000);
 });

@@ -1,4 +1,7 @@
 import {
+  FAN_OUT_COST_BUCKETS,
+  type FanOutCost,
+  type FanOutCostBucket,
   type Figures,
   type Group,
   NOTHING_UNREADABLE,
@@ -74,5 +77,36 @@ export function reportDoc(
     groups,
     trees: [],
     fan_out_cost: null,
+  };
+}
+
+/** R5-3: a fan_out_cost section, every bucket empty unless overridden. */
+export function fanOutCost(
+  buckets: Partial<Record<(typeof FAN_OUT_COST_BUCKETS)[number], Partial<FanOutCostBucket>>> = {},
+  rest: Partial<Omit<FanOutCost, 'buckets'>> = {},
+): FanOutCost {
+  return {
+    buckets: FAN_OUT_COST_BUCKETS.map((fan_out) => ({
+      fan_out,
+      turns: 0,
+      costed_turns: 0,
+      unpriced_turns: 0,
+      turns_without_cost: 0,
+      unreadable_cost_turns: 0,
+      cost_subcents: null,
+      mean_subcents: null,
+      median_subcents: null,
+      p95_subcents: null,
+      spend_known_turns: null,
+      subagent_cost_subcents: null,
+      subagent_share: null,
+      uncosted_turns_priced_cost_subcents: null,
+      ...buckets[fan_out],
+    })),
+    unattributed_events: 0,
+    unattributed_cost_subcents: null,
+    unattributed_unpriced_events: 0,
+    unreadable_started_at: 0,
+    ...rest,
   };
 }

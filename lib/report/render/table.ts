@@ -1,6 +1,6 @@
 import { dollarColumn, dollars } from '../../money.js';
 import { terminalSafe } from '../../terminal-text.js';
-import { type Cell, renderFacts, renderTable, styled } from '../../text-table.js';
+import { type Cell, renderFacts, renderTable, styled, wrapText } from '../../text-table.js';
 import type { FanOutCost, Figures, Group, ReportDocument, Spend } from '../document.js';
 import {
   fanOutCostClosing,
@@ -22,7 +22,10 @@ import {
  */
 export interface TableOptions {
   color: boolean;
-  /** the terminal's width, when known: the groups table fits it (lib/text-table.ts, issue 51) */
+  /**
+   * the terminal's width, when known: every line fits it (issue 51, issue 58 #17): the tables leave
+   * columns out by `LEAVE_OUT_FIRST`, the facts, notes and prose wrap (lib/text-table.ts)
+   */
   width?: number;
 }
 
@@ -34,8 +37,18 @@ export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv):
 const n = (value: number | null): string | null => (value === null ? null : value.toLocaleString('en-US'));
 
 export function renderReportTable(doc: ReportDocument, options: TableOptions): string {
+  const { width } = options;
   const paint = (code: string, text: string) => (options.color ? `\x1b[${code}m${text}\x1b[0m` : text);
-  const section = (title: string) => paint('1', `== ${title} ==`);
+  // issue 58 #17: prose within the width, its lines after the first indented `hang` (under its words)
+  const lines = (text: string, hang = 0) =>
+    width === undefined
+      ? [text]
+      : wrapText(text, width, width - hang).map((line, i) => (i === 0 ? line : `${' '.repeat(hang)}${line}`));
+  const prose = (code: string, text: string, hang = 0) =>
+    lines(text, hang)
+      .map((line) => paint(code, line))
+      .join('\n');
+  const section = (title: string) => prose('1', `== ${title} ==`, 3);
   const c = doc.completeness;
   const shortfall = !c.shortfall.checked
     ? 'not checked (see notes)'
@@ -58,21 +71,21 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
           : `${n(c.lower_bound_sessions)} session(s) with activity before capture_since: their fan-out is a lower bound`,
       ],
     ],
-    { color: options.color },
+    { color: options.color, width },
   );
   // The lower bound and the unpriced events are said once, in the facts above: the document's
   // notes that repeat them are not printed again.
   const notes = c.notes
     .filter((note) => c.lower_bound_sessions === 0 || !note.includes('their fan-out is a lower bound'))
     .filter((note) => !note.includes(' are unpriced (the host found no price'))
-    .map((note) => paint('2', `note: ${terminalSafe(note)}`));
+    .map((note) => prose('2', `note: ${terminalSafe(note)}`, 6));
   const parts = [
     section(`completeness (generated ${doc.generated_at}${filterText(doc)})`),
     [completeness, ...notes].join('\n'),
     section('totals'),
-    renderFacts(totalFacts(doc.totals)),
+    renderFacts(totalFacts(doc.totals), { width }),
     section('fan-out cost: what a turn costs, by how many subagents it fanned out to'),
-    fanOutCostText(doc, paint),
+    fanOutCostText(doc, prose, width),
   ];
   if (doc.filters.by !== null) {
     parts.push(
@@ -80,7 +93,7 @@ export function renderReportTable(doc: ReportDocument, options: TableOptions): s
         `by ${doc.filters.by}, sorted by ${doc.filters.sort}${doc.filters.limit === null ? '' : `, first ${doc.filters.limit}`}`,
       ),
     );
-    parts.push(doc.groups.length === 0 ? '(no groups in scope)' : groupTable(doc.groups, options.width));
+    parts.push(doc.groups.length === 0 ? '(no groups in scope)' : groupTable(doc.groups, width));
   }
   return parts.join('\n');
 }
@@ -266,6 +279,54 @@ function spendFacts(f: Figures): [string, Cell][] {
   ];
 }
 
+/**
+ * Issue 58 #17: which columns a table leaves out when a terminal has no room for them, the least
+ * telling first; the first column (a group's key, a bucket's fan-out) always stays. Every column of
+ * both tables is named here, the one place this is decided (a test holds each header to it). What
+ * a group or a bucket is compared by stays longest: its subagents, then its cost, and only then its
+ * context at finish; the breakdowns (nested, async, the percentiles, the spend's parts) go first.
+ * The columns left out are named in a line under the table, with where to see them (--json, --csv,
+ * a wider terminal).
+ */
+export const LEAVE_OUT_FIRST = {
+  groups: [
+    'unpriced runs',
+    'spend p95',
+    'spend p50',
+    'with usage',
+    'orphan rows',
+    'async',
+    'nested',
+    'reported',
+    'p95 ms',
+    'unpriced events',
+    'lower bound',
+    'per context (subcents)',
+    'sessions',
+    'title',
+    'spend',
+    'contexts',
+    'context at finish (tokens)',
+    'cost (subcents)',
+    'subagents',
+  ],
+  fanOut: [
+    'subagent share',
+    'spend known',
+    'subagents spent',
+    'unreadable cost',
+    'priced, not costed',
+    'p95',
+    'median',
+    'without cost',
+    'unpriced',
+    'costed',
+    'mean',
+    'sum',
+    'turns',
+  ],
+} as const satisfies Record<string, readonly string[]>;
+
 /** R6-5: the group table's spend columns: coverage, the priced cost (≥ when a lower bound), unpriced runs, per subagent. */
 const SPEND_HEADERS = ['with usage', 'spend', 'unpriced runs', 'spend p50', 'spend p95'];
 
@@ -324,22 +385,7 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
     ...(spend ? [n(g.spend.subagents_with_usage), spendCost[i]!, n(g.spend.unpriced), spendP50[i]!, spendP95[i]!] : []),
   ]);
   const see = '--json or --csv has every column; a wider terminal (or COLUMNS=200) shows more';
-  // with no room, the breakdowns go first and the figures a group is compared by (subagents, contexts, cost) last
-  const dropFirst = [
-    'unpriced runs',
-    'spend p95',
-    'async',
-    'nested',
-    'reported',
-    'p95 ms',
-    'orphan rows',
-    'sessions',
-    'per context (subcents)',
-    'tokens',
-    'lower bound',
-    'title',
-  ];
-  return renderTable(headers, rows, { fit: { width, keep: 1, see, dropFirst } });
+  return renderTable(headers, rows, { fit: { width, keep: 1, see, dropFirst: LEAVE_OUT_FIRST.groups } });
 }
 
 /** R6-5: a subagent share (a ratio to 4 decimals) as a percentage: 0.3333 → "33.33%". */
@@ -354,7 +400,11 @@ const SPEND_SHARE_WORDS =
  * the costed turns' sum, mean, median and p95 in dollars; `-` where no turn is costed), the events
  * with no turn, and what a turn's cost includes. When the document has none, why (its note).
  */
-function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string) => string): string {
+function fanOutCostText(
+  doc: ReportDocument,
+  prose: (code: string, text: string) => string,
+  width: number | undefined,
+): string {
   const fc: FanOutCost | null = doc.fan_out_cost;
   if (fc === null) return `not available: ${terminalSafe(fanOutCostGap(doc.completeness.notes))}`;
   // R6-11: each money column at one precision (lib/money.ts)
@@ -405,6 +455,14 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
         : []),
       ...(priced ? [uncosted[i]!] : []),
     ]),
+    {
+      fit: {
+        width,
+        keep: 1,
+        see: '--json or --csv has every figure; a wider terminal (or COLUMNS=200) shows more',
+        dropFirst: LEAVE_OUT_FIRST.fanOut,
+      },
+    },
   );
   const unattributed =
     fc.unattributed_events === 0
@@ -421,9 +479,9 @@ function fanOutCostText(doc: ReportDocument, paint: (code: string, text: string)
     facts.push(['unreadable started_at', `${n(fc.unreadable_started_at)} turn(s) (in no window with --since/--until)`]);
   return [
     table,
-    renderFacts(facts),
-    ...(spend ? [paint('2', SPEND_SHARE_WORDS)] : []),
-    paint(
+    renderFacts(facts, { width }),
+    ...(spend ? [prose('2', SPEND_SHARE_WORDS)] : []),
+    prose(
       '2',
       `Costs in dollars over the costed turns (no unpriced or unreadable event); a turn with an unpriced event is counted, never costed. ${TURN_COST_WORDS}`,
     ),
