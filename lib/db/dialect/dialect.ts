@@ -48,7 +48,10 @@ export interface Dialect {
   readonly singleColumnIndexes: string;
   /** Statements that leave index `from` under the name `to`; `create` is `to`'s CREATE INDEX. */
   renameIndex(from: string, to: string, create: string): readonly string[];
-  /** Rows `{ column_name, column_default }` of the table named by `$1` (default NULL when none). */
+  /**
+   * Rows `{ column_name, column_default, data_type }` of the table named by `$1` (default NULL when
+   * none; the type as declared: information_schema's name on PostgreSQL, the DDL's text on SQLite).
+   */
   readonly columnDefaults: string;
   /**
    * The statement giving an existing column a DEFAULT without rebuilding the table, or undefined
@@ -135,6 +138,14 @@ export interface Dialect {
    * any value its type can: none of them is read, and none can fail the statement.
    */
   readableInteger(expr: string, min: number, max: number): string;
+  /**
+   * R4-3, issue 57 #19 (docs/report.md#unreadable-values): the number column `expr` (an integer or
+   * a fraction: a host's numeric, real or double precision, a SQLite REAL) rounded once to an
+   * integer, half away from zero (x ± ½ truncated toward zero, the same arithmetic on both
+   * dialects), when that integer is in [min, max], else NULL (text, NaN, infinity, out of range).
+   * PostgreSQL: `expr` must be of a number type.
+   */
+  readableRounded(expr: string, min: number, max: number): string;
   /**
    * R4-3: `comparable(expr)` when the stored timestamp is an instant lib/time.ts reads (UTC,
    * 0001-01-01 … 9999-12-31, at most nine fraction digits), else NULL: garbage, `''`, a number,

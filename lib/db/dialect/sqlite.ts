@@ -165,7 +165,7 @@ FROM pragma_index_list($1) il JOIN pragma_index_info(il.name) ii
 WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_index_info(il.name)) = 1`,
   // SQLite cannot rename an index: build the new one, then drop the old (the table is untouched).
   renameIndex: (from, _to, create) => [create, `DROP INDEX IF EXISTS ${from}`],
-  columnDefaults: `SELECT name AS column_name, dflt_value AS column_default FROM pragma_table_info($1)`,
+  columnDefaults: `SELECT name AS column_name, dflt_value AS column_default, type AS data_type FROM pragma_table_info($1)`,
   // SQLite changes a DEFAULT only by rebuilding the table, which migrate never does.
   setColumnDefault: () => undefined,
   // The host's own text form, so rows written here read like the host's (docs/time.md).
@@ -205,6 +205,9 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   // Any value can sit in any column (type affinity): only an SQL integer in range is read.
   readableInteger: (expr, min, max) =>
     `(CASE WHEN typeof(${expr}) = 'integer' AND ${expr} BETWEEN ${min} AND ${max} THEN ${expr} END)`,
+  // A REAL is any column's fraction (an INTEGER column keeps 1.5 as REAL); CAST truncates toward zero.
+  readableRounded: (expr, min, max) =>
+    `(CASE typeof(${expr}) WHEN 'integer' THEN CASE WHEN ${expr} BETWEEN ${min} AND ${max} THEN ${expr} END WHEN 'real' THEN CASE WHEN ${expr} > ${min} - 0.5 AND ${expr} < ${max} + 0.5 THEN CAST(${expr} + CASE WHEN ${expr} < 0 THEN -0.5 ELSE 0.5 END AS INTEGER) END END)`,
   readableInstant: (expr) => `subagent_context_instant(${expr})`,
   // BINARY, SQLite's default collation, is byte order already.
   byteOrder: (expr) => expr,
