@@ -110,7 +110,7 @@ const FAILED = "tool_status IN ('error', 'failed', 'cancelled')";
 /**
  * R4-3 (docs/report.md#unreadable-values): the ranges a value must be in to be read. A metric is
  * the table's declared INTEGER (32-bit on PostgreSQL, the range ingest and the backfill write);
- * a cost, the ledger's INTEGER. Every value read is then below 2^31, so no SUM over fewer than 2^32
+ * a cost, the ledger's INTEGER (a fraction rounded to one first, issue 57 #19). Every value read is then below 2^31, so no SUM over fewer than 2^32
  * rows can overflow a 64-bit integer on either dialect; a sum beyond 2^53 − 1 (what a JSON reader
  * keeps exactly) is NULL (`boundedSum`).
  */
