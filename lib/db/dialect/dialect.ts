@@ -69,10 +69,13 @@ export interface Dialect {
    */
   comparable(expr: string): string;
   /**
-   * Like `comparable`, but keeping every fraction digit the column can hold (SQLite text written
-   * by the host's driver keeps nanoseconds; PostgreSQL's `timestamp` holds microseconds): what a
-   * high-water mark reads, so it is never earlier than the value it covers (R3-2). Its text is read
-   * by `parseStoredTimestamp`, which rounds sub-microsecond digits up.
+   * `readableInstant`'s reading (R4-3: the UTC instant any offset names; NULL for what is no
+   * instant), but keeping every fraction digit the column can hold (SQLite text written by the
+   * host's driver keeps nanoseconds; PostgreSQL's `timestamp` holds microseconds), in one fixed
+   * width that orders as the instants do: what a high-water mark reads (its MAX), so it is never
+   * earlier than the value it covers (R3-2) and never a value that is no instant or another
+   * offset's later-looking text (round 2 leftover, issue 57). Its text is read by
+   * `parseStoredTimestamp`, which rounds sub-microsecond digits up.
    */
   exact(expr: string): string;
   /**

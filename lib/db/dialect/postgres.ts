@@ -58,7 +58,8 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   encodeTimestamp: formatCanonical,
   timestampParam: (index) => `$${index}::timestamp`,
   comparable: (expr) => expr,
-  exact: (expr) => expr,
+  // microseconds are all `timestamp` holds; infinity, BC and years past 9999 are no instant
+  exact: (expr) => postgresDialect.readableInstant(expr),
   // One array per column through unnest: one statement, any number of rows.
   selectRows: (columns) =>
     `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${ARRAY_TYPE[c.type]}`).join(', ')})`,
