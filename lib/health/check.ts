@@ -22,7 +22,14 @@ import {
   DEFAULT_MAX_WINDOW_SECONDS,
   DEFAULT_OVERLAP_SECONDS,
 } from './config.js';
-import { excessSql, historyShortfallSql, rowFactsSql, shortfallSql, windowStatements } from './queries.js';
+import {
+  excessSql,
+  historyShortfallSql,
+  rowFactsSql,
+  shortfallSql,
+  unreadableCreatedSql,
+  windowStatements,
+} from './queries.js';
 import {
   type CheckpointReport,
   type ExcessLeftToAudit,
@@ -144,6 +151,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
       checkpoint: null,
       history: null,
       unacknowledgedShortfall: null,
+      unreadableCreatedAt: null,
       checkedAt,
     };
   }
@@ -160,14 +168,16 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   let recent: HealthWindow | null = null;
   let history: HistoryAudit | null = null;
   let unacknowledgedShortfall: number | null = null;
+  let unreadableCreatedAt: number | null = null;
   let excessLeftToAudit: ExcessLeftToAudit | null = null;
   if (kind === 'full') {
     from = captureSince;
     to = cutoff > from ? cutoff : from;
     const since = captureSince;
-    [findings, history] = await Promise.all([
+    [findings, history, unreadableCreatedAt] = await Promise.all([
       confirmed(() => evaluateFull(reader, since, to), confirm),
       options.history === false ? null : auditHistory(reader, since),
+      countUnreadableCreated(reader),
     ]);
     unacknowledgedShortfall = await unacknowledged(reader, since, to, findings.shortfall);
   } else {
@@ -231,8 +241,15 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     checkpoint,
     history,
     unacknowledgedShortfall,
+    unreadableCreatedAt,
     checkedAt,
   };
+}
+
+/** R4-3: the qualifying messages whose created_at is no instant (the full audit's count of them). */
+async function countUnreadableCreated(db: Queryable): Promise<number> {
+  const rows = await db.query<{ unreadable: number | string }>(unreadableCreatedSql(db.dialect));
+  return Number(rows[0]?.unreadable ?? 0);
 }
 
 /**

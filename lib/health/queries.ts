@@ -93,6 +93,19 @@ ORDER BY ${dialect.byteOrder('task_session_id')}, ${dialect.byteOrder('tool_call
 LIMIT ${MISSING_SAMPLE_SIZE}`;
 }
 
+/**
+ * R4-3: qualifying messages whose created_at holds a value (NULL is not reported) that the one
+ * instant reader does not read: no window of either kind holds them, so the full audit counts them
+ * apart (`HealthReport.unreadableCreatedAt`). Any time: such a message has none.
+ */
+export function unreadableCreatedSql(dialect: Dialect): string {
+  const read = {
+    fenced: true,
+    where: `msg.created_at IS NOT NULL AND ${dialect.readableInstant('msg.created_at')} IS NULL`,
+  };
+  return `SELECT COUNT(*) AS unreadable FROM ${subagentMessages(dialect, read)} WHERE ${QUALIFYING}`;
+}
+
 /** Keys of rows observed at or after $1 capture_since (R2-8) with no subagent message at all. */
 export function excessSql(dialect: Dialect): string {
   return `SELECT COUNT(*) AS excess FROM (

@@ -102,6 +102,13 @@ export interface HealthReport {
    * what the daily audit's alarm watches, with `history.shortfall`. null for the scheduled kind
    */
   unacknowledgedShortfall: number | null;
+  /**
+   * full kind: qualifying subagent messages whose created_at holds a value that is no instant (R4-3:
+   * `'garbage'` on SQLite, `infinity` on PostgreSQL): in no window, never missing, never a failure,
+   * but counted here (round 2 leftover, issue 57). null for the scheduled kind (such a message is in
+   * no window, and finding one reads every message: the full audit counts them) and when not activated
+   */
+  unreadableCreatedAt: number | null;
   checkedAt: string;
 }
 

@@ -15,9 +15,12 @@ export interface StoreCatalog {
   sessionStartedAt: boolean;
   /**
    * the host's office cost ledger, when it has the columns R3-7 reads; `turnId`: it attributes cost
-   * to turns; `costSource`: it says where each cost came from (cost contract v3: R5-1, R5-2)
+   * to turns; `costSource`: it says where each cost came from (cost contract v3: R5-1, R5-2);
+   * `fractions`: cost_subcents may hold a fraction, each one rounded once per event (issue 57 #19,
+   * sql.ts ledgerValues): a PostgreSQL column of numeric, real or double precision, and any SQLite
+   * column (a SQLite value has its own type); false for PostgreSQL's integer types
    */
-  costEvents: { turnId: boolean; costSource: boolean } | undefined;
+  costEvents: { turnId: boolean; costSource: boolean; fractions: boolean } | undefined;
   /** the host's task_session_turns (R5-3's turns), `startedAt`: it has started_at (the window's column); undefined: no such table */
   turns: { startedAt: boolean } | undefined;
   /**
@@ -47,6 +50,26 @@ export class ReportStoreError extends SubagentContextError {
 
 const COST_COLUMNS = ['session_id', 'task_id', 'cost_subcents', 'estimated', 'occurred_at'] as const;
 
+/** PostgreSQL's types of cost_subcents read as they are (integers) and those rounded per event (issue 57 #19). */
+const INTEGER_TYPES = new Set(['smallint', 'integer', 'bigint']);
+const FRACTION_TYPES = new Set(['numeric', 'real', 'double precision']);
+
+/**
+ * Whether cost_subcents may hold fractions (`StoreCatalog.costEvents.fractions`); a PostgreSQL
+ * column of another type (text, say) holds no number the report can sum: refused, named.
+ */
+function costFractions(dialect: Queryable['dialect']['name'], type: string | undefined): boolean {
+  if (dialect === 'sqlite') return true;
+  if (type !== undefined && INTEGER_TYPES.has(type)) return false;
+  if (type !== undefined && FRACTION_TYPES.has(type)) return true;
+  throw new ReportStoreError(
+    `office_cost_events.cost_subcents is of type ${type ?? 'unknown'} on this store: the report sums costs as numbers ` +
+      '(integer subcents; numeric, real or double precision are rounded per event). Give the column a number type ' +
+      "(the host's DDL declares INTEGER), or drop the table to report without cost",
+    'office_cost_events.cost_subcents',
+  );
+}
+
 /** An index (not partial, valid) on task_session_messages whose first two columns are task_session_id, created_at. */
 const SESSION_CREATED_INDEX: Record<Queryable['dialect']['name'], string> = {
   postgres: `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace ns ON ns.oid = t.relnamespace
@@ -61,7 +84,11 @@ const SESSION_CREATED_INDEX: Record<Queryable['dialect']['name'], string> = {
 
 export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
   const columnsOf = async (table: string) =>
-    new Set((await db.query<{ column_name: string }>(db.dialect.columnDefaults, [table])).map((c) => c.column_name));
+    new Map(
+      (await db.query<{ column_name: string; data_type: string | null }>(db.dialect.columnDefaults, [table])).map(
+        (c) => [c.column_name, c.data_type ?? undefined] as const,
+      ),
+    );
   const [[subagents, sessions, meta, tasks, costs, turns, usage], indexRows] = await Promise.all([
     Promise.all(
       [TABLE, 'task_sessions', 'kandev_meta', 'tasks', 'office_cost_events', 'task_session_turns', USAGE_TABLE].map(
@@ -87,10 +114,16 @@ export async function readStoreCatalog(db: Queryable): Promise<StoreCatalog> {
   return {
     taskTitle: tasks!.has('title'),
     sessionStartedAt: sessions!.has('started_at'),
-    costEvents: hasCosts ? { turnId: costs!.has('turn_id'), costSource: costs!.has('cost_source') } : undefined,
+    costEvents: hasCosts
+      ? {
+          turnId: costs!.has('turn_id'),
+          costSource: costs!.has('cost_source'),
+          fractions: costFractions(db.dialect.name, costs!.get('cost_subcents')),
+        }
+      : undefined,
     turns: turns!.has('id') && turns!.has('task_session_id') ? { startedAt: turns!.has('started_at') } : undefined,
     // EXISTS gives one row: PostgreSQL's true and SQLite's 1 both read as 1
     sessionCreatedIndex: Number(indexRows[0]!.found) === 1,
-    usage: isUsageTable(usage!),
+    usage: isUsageTable(new Set(usage!.keys())),
   };
 }

@@ -207,7 +207,7 @@ export const completeness = z.object({
     observed_at: count,
     /** rows whose settled_at is not an instant: not counted as settled (R4-3), not settled in a tree */
     settled_at: count,
-    /** cost events (office_cost_events) whose cost_subcents is not an integer in −2^31 … 2^31 − 1 */
+    /** cost events (office_cost_events) whose cost_subcents is not a number that rounds to an integer in −2^31 … 2^31 − 1 */
     cost_subcents: count,
     /** cost events whose occurred_at is not an instant: summed without a time filter, in no window with one */
     occurred_at: count,

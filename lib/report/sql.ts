@@ -110,7 +110,7 @@ const FAILED = "tool_status IN ('error', 'failed', 'cancelled')";
 /**
  * R4-3 (docs/report.md#unreadable-values): the ranges a value must be in to be read. A metric is
  * the table's declared INTEGER (32-bit on PostgreSQL, the range ingest and the backfill write);
- * a cost, the ledger's INTEGER. Every value read is then below 2^31, so no SUM over fewer than 2^32
+ * a cost, the ledger's INTEGER (a fraction rounded to one first, issue 57 #19). Every value read is then below 2^31, so no SUM over fewer than 2^32
  * rows can overflow a 64-bit integer on either dialect; a sum beyond 2^53 − 1 (what a JSON reader
  * keeps exactly) is NULL (`boundedSum`).
  */
@@ -560,7 +560,9 @@ export const EVENT_TASK = "CASE WHEN COALESCE(e.task_id, '') = '' THEN s.task_id
 
 /**
  * A ledger event `e`'s values as every cost figure reads them: `cost` (NULL when cost_subcents is
- * not readable, R4-3), `unreadableCost` (1 then) and `unpriced` (1 for cost_source 'unpriced').
+ * not readable, R4-3; a fraction rounded to an integer, half away from zero, issue 57 #19: every
+ * sum, the totals' and each fan-out turn's, then adds the same integers), `unreadableCost` (1
+ * then) and `unpriced` (1 for cost_source 'unpriced').
  * R5-1: an unpriced event's stored 0 is no price: it adds nothing (0) to any sum, and its
  * cost_subcents is not read (so never unreadable). Without cost_source every event is priced.
  */
@@ -568,7 +570,10 @@ export function ledgerValues(
   d: Dialect,
   ledger: NonNullable<StoreCatalog['costEvents']>,
 ): { cost: string; unpriced: string; unreadableCost: string } {
-  const readable = d.readableInteger('e.cost_subcents', ...COST_RANGE);
+  // issue 57 #19: a fraction is rounded here, once per event, before any sum reads it
+  const readable = ledger.fractions
+    ? d.readableRounded('e.cost_subcents', ...COST_RANGE)
+    : d.readableInteger('e.cost_subcents', ...COST_RANGE);
   const unreadable = unreadableFlag('e.cost_subcents', readable);
   if (!ledger.costSource) return { cost: readable, unpriced: '0', unreadableCost: unreadable };
   const unpriced = "CASE WHEN e.cost_source = 'unpriced' THEN 1 ELSE 0 END";

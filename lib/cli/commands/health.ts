@@ -37,6 +37,20 @@ function collisionsText(report: HealthReport): string | number | null {
   return `${report.collisions.toLocaleString('en-US')} (${report.collisions === 0 ? '' : `${meaning}, `}${scope})`;
 }
 
+/**
+ * R4-3 (round 2 leftover, issue 57): messages whose created_at is no instant are in no window; the
+ * full audit counts them, the scheduled check says where they are counted. Never a failure.
+ */
+function unreadableCreatedText(report: HealthReport): string | number | null {
+  if (report.status === 'not_activated') return null;
+  if (report.unreadableCreatedAt === null)
+    return 'not counted by the scheduled check (such a message is in no window); `subagent-context health --full` counts them';
+  return explained(
+    report.unreadableCreatedAt,
+    'subagent messages whose created_at is not an instant: in no window, never missing; correct them in task_session_messages',
+  );
+}
+
 /** What the text says besides the report: the grace this run used (the report does not carry it). */
 export interface HealthRenderContext {
   graceSeconds: number;
@@ -110,6 +124,7 @@ export function renderHealth(report: HealthReport, ctx: HealthRenderContext): st
         : report.excessLeftToAudit.reason,
     ],
     ['collisions', collisionsText(report)],
+    ['unreadable created_at', unreadableCreatedText(report)],
     ['last observed', report.lastObservedAt],
     ['capture_since', report.captureSince],
     ['checkpoint', checkpointText(report, ctx)],

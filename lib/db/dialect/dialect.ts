@@ -48,7 +48,10 @@ export interface Dialect {
   readonly singleColumnIndexes: string;
   /** Statements that leave index `from` under the name `to`; `create` is `to`'s CREATE INDEX. */
   renameIndex(from: string, to: string, create: string): readonly string[];
-  /** Rows `{ column_name, column_default }` of the table named by `$1` (default NULL when none). */
+  /**
+   * Rows `{ column_name, column_default, data_type }` of the table named by `$1` (default NULL when
+   * none; the type as declared: information_schema's name on PostgreSQL, the DDL's text on SQLite).
+   */
   readonly columnDefaults: string;
   /**
    * The statement giving an existing column a DEFAULT without rebuilding the table, or undefined
@@ -66,10 +69,13 @@ export interface Dialect {
    */
   comparable(expr: string): string;
   /**
-   * Like `comparable`, but keeping every fraction digit the column can hold (SQLite text written
-   * by the host's driver keeps nanoseconds; PostgreSQL's `timestamp` holds microseconds): what a
-   * high-water mark reads, so it is never earlier than the value it covers (R3-2). Its text is read
-   * by `parseStoredTimestamp`, which rounds sub-microsecond digits up.
+   * `readableInstant`'s reading (R4-3: the UTC instant any offset names; NULL for what is no
+   * instant), but keeping every fraction digit the column can hold (SQLite text written by the
+   * host's driver keeps nanoseconds; PostgreSQL's `timestamp` holds microseconds), in one fixed
+   * width that orders as the instants do: what a high-water mark reads (its MAX), so it is never
+   * earlier than the value it covers (R3-2) and never a value that is no instant or another
+   * offset's later-looking text (round 2 leftover, issue 57). Its text is read by
+   * `parseStoredTimestamp`, which rounds sub-microsecond digits up.
    */
   exact(expr: string): string;
   /**
@@ -135,6 +141,14 @@ export interface Dialect {
    * any value its type can: none of them is read, and none can fail the statement.
    */
   readableInteger(expr: string, min: number, max: number): string;
+  /**
+   * R4-3, issue 57 #19 (docs/report.md#unreadable-values): the number column `expr` (an integer or
+   * a fraction: a host's numeric, real or double precision, a SQLite REAL) rounded once to an
+   * integer, half away from zero (x ± ½ truncated toward zero, the same arithmetic on both
+   * dialects), when that integer is in [min, max], else NULL (text, NaN, infinity, out of range).
+   * PostgreSQL: `expr` must be of a number type.
+   */
+  readableRounded(expr: string, min: number, max: number): string;
   /**
    * R4-3: `comparable(expr)` when the stored timestamp is an instant lib/time.ts reads (UTC,
    * 0001-01-01 … 9999-12-31, at most nine fraction digits), else NULL: garbage, `''`, a number,

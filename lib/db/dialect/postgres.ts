@@ -50,7 +50,7 @@ JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 WHERE i.indrelid = to_regclass($1::text) AND i.indnatts = 1 AND i.indpred IS NULL AND i.indexprs IS NULL`,
   // A catalog-only change: the index is not rebuilt.
   renameIndex: (from, to) => [`ALTER INDEX ${from} RENAME TO ${to}`],
-  columnDefaults: `SELECT column_name, column_default FROM information_schema.columns
+  columnDefaults: `SELECT column_name, column_default, data_type FROM information_schema.columns
 WHERE table_schema = current_schema() AND table_name = $1`,
   // Catalog only: existing rows are not touched.
   setColumnDefault: (table, column, value) => `ALTER TABLE ${table} ALTER COLUMN ${column} SET DEFAULT ${value}`,
@@ -58,7 +58,8 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   encodeTimestamp: formatCanonical,
   timestampParam: (index) => `$${index}::timestamp`,
   comparable: (expr) => expr,
-  exact: (expr) => expr,
+  // microseconds are all `timestamp` holds; infinity, BC and years past 9999 are no instant
+  exact: (expr) => postgresDialect.readableInstant(expr),
   // One array per column through unnest: one statement, any number of rows.
   selectRows: (columns) =>
     `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${ARRAY_TYPE[c.type]}`).join(', ')})`,
@@ -86,6 +87,9 @@ WHERE table_schema = current_schema() AND table_name = $1`,
   jsonElement: (json, index, type) => `((${json} ->> ${index})::${SCALAR_TYPE[type]})`,
   // An integer column holds no text nor fraction on PostgreSQL: only the range is tested.
   readableInteger: (expr, min, max) => `(CASE WHEN ${expr} BETWEEN ${min} AND ${max} THEN ${expr} END)`,
+  // NaN and infinity fail the range test; trunc reads numeric, real and double precision alike.
+  readableRounded: (expr, min, max) =>
+    `(CASE WHEN ${expr} > ${min} - 0.5 AND ${expr} < ${max} + 0.5 THEN CAST(trunc(${expr} + CASE WHEN ${expr} < 0 THEN -0.5 ELSE 0.5 END) AS BIGINT) END)`,
   // `timestamp` holds infinity, -infinity, BC dates and years up to 294276: outside 0001 … 9999, not read.
   readableInstant: (expr) =>
     `(CASE WHEN ${expr} >= '0001-01-01 00:00:00'::timestamp AND ${expr} < '10000-01-01 00:00:00'::timestamp THEN ${expr} END)`,

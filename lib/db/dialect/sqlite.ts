@@ -52,6 +52,21 @@ function readInstant(value: unknown): string | null {
   return end >= 26 ? text.slice(0, 26) : text.slice(0, end) + '000000'.slice(end - 20);
 }
 
+/**
+ * `Dialect.exact` on SQLite: readInstant's UTC instant with the fraction's seventh to ninth digits
+ * kept (the host's driver writes nanoseconds; readInstant keeps six), `YYYY-MM-DD HH:MM:SS.fffffffff`,
+ * which orders as text as the instants do; null for what is no instant. An offset moves whole
+ * minutes, never the digits past the microsecond, so they are the stored text's own.
+ */
+function readExactInstant(value: unknown): string | null {
+  const instant = readInstant(value);
+  if (instant === null) return null;
+  const text = value as string;
+  let end = 20;
+  if (text.charCodeAt(19) === DOT) while (end < text.length && end < 29 && isDigit(text.charCodeAt(end))) end++;
+  return instant + text.slice(26, Math.max(end, 26)).padEnd(3, '0');
+}
+
 const DOT = 46;
 const SPACE = 32;
 const ZERO = 48;
@@ -105,6 +120,7 @@ export const SQLITE_FUNCTIONS: Readonly<Record<string, (...args: unknown[]) => u
   subagent_context_replace_all: replaceAllMatches,
   subagent_context_json_last_wins: jsonLastWins,
   subagent_context_instant: readInstant,
+  subagent_context_exact_instant: readExactInstant,
 };
 
 /** Aggregates this dialect's SQL calls that SQLite lacks, registered beside SQLITE_FUNCTIONS. */
@@ -165,7 +181,7 @@ FROM pragma_index_list($1) il JOIN pragma_index_info(il.name) ii
 WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_index_info(il.name)) = 1`,
   // SQLite cannot rename an index: build the new one, then drop the old (the table is untouched).
   renameIndex: (from, _to, create) => [create, `DROP INDEX IF EXISTS ${from}`],
-  columnDefaults: `SELECT name AS column_name, dflt_value AS column_default FROM pragma_table_info($1)`,
+  columnDefaults: `SELECT name AS column_name, dflt_value AS column_default, type AS data_type FROM pragma_table_info($1)`,
   // SQLite changes a DEFAULT only by rebuilding the table, which migrate never does.
   setColumnDefault: () => undefined,
   // The host's own text form, so rows written here read like the host's (docs/time.md).
@@ -173,8 +189,8 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   timestampParam: (index) => `$${index}`,
   // Any stored width or separator → `YYYY-MM-DD HH:MM:SS.ffffff`: orders and compares to the microsecond.
   comparable: (expr) => fixedWidth(expr, 6),
-  // The host's driver writes up to nine digits (`…57.3388988+00:00`): all of them.
-  exact: (expr) => fixedWidth(expr, 9),
+  // The host's driver writes up to nine digits (`…57.3388988+00:00`): all of them (readExactInstant).
+  exact: (expr) => `subagent_context_exact_instant(${expr})`,
   // One JSON array of row arrays through json_each: one statement, any number of rows.
   // `WHERE true` disambiguates INSERT … SELECT … ON CONFLICT for SQLite's parser.
   selectRows: (columns) => `SELECT ${columns.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each($1) WHERE true`,
@@ -205,6 +221,9 @@ WHERE il.partial = 0 AND ii.name IS NOT NULL AND (SELECT COUNT(*) FROM pragma_in
   // Any value can sit in any column (type affinity): only an SQL integer in range is read.
   readableInteger: (expr, min, max) =>
     `(CASE WHEN typeof(${expr}) = 'integer' AND ${expr} BETWEEN ${min} AND ${max} THEN ${expr} END)`,
+  // A REAL is any column's fraction (an INTEGER column keeps 1.5 as REAL); CAST truncates toward zero.
+  readableRounded: (expr, min, max) =>
+    `(CASE typeof(${expr}) WHEN 'integer' THEN CASE WHEN ${expr} BETWEEN ${min} AND ${max} THEN ${expr} END WHEN 'real' THEN CASE WHEN ${expr} > ${min} - 0.5 AND ${expr} < ${max} + 0.5 THEN CAST(${expr} + CASE WHEN ${expr} < 0 THEN -0.5 ELSE 0.5 END AS INTEGER) END END)`,
   readableInstant: (expr) => `subagent_context_instant(${expr})`,
   // BINARY, SQLite's default collation, is byte order already.
   byteOrder: (expr) => expr,

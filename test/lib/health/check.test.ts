@@ -67,6 +67,7 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
         // the full audit also compares the history before capture_since (R3-4), none here
         history: kind === 'full' ? { before: formatRfc3339(SINCE), shortfall: 0, missing: [] } : null,
         unacknowledgedShortfall: kind === 'full' ? 0 : null,
+        unreadableCreatedAt: kind === 'full' ? 0 : null,
         checkedAt: formatRfc3339(NOW),
       });
     });
@@ -159,6 +160,7 @@ describe.each(TARGET_FIXTURES)('health check on %s, %s host schema', (name, fixt
         missing: [],
         history: null,
         unacknowledgedShortfall: null,
+        unreadableCreatedAt: null,
         checkedAt: formatRfc3339(NOW),
       });
     });

@@ -23,6 +23,7 @@ const BASE: HealthReport = {
   missing: [],
   history: null,
   unacknowledgedShortfall: null,
+  unreadableCreatedAt: null,
   checkedAt: '2026-08-12T13:10:00.500000Z',
 };
 

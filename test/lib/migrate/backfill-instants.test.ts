@@ -101,6 +101,20 @@ describe.each(TARGET_FIXTURES)('R3-2: instants with sub-microsecond digits on %s
     expect(parseStoredTimestamp(report.backfillThrough!)! >= parseStoredTimestamp(stored!.created_at)!).toBe(true);
   });
 
+  it("R4-3, round 2 leftover (issue 57): backfill_through is the newest instant as the one reader reads it: another offset's later-looking text or a value that is no instant never becomes it", async () => {
+    // SQLite: 18:59:59.999999999+02:00 is 16:59:59.999999999 UTC, its text later than 17:00 (the raw
+    // MAX took it); PostgreSQL's timestamp holds no offset, and infinity is no instant
+    const texts =
+      name === 'sqlite'
+        ? ['2026-08-12 18:59:59.999999999+02:00', '2026-08-12 17:00:00.000000001+00:00', 'garbage', '']
+        : ['2026-08-12 16:59:59.999999', '2026-08-12 17:00:00.000001', 'infinity'];
+    for (const [i, text] of texts.entries()) await hostMessageAt(t.db, `m${i}`, text);
+    const report = await runMigration(t.db);
+    expect(report.backfillThrough).toBe('2026-08-12T17:00:00.000001000Z');
+    // every message that is an instant is backfilled, and only those
+    expect(report.matched).toBe(2);
+  });
+
   it('R3-2: a capture_since key the host wrote with sub-microsecond digits compares as the instant it is', async () => {
     // Messages 0.5 µs before and 0.5 µs after the key: only the later one is expected to have a row.
     await hostMessageAt(t.db, 'before', '2026-08-12 10:00:00+00:00');

@@ -9,6 +9,8 @@ import { TARGETS, useTestDatabase } from '../../support/targets.js';
  */
 
 describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
+  // issue 57 #19: a SQLite value has its own type, so any SQLite cost may be a fraction
+  const fractions = target === 'sqlite';
   describe('minimal host schema', () => {
     const t = useTestDatabase(target);
 
@@ -38,12 +40,12 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
         usage: true,
       });
       await t.db.query('ALTER TABLE office_cost_events ADD COLUMN occurred_at TEXT');
-      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: false, costSource: false });
+      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: false, costSource: false, fractions });
       await t.db.query('ALTER TABLE office_cost_events ADD COLUMN turn_id TEXT');
-      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true, costSource: false });
+      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true, costSource: false, fractions });
       // R5-1: cost contract v3's cost_source is its own flag
       await t.db.query('ALTER TABLE office_cost_events ADD COLUMN cost_source TEXT');
-      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true, costSource: true });
+      expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true, costSource: true, fractions });
       // R5-3: the turns' window reads task_session_turns.started_at
       await t.db.query('ALTER TABLE task_session_turns ADD COLUMN started_at TEXT');
       expect((await readStoreCatalog(t.db)).turns).toEqual({ startedAt: true });
@@ -118,12 +120,33 @@ describe.each(TARGETS)('R3-3 the store catalog on %s', (target) => {
       expect(await readStoreCatalog(t.db)).toEqual({
         taskTitle: true,
         sessionStartedAt: true,
-        costEvents: { turnId: true, costSource: true },
+        costEvents: { turnId: true, costSource: true, fractions },
         turns: { startedAt: true },
         sessionCreatedIndex: true,
         // no table of ours here (subagentTable: false), so no usage table either (R6-5)
         usage: false,
       });
     });
+
+    it.runIf(target !== 'sqlite')(
+      'issue 57 #19: a cost column of numeric, real or double precision is read with fractions (rounded per event); one of another type is refused, named',
+      async () => {
+        for (const type of ['numeric', 'real', 'double precision']) {
+          await t.db.query(`ALTER TABLE office_cost_events ALTER COLUMN cost_subcents TYPE ${type}`);
+          expect((await readStoreCatalog(t.db)).costEvents).toEqual({
+            turnId: true,
+            costSource: true,
+            fractions: true,
+          });
+        }
+        await t.db.query('ALTER TABLE office_cost_events ALTER COLUMN cost_subcents TYPE bigint');
+        expect((await readStoreCatalog(t.db)).costEvents).toEqual({ turnId: true, costSource: true, fractions: false });
+        await t.db.query('ALTER TABLE office_cost_events ALTER COLUMN cost_subcents TYPE text');
+        const error = (await readStoreCatalog(t.db).catch((e: unknown) => e)) as ReportStoreError;
+        expect(error).toBeInstanceOf(ReportStoreError);
+        expect(error.message).toMatch(/^office_cost_events\.cost_subcents is of type text on this store: /);
+        expect(error.object).toBe('office_cost_events.cost_subcents');
+      },
+    );
   });
 });

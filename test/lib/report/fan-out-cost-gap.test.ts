@@ -14,7 +14,7 @@ import type { ReportScope } from '../../../lib/report/sql.js';
 const HOST: StoreCatalog = {
   taskTitle: true,
   sessionStartedAt: true,
-  costEvents: { turnId: true, costSource: true },
+  costEvents: { turnId: true, costSource: true, fractions: false },
   turns: { startedAt: true },
   sessionCreatedIndex: true,
   usage: true,
@@ -41,7 +41,12 @@ describe('fanOutCostGap', () => {
       ALL,
       NO_LEDGER,
     ],
-    ['a ledger without turn_id', { ...HOST, costEvents: { turnId: false, costSource: true } }, ALL, NO_TURN_ID],
+    [
+      'a ledger without turn_id',
+      { ...HOST, costEvents: { turnId: false, costSource: true, fractions: false } },
+      ALL,
+      NO_TURN_ID,
+    ],
     ['no task_session_turns', { ...HOST, turns: undefined }, ALL, NO_TURNS],
     ['turns without started_at and --since', { ...HOST, turns: { startedAt: false } }, WINDOWED, NO_STARTED_AT],
     ['turns without started_at and --until', { ...HOST, turns: { startedAt: false } }, UNTIL, NO_STARTED_AT],

@@ -320,6 +320,70 @@ describe.each(TARGETS)('R5-3 fan_out_cost on %s, host schema', (target) => {
     expect((costed ?? 0) + (uncosted ?? 0) + (unattributed ?? 0)).toBe(doc.totals.cost_subcents);
   });
 
+  it.each(target === 'sqlite' ? ['REAL values in its INTEGER column'] : ['numeric', 'double precision', 'real'])(
+    "issue 57 #19, R6-10: a cost column holding fractions (%s): each event is rounded once, half away from zero, before any sum, so the fan-out parts add up to the totals' cost",
+    async (type) => {
+      // SQLite keeps 1.5 as REAL in the host's INTEGER column; PostgreSQL needs another column type
+      if (target !== 'sqlite')
+        await t.db.query(`ALTER TABLE office_cost_events ALTER COLUMN cost_subcents TYPE ${type}`);
+      const e = (turn: EventCase['turn'], source: EventCase['source'], subcents: number): EventCase => ({
+        turn,
+        session: 's1',
+        taskGiven: true,
+        source,
+        subcents,
+        second: 1,
+      });
+      await write(t.db, {
+        turns: [
+          { session: 's1', started: 1, top: 1, nested: 0 },
+          { session: 's1', started: 1, top: 2, nested: 0 },
+          { session: 's1', started: 1, top: 1, nested: 0 },
+        ],
+        events: [
+          // u0: 1.5 → 2 and 1.5 → 2: 4 (the turn's sum 3.0 read as 3 was the bucket's, beside totals of 4)
+          e(0, 'provider_reported', 1.5),
+          e(0, 'models_dev_list', 1.5),
+          // u1: −2.5 → −3 and 0.25 → 0: −3
+          e(1, 'provider_reported', -2.5),
+          e(1, null, 0.25),
+          // u2, uncosted (an unpriced event): its priced 2.5 → 3
+          e(2, 'provider_reported', 2.5),
+          e(2, 'unpriced', 0),
+          // on no turn: 0.5 → 1
+          e('null', 'models_dev_list', 0.5),
+        ],
+        scope: {},
+      });
+      const doc = await buildReport(t.db, { now: NOW });
+      const fo = doc.fan_out_cost!;
+      const [one, two] = [fo.buckets[1]!, fo.buckets[2]!];
+      expect([
+        one.costed_turns,
+        one.cost_subcents,
+        one.median_subcents,
+        one.uncosted_turns_priced_cost_subcents,
+      ]).toEqual([1, 4, 4, 3]);
+      expect([two.costed_turns, two.cost_subcents, two.mean_subcents, two.uncosted_turns_priced_cost_subcents]).toEqual(
+        [1, -3, -3, null],
+      );
+      expect([fo.unattributed_events, fo.unattributed_cost_subcents]).toEqual([1, 1]);
+      // measured: 2 − 3 + 3; list-priced: 2 + 1; nothing unreadable
+      expect([
+        doc.totals.cost_subcents,
+        doc.totals.measured_cost_subcents,
+        doc.totals.list_priced_cost_subcents,
+        doc.completeness.unreadable.cost_subcents,
+      ]).toEqual([5, 2, 3, 0]);
+      const parts = [
+        ...fo.buckets.map((b) => b.cost_subcents),
+        ...fo.buckets.map((b) => b.uncosted_turns_priced_cost_subcents),
+        fo.unattributed_cost_subcents,
+      ].reduce<number>((sum, v) => sum + (v ?? 0), 0);
+      expect(parts).toBe(doc.totals.cost_subcents);
+    },
+  );
+
   it('R5-3: all seven buckets in order, an empty store giving empty buckets with null cost figures', async () => {
     const doc = await buildReport(t.db, { now: NOW });
     expect(reportDocument.safeParse(doc).success).toBe(true);

@@ -149,7 +149,7 @@ describe.each(TARGETS)('the report statements called directly on %s, host schema
 const CATALOG: StoreCatalog = {
   taskTitle: true,
   sessionStartedAt: true,
-  costEvents: { turnId: true, costSource: true },
+  costEvents: { turnId: true, costSource: true, fractions: false },
   turns: undefined,
   sessionCreatedIndex: true,
   usage: true,
