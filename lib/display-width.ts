@@ -2,8 +2,9 @@
  * How many terminal columns text takes (issue 58 #17): a table and a wrapped line are measured in
  * what the terminal draws, never in UTF-16 code units. A grapheme cluster (`Intl.Segmenter`: `e` +
  * U+0301, 👨‍👩‍👧, 🇺🇸) is one character; CJK, fullwidth forms and emoji take two columns, combining
- * marks and format characters none (string-width, which reads Unicode's own tables). The text is measured after `terminalSafe` (lib/terminal-text.ts),
- * so no control character reaches here; a lone surrogate is measured as the U+FFFD a terminal draws (one column).
+ * marks and format characters none (string-width, which reads Unicode's own tables). The text
+ * is measured after `terminalSafe` (lib/terminal-text.ts), so no control character reaches here;
+ * a lone surrogate is measured as the U+FFFD a terminal draws (one column).
  */
 
 import stringWidth from 'string-width';
@@ -16,8 +17,11 @@ const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 /** The columns one grapheme cluster takes: 0, 1 or 2 (string-width's Unicode tables). */
 export const graphemeWidth = (cluster: string): number => stringWidth(wellFormed(cluster));
 
+// printable ASCII, one column a character: the common case, measured without segmenting
+const ASCII = /^[\x20-\x7e]*$/;
+
 /** The columns `text` takes in a terminal. */
-export const displayWidth = (text: string): number => stringWidth(wellFormed(text));
+export const displayWidth = (text: string): number => (ASCII.test(text) ? text.length : stringWidth(wellFormed(text)));
 
 /**
  * `text` in pieces: the first of at most `first` columns, the others of at most `rest`, broken only
