@@ -21,7 +21,14 @@ export const graphemeWidth = (cluster: string): number => stringWidth(wellFormed
 const ASCII = /^[\x20-\x7e]*$/;
 
 /** The columns `text` takes in a terminal. */
-export const displayWidth = (text: string): number => (ASCII.test(text) ? text.length : stringWidth(wellFormed(text)));
+export function displayWidth(text: string): number {
+  if (ASCII.test(text)) return text.length;
+  // the sum of its clusters' widths, as breakAtWidth measures its pieces (string-width's own
+  // segmenting of a whole text can count a cluster differently from the same cluster alone)
+  let width = 0;
+  for (const { segment } of graphemes.segment(text)) width += graphemeWidth(segment);
+  return width;
+}
 
 /**
  * `text` in pieces: the first of at most `first` columns, the others of at most `rest`, broken only

@@ -26,7 +26,10 @@ describe('issue 58 #17: text measured in the columns a terminal draws', () => {
       fc.property(fc.string({ unit: 'grapheme', maxLength: 80 }), fc.integer({ min: 2, max: 30 }), (text, width) => {
         const pieces = breakAtWidth(text, width);
         expect(pieces.join('')).toBe(text);
-        for (const piece of pieces) expect(displayWidth(piece)).toBeLessThanOrEqual(width);
+        // a cluster wider than the line (string-width gives U+1D160 three columns) is a piece of its own
+        const clusters = (piece: string) =>
+          [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(piece)].length;
+        for (const piece of pieces) if (clusters(piece) > 1) expect(displayWidth(piece)).toBeLessThanOrEqual(width);
       }),
     );
   });
