@@ -316,7 +316,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         case 'migrate':
           expectArguments(rest, 0, command);
           db = await open();
-          return migrateCommand(db, { rerunBackfill: values['rerun-backfill'] });
+          return migrateCommand(db, { rerunBackfill: values['rerun-backfill'], interrupt: interrupt.signal });
         case 'health': {
           expectArguments(rest, 0, command);
           const graceSeconds = secondsFlag('--grace-seconds', values['grace-seconds']) ?? graceSecondsFromEnv(io.env);
@@ -331,6 +331,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             graceSeconds,
             kind: values.full ? 'full' : 'scheduled',
             acknowledgeThrough,
+            signal: interrupt.signal,
           }).catch((err: unknown) => {
             // the instant cannot be honoured (at or before the checkpoint): the flag's value is the problem
             if (acknowledge !== undefined && err instanceof RangeError)
@@ -442,10 +443,13 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         }
       }
     };
-    // A read that writes nothing (report) stops at Ctrl-C, its result not waited for (issue 58 #11).
-    // On SQLite its statements are synchronous and chained, so the signal is seen only after them:
-    // it ends, then says so (exit 130).
-    const outcome = await (command === 'report' ? stopAtInterrupt(run(), interrupt.signal) : run());
+    // A read that writes nothing (report, health --full) stops at Ctrl-C, its result not waited for
+    // (issue 58 #11). On SQLite its statements are synchronous and chained, so the signal is seen
+    // only after them: it ends, then says so (exit 130). migrate and the scheduled health check
+    // stop at their own boundaries (runMigration's and runHealthCheck's `signal`).
+    const readOnly =
+      command === 'report' ? 'report' : command === 'health' && values.full ? 'health --full' : undefined;
+    const outcome = await (readOnly === undefined ? run() : stopAtInterrupt(run(), interrupt.signal, readOnly));
     // A SIGINT that came during synchronous SQLite statements (the whole command can be one chain of
     // microtasks) is delivered only once the event loop waits: a short timer lets it, so it is not
     // lost and the command says it was interrupted (issue 57 #11). setImmediate alone did not.
@@ -498,11 +502,11 @@ interface PublishSummaryLike {
 }
 
 /** `work`, or an Interrupted as soon as `signal` aborts: a read-only command stops without its result. */
-async function stopAtInterrupt<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+async function stopAtInterrupt<T>(work: Promise<T>, signal: AbortSignal, command: string): Promise<T> {
   let listener: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     listener = () =>
-      reject(new Interrupted('report stopped before its result; it wrote nothing', 'run the same command again'));
+      reject(new Interrupted(`${command} stopped before its result; it wrote nothing`, 'run the same command again'));
     if (signal.aborted) listener();
     else signal.addEventListener('abort', listener, { once: true });
   });
@@ -539,7 +543,15 @@ function interruptedAfter(command: string | undefined, result: unknown): Interru
       'nothing is left to run',
     );
   }
-  const what = command === 'report' ? 'it wrote nothing' : 'its transaction was committed before it stopped';
+  // the signal came after the last boundary (SQLite's statements are synchronous): the work is done
+  const what =
+    command === 'report'
+      ? 'it wrote nothing'
+      : command === 'health'
+        ? (result as { kind?: string }).kind === 'full'
+          ? 'it wrote nothing'
+          : 'its checkpoint, if it moved, was written before it stopped'
+        : 'its transaction was committed before it stopped';
   return new Interrupted(
     `${command ?? 'the command'} ran to its end (${what}; the result above is complete)`,
     'nothing is left to run',
