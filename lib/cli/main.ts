@@ -31,8 +31,9 @@ import { checkFlagsApply, countFlag, instantFlag, nearestFlag, parseFlags, secon
 import { EXIT_INTERRUPTED, type Interrupt, Interrupted, NO_INTERRUPT } from './interrupt.js';
 import type { CliIo, CommandResult } from './io.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
-import { discardCreatedStore, openStore } from './open-store.js';
+import { discardCreatedStore, openStore, userDatabaseUrl } from './open-store.js';
 import { UsageError, usageText } from './usage-error.js';
+import { userPath } from './user-path.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -238,6 +239,12 @@ const CLI_OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
+/** The flags whose value is a path (a file or folder the person names): resolved by lib/cli/user-path.ts. */
+const PATH_FLAGS = ['html', 'rejected', 'prices', 'claude-dir', 'opencode-dir', 'codex-dir'] as const;
+
+/** The commands whose argument is a file: ingest's frames, usage's agent file. */
+const FILE_ARGUMENT = new Set(['ingest', 'usage']);
+
 const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export', 'publish', 'spend', 'usage']);
 
 /** The line after a usage error: where the whole help is, instead of the whole help (issue 34). */
@@ -273,7 +280,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     io.stderr.write(`${usageText(err)}\n\n${HELP_POINTER}\n`);
     return EXIT.usage;
   }
-  const { values, positionals } = parsed;
+  const { values } = parsed;
+  // issue 58 #16: every path the person gave, from where they typed the command (npm run cli runs
+  // from the package root); a sqlite: URL's path is made absolute where the store is opened
+  for (const flag of PATH_FLAGS) {
+    const given = values[flag];
+    if (given !== undefined && given !== '') values[flag] = userPath(given, io.env);
+  }
+  const positionals = parsed.positionals.map((arg, i) =>
+    i === 1 && FILE_ARGUMENT.has(parsed.positionals[0] ?? '') && arg !== '' ? userPath(arg, io.env) : arg,
+  );
   if (values.help) {
     // issue 51: `health --help` is health's help, not the whole
     const asked = parsed.positionals[0];
@@ -295,7 +311,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   let dialect: 'postgres' | 'sqlite' | undefined;
   // `reading`: the command writes nothing (health --full, report), so a SQLite store opens read-only.
   const open = async (mode: 'writing' | 'reading' = 'writing'): Promise<Database> => {
-    const url = await databaseUrl(values['database-url'], io.env);
+    const { url, resolvedFrom } = userDatabaseUrl(await databaseUrl(values['database-url'], io.env), io.env);
     proxy = await proxyFor(url, io.env);
     if (proxy.wsProxy) localPostgres = hostPort(url);
     dialect = databaseKind(url);
@@ -305,6 +321,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       readonly: mode === 'reading',
       create: mode === 'writing' && values.create,
       env: io.env,
+      resolvedFrom,
     });
     created = store.created;
     return store.db;
