@@ -194,7 +194,7 @@ function statementTimeoutMs(raw: string | undefined): number {
 }
 
 /** Every flag of every command (lib/cli/flags.ts checks which command each applies to). */
-const CLI_OPTIONS = {
+export const CLI_OPTIONS = {
   'database-url': { type: 'string' },
   version: { type: 'boolean', short: 'V', default: false },
   json: { type: 'boolean', default: false },

@@ -391,7 +391,12 @@ describe('issue 34: the one flag parser (exit 2, a pointer to --help, never the 
     [
       'a flag followed by another flag needs a value',
       ['report', '--limit', '--json'],
-      '--limit needs a value (got the option --json instead)',
+      '--limit needs a number of groups (got the option --json instead)',
+    ],
+    [
+      'issue 58 #19: a flag missing its value at the end says what kind of value it takes',
+      ['report', '--html'],
+      '--html needs a file path (where the page is written)',
     ],
     ['a value given to a switch', ['report', '--json=1'], '--json is a switch: it takes no value'],
     [
