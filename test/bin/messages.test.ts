@@ -526,6 +526,14 @@ describe.each(TARGETS)('issue 34: messages on %s', (name) => {
     expect(run.code).toBe(EXIT.attention);
   });
 
+  it('issue 58 #19: health --full on a store younger than its grace says its window is empty, as the scheduled check does', async () => {
+    await cli('migrate', '--database-url', t.url);
+    const run = await cli('health', '--full', '--database-url', t.url);
+    expect(lineOf(run.stdout, 'window')).toMatch(
+      /^window\s+(\S+) … \1 \(empty: nothing is older than the grace of 900 s \(15 min\) yet; --grace-seconds sets it\)$/,
+    );
+  });
+
   it('health --full: the acknowledged shortfall apart from the open one, exit 0 when nothing is open', async () => {
     await cli('migrate', '--database-url', t.url);
     // capture_since has microseconds and Date.now() only milliseconds: a read in the same

@@ -49,11 +49,12 @@ const instant = (text: string | null | undefined) => (text == null ? undefined :
 const graceText = (seconds: number) => `${seconds} s${seconds >= 60 ? ` (${humanDuration(seconds * 1000)})` : ''}`;
 
 /**
- * A scheduled window of zero length: everything since its start is younger than the grace, so there
- * was nothing to compare yet (a store activated minutes ago); said with the grace and its flag.
+ * A window of zero length: everything since its start is younger than the grace, so there was
+ * nothing to compare yet (a store activated minutes ago); said with the grace and its flag, for the
+ * scheduled check and the full audit alike (issue 58 #19).
  */
 function emptyWindow(report: HealthReport): boolean {
-  return report.kind === 'scheduled' && report.window !== null && report.window.from === report.window.to;
+  return report.window !== null && report.window.from === report.window.to;
 }
 
 /** The full audit's shortfall: the part an operator acknowledged and the part still open. */
