@@ -168,7 +168,7 @@ describe.each(TARGETS)('issue 58 #11: Ctrl-C during migrate and health on %s', (
       expect(line).toBe(
         kind === 'full'
           ? 'subagent-context: interrupted: health --full stopped before its result; it wrote nothing; run the same command again'
-          : 'subagent-context: interrupted: health stopped before writing its checkpoint: no checkpoint was written (it stands at (none yet)); run the same command again',
+          : 'subagent-context: interrupted: health stopped before writing its checkpoint: no checkpoint was written (there is none yet); run the same command again',
       );
       expect(await count(t, 'SELECT COUNT(*) AS n FROM kandev_meta WHERE key = $1', [CHECKPOINT_KEY])).toBe(0);
     },

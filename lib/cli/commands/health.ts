@@ -195,7 +195,7 @@ function interruptedHealth(err: HealthCheckInterrupted): Interrupted {
       'run the same command again to verify the rest',
     );
   return new Interrupted(
-    `health stopped before writing its checkpoint: no checkpoint was written (it stands at ${c.after ?? '(none yet)'})`,
+    `health stopped before writing its checkpoint: no checkpoint was written (${c.after === null ? 'there is none yet' : `it stands at ${c.after}`})`,
     'run the same command again',
   );
 }
