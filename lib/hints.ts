@@ -46,6 +46,7 @@ export type HintClass =
   | 'statement_timeout'
   | 'pool_wait'
   | 'sqlite_readonly'
+  | 'sqlite_readonly_fs'
   | 'sqlite_system';
 
 /*
@@ -138,6 +139,12 @@ const HINTS: Record<HintClass, Record<Caller, string>> = {
   sqlite_readonly: {
     cli: 'SQLite could not write: the store, or the folder it is in (SQLite writes its -journal, -wal and -shm files beside the store), is read-only for this user; run the command as a user who may write both, or on a writable copy (`sqlite3 host.db ".backup copy.db"`); report and health --full only read',
     function: 'SQLite could not write: the store or its folder is read-only for the function',
+  },
+  // issue 58 #15: EROFS, a read-only mount: no user may write there, so no user to run it as
+  sqlite_readonly_fs: {
+    cli: 'the file system the SQLite store is on is mounted read-only, so no user may write the store or the -journal, -wal and -shm files SQLite writes beside it: copy the store to a writable place (`sqlite3 host.db ".backup /tmp/host-copy.db"`) and run the command on the copy, or remount the file system read-write; report and health --full only read, and work on it as it is',
+    function:
+      'SQLite could not write: the store is on a file system mounted read-only; remount it read-write or move the store to a writable one',
   },
   sqlite_system: {
     cli: 'SQLite could not use the store; check the path in --database-url, that the file is a SQLite database, the disk (full? readable?) and the permissions of the file and its folder',

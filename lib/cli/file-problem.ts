@@ -13,6 +13,8 @@ export function fileProblem(what: string, file: string): (err: NodeJS.ErrnoExcep
       EACCES: 'permission denied',
       EPERM: 'permission denied',
       ENOTDIR: 'a part of the path is not a directory',
+      // issue 58 #15: no user may write there
+      EROFS: 'the file system is mounted read-only; choose a path on a writable one',
     };
     const reason = why[err.code ?? ''] ?? err.message;
     throw new UsageError(`${what} ${file} cannot be ${what === '--rejected' ? 'written' : 'read'}: ${reason}`, {

@@ -36,6 +36,47 @@ export function nearestFlag(name: string, known: readonly string[]): string | un
 const NEGATIVE_NUMBER = /^-(?:\d|\.\d)/;
 
 /**
+ * What each flag that takes a value takes, in words (issue 58 #19): the one table its "needs …"
+ * message reads when the value is missing, so `--html` says it needs a file path, not "a value".
+ * Every string option of lib/cli/main.ts has one (test/lib/cli/flags.test.ts).
+ */
+export const FLAG_VALUES: Readonly<Record<string, string>> = {
+  'database-url': 'a database URL (postgres://… or sqlite:<path>)',
+  'grace-seconds': 'a number of seconds',
+  'acknowledge-through': 'an instant (RFC 3339, or a date)',
+  'statement-timeout': 'a number of seconds',
+  rejected: 'a file path (where the dead-lettered frames are written)',
+  by: 'a grouping (task, session, turn, type, model or day)',
+  otlp: "a URL (the collector's)",
+  header: 'a header (name=value)',
+  protocol: 'a protocol (http/protobuf or http/json)',
+  since: 'an instant (RFC 3339, or a date)',
+  until: 'an instant (RFC 3339, or a date)',
+  task: 'a task id',
+  session: 'a session id',
+  sort: 'a figure to sort by (subagents, contexts, tokens, cost, key or last_observed_at)',
+  limit: 'a number of groups',
+  trees: 'a number of turns',
+  html: 'a file path (where the page is written)',
+  'batch-spans': 'a number of spans',
+  'settle-seconds': 'a number of seconds',
+  'lookback-seconds': 'a number of seconds',
+  'position-key': 'a kandev_meta key',
+  to: 'an S3 location (s3://bucket/prefix)',
+  'url-seconds': 'a number of seconds',
+  'claude-dir': "a folder path (Claude Code's)",
+  'opencode-dir': "a folder path (OpenCode's data)",
+  'codex-dir': "a folder path (Codex's)",
+  prices: 'a file path (a models.dev shaped price table, JSON)',
+  format: 'a file format (claude-transcript, claude-stream, opencode or codex)',
+};
+
+/** `--html needs a file path (…)`: the flag and what it takes, from FLAG_VALUES. */
+function needsValue(flag: string): string {
+  return `${flag} needs ${FLAG_VALUES[flag.replace(/^--/, '')] ?? 'a value'}`;
+}
+
+/**
  * parseArgs with the CLI's words. Before it runs: an unknown flag gets "did you mean --x?"; a
  * value-taking flag followed by a negative number takes it as its value (`--limit -3`, so the flag's
  * own check says what it needs instead of parseArgs' "ambiguous"); one followed by another flag says
@@ -81,7 +122,7 @@ export function parseFlags<O extends Options>(
         continue;
       }
       if (next.startsWith('-') && next !== '-')
-        throw new UsageError(`--${name} needs a value (got the option ${next.split('=')[0]} instead)`);
+        throw new UsageError(`${needsValue(`--${name}`)} (got the option ${next.split('=')[0]} instead)`);
     }
     args.push(arg);
   }
@@ -92,7 +133,7 @@ export function parseFlags<O extends Options>(
     // what is left: a missing value at the end (`--limit`), a value given to a switch (`--json=1`)
     throw new UsageError(
       (err as Error).message
-        .replace(/^Option '(-[^ ']+)(?: <value>)?' argument missing$/, '$1 needs a value')
+        .replace(/^Option '(-[^ ']+)(?: <value>)?' argument missing$/, (_, flag: string) => needsValue(flag))
         .replace(/^Option '(-[^ ']+)' does not take an argument$/, '$1 is a switch: it takes no value'),
     );
   }

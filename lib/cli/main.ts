@@ -31,8 +31,9 @@ import { checkFlagsApply, countFlag, instantFlag, nearestFlag, parseFlags, secon
 import { EXIT_INTERRUPTED, type Interrupt, Interrupted, NO_INTERRUPT } from './interrupt.js';
 import type { CliIo, CommandResult } from './io.js';
 import { type ProxyChoice, proxyFor } from './local-proxy.js';
-import { discardCreatedStore, openStore } from './open-store.js';
+import { discardCreatedStore, openStore, userDatabaseUrl } from './open-store.js';
 import { UsageError, usageText } from './usage-error.js';
+import { userPath } from './user-path.js';
 
 export const USAGE = `Usage: subagent-context <command> [options]
 
@@ -193,7 +194,7 @@ function statementTimeoutMs(raw: string | undefined): number {
 }
 
 /** Every flag of every command (lib/cli/flags.ts checks which command each applies to). */
-const CLI_OPTIONS = {
+export const CLI_OPTIONS = {
   'database-url': { type: 'string' },
   version: { type: 'boolean', short: 'V', default: false },
   json: { type: 'boolean', default: false },
@@ -238,6 +239,12 @@ const CLI_OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
+/** The flags whose value is a path (a file or folder the person names): resolved by lib/cli/user-path.ts. */
+const PATH_FLAGS = ['html', 'rejected', 'prices', 'claude-dir', 'opencode-dir', 'codex-dir'] as const;
+
+/** The commands whose argument is a file: ingest's frames, usage's agent file. */
+const FILE_ARGUMENT = new Set(['ingest', 'usage']);
+
 const COMMANDS = new Set(['migrate', 'health', 'ingest', 'report', 'export', 'publish', 'spend', 'usage']);
 
 /** The line after a usage error: where the whole help is, instead of the whole help (issue 34). */
@@ -273,7 +280,16 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     io.stderr.write(`${usageText(err)}\n\n${HELP_POINTER}\n`);
     return EXIT.usage;
   }
-  const { values, positionals } = parsed;
+  const { values } = parsed;
+  // issue 58 #16: every path the person gave, from where they typed the command (npm run cli runs
+  // from the package root); a sqlite: URL's path is made absolute where the store is opened
+  for (const flag of PATH_FLAGS) {
+    const given = values[flag];
+    if (given !== undefined && given !== '') values[flag] = userPath(given, io.env);
+  }
+  const positionals = parsed.positionals.map((arg, i) =>
+    i === 1 && FILE_ARGUMENT.has(parsed.positionals[0] ?? '') && arg !== '' ? userPath(arg, io.env) : arg,
+  );
   if (values.help) {
     // issue 51: `health --help` is health's help, not the whole
     const asked = parsed.positionals[0];
@@ -295,7 +311,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
   let dialect: 'postgres' | 'sqlite' | undefined;
   // `reading`: the command writes nothing (health --full, report), so a SQLite store opens read-only.
   const open = async (mode: 'writing' | 'reading' = 'writing'): Promise<Database> => {
-    const url = await databaseUrl(values['database-url'], io.env);
+    const { url, resolvedFrom } = userDatabaseUrl(await databaseUrl(values['database-url'], io.env), io.env);
     proxy = await proxyFor(url, io.env);
     if (proxy.wsProxy) localPostgres = hostPort(url);
     dialect = databaseKind(url);
@@ -305,6 +321,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       readonly: mode === 'reading',
       create: mode === 'writing' && values.create,
       env: io.env,
+      resolvedFrom,
     });
     created = store.created;
     return store.db;
@@ -316,7 +333,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         case 'migrate':
           expectArguments(rest, 0, command);
           db = await open();
-          return migrateCommand(db, { rerunBackfill: values['rerun-backfill'] });
+          return migrateCommand(db, { rerunBackfill: values['rerun-backfill'], interrupt: interrupt.signal });
         case 'health': {
           expectArguments(rest, 0, command);
           const graceSeconds = secondsFlag('--grace-seconds', values['grace-seconds']) ?? graceSecondsFromEnv(io.env);
@@ -331,6 +348,7 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
             graceSeconds,
             kind: values.full ? 'full' : 'scheduled',
             acknowledgeThrough,
+            signal: interrupt.signal,
           }).catch((err: unknown) => {
             // the instant cannot be honoured (at or before the checkpoint): the flag's value is the problem
             if (acknowledge !== undefined && err instanceof RangeError)
@@ -442,10 +460,13 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
         }
       }
     };
-    // A read that writes nothing (report) stops at Ctrl-C, its result not waited for (issue 58 #11).
-    // On SQLite its statements are synchronous and chained, so the signal is seen only after them:
-    // it ends, then says so (exit 130).
-    const outcome = await (command === 'report' ? stopAtInterrupt(run(), interrupt.signal) : run());
+    // A read that writes nothing (report, health --full) stops at Ctrl-C, its result not waited for
+    // (issue 58 #11). On SQLite its statements are synchronous and chained, so the signal is seen
+    // only after them: it ends, then says so (exit 130). migrate and the scheduled health check
+    // stop at their own boundaries (runMigration's and runHealthCheck's `signal`).
+    const readOnly =
+      command === 'report' ? 'report' : command === 'health' && values.full ? 'health --full' : undefined;
+    const outcome = await (readOnly === undefined ? run() : stopAtInterrupt(run(), interrupt.signal, readOnly));
     // A SIGINT that came during synchronous SQLite statements (the whole command can be one chain of
     // microtasks) is delivered only once the event loop waits: a short timer lets it, so it is not
     // lost and the command says it was interrupted (issue 57 #11). setImmediate alone did not.
@@ -498,11 +519,11 @@ interface PublishSummaryLike {
 }
 
 /** `work`, or an Interrupted as soon as `signal` aborts: a read-only command stops without its result. */
-async function stopAtInterrupt<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+async function stopAtInterrupt<T>(work: Promise<T>, signal: AbortSignal, command: string): Promise<T> {
   let listener: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     listener = () =>
-      reject(new Interrupted('report stopped before its result; it wrote nothing', 'run the same command again'));
+      reject(new Interrupted(`${command} stopped before its result; it wrote nothing`, 'run the same command again'));
     if (signal.aborted) listener();
     else signal.addEventListener('abort', listener, { once: true });
   });
@@ -539,7 +560,15 @@ function interruptedAfter(command: string | undefined, result: unknown): Interru
       'nothing is left to run',
     );
   }
-  const what = command === 'report' ? 'it wrote nothing' : 'its transaction was committed before it stopped';
+  // the signal came after the last boundary (SQLite's statements are synchronous): the work is done
+  const what =
+    command === 'report'
+      ? 'it wrote nothing'
+      : command === 'health'
+        ? (result as { kind?: string }).kind === 'full'
+          ? 'it wrote nothing'
+          : 'its checkpoint, if it moved, was written before it stopped'
+        : 'its transaction was committed before it stopped';
   return new Interrupted(
     `${command ?? 'the command'} ran to its end (${what}; the result above is complete)`,
     'nothing is left to run',

@@ -358,19 +358,34 @@ function refuseUnwritable(path: string): void {
   try {
     accessSync(path, constants.W_OK);
   } catch (err) {
+    const code = (err as { code?: string }).code ?? 'EACCES';
+    const hintClass = readonlyHintClass(code);
     // `detail` without the hint: the CLI adds its own hint to it (DatabaseError.detail), once
-    const detail = `the SQLite store ${path} is read-only for this user (${(err as { code?: string }).code ?? 'EACCES'}), and this command writes`;
-    throw new DatabaseError(
-      `${detail}: ${hint('sqlite_readonly', 'cli', 'sqlite')}`,
-      'system',
-      '25006',
-      'SQLITE_READONLY',
-      {
-        cause: err,
-        detail,
-        hintClass: 'sqlite_readonly',
-      },
-    );
+    const detail = `the SQLite store ${path} is ${hintClass === 'sqlite_readonly_fs' ? 'on a read-only file system' : 'read-only for this user'} (${code}), and this command writes`;
+    throw new DatabaseError(`${detail}: ${hint(hintClass, 'cli', 'sqlite')}`, 'system', '25006', 'SQLITE_READONLY', {
+      cause: err,
+      detail,
+      hintClass,
+    });
+  }
+}
+
+/**
+ * Issue 58 #15: why a store may not be written, by the error code that said so: EROFS is a
+ * read-only mount (no user may write there), anything else this user's permissions.
+ */
+export function readonlyHintClass(code: string | undefined): 'sqlite_readonly' | 'sqlite_readonly_fs' {
+  return code === 'EROFS' ? 'sqlite_readonly_fs' : 'sqlite_readonly';
+}
+
+/** The code of a write probe of `path`'s folder (EROFS on a read-only mount), or undefined when it may be written. */
+function folderWriteProblem(path: string): string | undefined {
+  if (isMemory(path)) return undefined;
+  try {
+    accessSync(dirname(path), constants.W_OK);
+    return undefined;
+  } catch (err) {
+    return (err as { code?: string }).code;
   }
 }
 
@@ -402,7 +417,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
   } catch (err) {
     if (copy) removeCopy(copy.folder);
     if (isMissingBinding(err)) throw new SqliteUnavailableError(SQLITE_UNBUILT_HINT, { cause: err });
-    throw toDatabaseError(err);
+    throw toDatabaseError(err, path);
   }
   if (!exists) db.pragma('journal_mode = WAL');
   for (const [name, fn] of Object.entries(SQLITE_FUNCTIONS)) db.function(name, { deterministic: true }, fn);
@@ -451,7 +466,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
       entry.statement.run(...args);
       return [];
     } catch (err) {
-      throw toDatabaseError(err);
+      throw toDatabaseError(err, path);
     }
   };
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -531,20 +546,28 @@ export function sqlstateOfSqliteCode(driverCode: string | undefined): string {
  * The hint for a SQLite failure: SQLite has no server, so its system failures get SQLite's own
  * words (R4-5: a write refused on a read-only file or folder says so, never "the server's log").
  */
-function sqliteHintClass(driverCode: string | undefined, sqlstate: string, message: string): HintClass {
-  if (driverCode?.startsWith('SQLITE_READONLY') || driverCode?.startsWith('SQLITE_PERM')) return 'sqlite_readonly';
+function sqliteHintClass(
+  driverCode: string | undefined,
+  sqlstate: string,
+  message: string,
+  path: string | undefined,
+): HintClass {
+  // issue 58 #15: SQLITE_READONLY on a read-only mount is no user's permission: probe the folder to tell
+  if (driverCode?.startsWith('SQLITE_READONLY') || driverCode?.startsWith('SQLITE_PERM'))
+    return readonlyHintClass(path === undefined ? undefined : folderWriteProblem(path));
   // SQLITE_ERROR is every SQL error; a missing table or column is the schema's shape, not the disk (issue 51)
   if (driverCode === 'SQLITE_ERROR' && /^no such (table|column)\b/.test(message)) return 'missing_object';
   const cls = hintClassOf(sqlstate);
   return cls === 'system' || cls === 'unreachable' ? 'sqlite_system' : cls;
 }
 
-function toDatabaseError(err: unknown): DatabaseError {
+/** `path`: the store's, so a write refused on a read-only mount says so (issue 58 #15). */
+function toDatabaseError(err: unknown, path?: string): DatabaseError {
   const e = err as { code?: unknown; message?: string };
   const driverCode = typeof e.code === 'string' ? e.code : undefined;
   const sqlstate = sqlstateOfSqliteCode(driverCode);
   const detail = `${e.message ?? String(err)} (${driverCode ?? 'sqlite'}, SQLSTATE ${sqlstate})`;
-  const hintClass = sqliteHintClass(driverCode, sqlstate, e.message ?? '');
+  const hintClass = sqliteHintClass(driverCode, sqlstate, e.message ?? '', path);
   return new DatabaseError(
     `${detail}: ${hint(hintClass, 'function', 'sqlite')}`,
     classifySqlstate(sqlstate),

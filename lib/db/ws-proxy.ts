@@ -18,7 +18,18 @@ export interface WsProxy {
   close(): Promise<void>;
 }
 
-export async function startWsProxy(options: { host?: string; port?: number } = {}): Promise<WsProxy> {
+export async function startWsProxy(
+  options: {
+    host?: string;
+    port?: number;
+    /**
+     * Tests: sees each message a client sends before it is forwarded; a promise it returns holds
+     * that message (and the client's later ones) until it settles, so a test can act while a
+     * given statement is on its way (a signal to the client mid-transaction).
+     */
+    hold?: (message: Buffer) => Promise<void> | undefined;
+  } = {},
+): Promise<WsProxy> {
   const host = options.host ?? '127.0.0.1';
   const server = new WebSocketServer({ host, port: options.port ?? 0 });
   await new Promise<void>((resolve, reject) => {
@@ -44,12 +55,26 @@ export async function startWsProxy(options: { host?: string; port?: number } = {
       connected = true;
       for (const chunk of pending.splice(0)) tcp.write(chunk);
     });
-    ws.on('message', (data: Buffer) => {
+    const forward = (data: Buffer) => {
       if (!connected) return void pending.push(data);
       tcp.write(data);
       // PostgreSQL closes the connection after a client's Terminate; PGlite's socket server does
       // not, so every closed pool would hold one of its connection slots forever.
       if (isTerminate(data)) tcp.end();
+    };
+    // in order: a held message holds the ones after it
+    let held: Promise<void> | undefined;
+    ws.on('message', (data: Buffer) => {
+      const wait = held ?? options.hold?.(data);
+      if (wait === undefined) return forward(data);
+      held = wait.then(
+        () => forward(data),
+        () => forward(data),
+      );
+      const mine = held;
+      void mine.then(() => {
+        if (held === mine) held = undefined;
+      });
     });
     tcp.on('data', (data) => ws.readyState === ws.OPEN && ws.send(data));
     const end = () => {

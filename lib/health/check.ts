@@ -74,6 +74,35 @@ export interface HealthCheckOptions {
   beforeConfirm?: () => Promise<void>;
   /** runs between the evaluation and the checkpoint's compare-and-set (tests race runs here) */
   beforeCheckpoint?: () => Promise<void>;
+  /**
+   * Ctrl-C (the CLI's interrupt, issue 58 #11): the confirmation pause ends at once, and the check
+   * stops before its next checkpoint write (and the full audit after its evaluation), after a turn
+   * of the event loop so a signal that came during a synchronous SQLite statement is seen there
+   * too: it throws HealthCheckInterrupted naming the checkpoint the slices before it wrote.
+   */
+  signal?: AbortSignal;
+}
+
+/** The check stopped at a boundary because `signal` aborted (Ctrl-C); not a failure. */
+export class HealthCheckInterrupted extends SubagentContextError {
+  override readonly name = 'HealthCheckInterrupted';
+  constructor(
+    /** the checkpoint as this run left it: moved by the slices verified before it stopped, or not (null: the full audit, which has none) */
+    readonly checkpoint: CheckpointReport | null,
+  ) {
+    super(
+      checkpoint?.moved
+        ? `the health check stopped between slices; the checkpoint moved from ${checkpoint.before ?? '(none)'} to ${checkpoint.after}`
+        : 'the health check stopped before writing a checkpoint',
+    );
+  }
+}
+
+/** Throws HealthCheckInterrupted at a boundary once `signal` aborted (a turn of the event loop first). */
+async function stopIfAsked(signal: AbortSignal | undefined, checkpoint: () => CheckpointReport | null): Promise<void> {
+  if (signal === undefined) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  if (signal.aborted) throw new HealthCheckInterrupted(checkpoint());
 }
 
 export class HealthCheckError extends SubagentContextError {
@@ -158,8 +187,14 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
   // R3-3: a store the host activated has nothing of ours yet; read it the way it can be read.
   const reader = await forReading(db);
   const cutoff = now - seconds(graceSeconds);
+  const { signal } = options;
   const confirm =
-    options.beforeConfirm ?? (() => sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000));
+    options.beforeConfirm ??
+    // Ctrl-C ends the pause (AbortError): the boundary after it says where the check stands
+    (() =>
+      sleep(options.confirmDelayMs ?? DEFAULT_CONFIRM_DELAY_SECONDS * 1000, undefined, { signal }).catch((err) => {
+        if (!signal?.aborted) throw err;
+      }));
 
   let from: Micros;
   let to: Micros;
@@ -175,10 +210,11 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     to = cutoff > from ? cutoff : from;
     const since = captureSince;
     [findings, history, unreadableCreatedAt] = await Promise.all([
-      confirmed(() => evaluateFull(reader, since, to), confirm),
+      confirmed(() => evaluateFull(reader, since, to), confirm, signal),
       options.history === false ? null : auditHistory(reader, since),
       countUnreadableCreated(reader),
     ]);
+    await stopIfAsked(signal, () => null);
     unacknowledgedShortfall = await unacknowledged(reader, since, to, findings.shortfall);
   } else {
     const before = await readCheckpoint(db);
@@ -191,7 +227,7 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
     const hostIndex = reader.facts.hostToolCallIndex;
     if (!hostIndex) excessLeftToAudit = EXCESS_LEFT_TO_AUDIT;
     const evaluate = (lo: Micros, hi: Micros) =>
-      confirmed(() => evaluateWindow(reader, captureSince, lo, hi, hostIndex), confirm);
+      confirmed(() => evaluateWindow(reader, captureSince, lo, hi, hostIndex), confirm, signal);
     if (options.acknowledgeThrough !== undefined) {
       // Name the instant the operator typed, not the window edge it was raised to (issue 25).
       const asked = formatRfc3339(options.acknowledgeThrough);
@@ -208,10 +244,11 @@ export async function runHealthCheck(db: Queryable, options: HealthCheckOptions)
       // An operator's command: the whole acknowledged window at once, so the report names all it accepts.
       findings = await evaluate(from, to);
       await options.beforeCheckpoint?.();
+      await stopIfAsked(signal, () => unmoved(before));
       checkpoint = await advanceCheckpoint(db, before, to, findings, true);
     } else {
       const limits = catchUpLimits(options);
-      const run = await verifyInSlices(db, before, from, to, limits, evaluate, options.beforeCheckpoint);
+      const run = await verifyInSlices(db, before, from, to, limits, evaluate, options.beforeCheckpoint, signal);
       ({ findings, checkpoint } = run);
       // Held behind a shortfall or out of catch-up time: the newest traffic is still compared, so a
       // new loss shows now, not once the checkpoint gets there (docs/health.md#catching-up).
@@ -289,10 +326,16 @@ export async function auditHistory(db: Queryable, captureSince: Micros): Promise
  * A batch still being written when the first statement read its snapshot is not a loss, so a
  * non-zero shortfall is taken again after a pause and only that evaluation counts (AC-28b).
  */
-async function confirmed(evaluate: () => Promise<Findings>, pause: () => Promise<void>): Promise<Findings> {
+async function confirmed(
+  evaluate: () => Promise<Findings>,
+  pause: () => Promise<void>,
+  signal: AbortSignal | undefined,
+): Promise<Findings> {
   const first = await evaluate();
   if (first.shortfall === 0) return first;
   await pause();
+  // Ctrl-C ended the pause: the next boundary stops the check, so the evaluation is not run again
+  if (signal?.aborted) return first;
   return evaluate();
 }
 
@@ -412,6 +455,7 @@ async function verifyInSlices(
   limits: CatchUpLimits,
   evaluate: (lo: Micros, hi: Micros) => Promise<Findings>,
   beforeCheckpoint: (() => Promise<void>) | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<SlicedRun> {
   const initialBefore = initial.at === undefined ? null : formatRfc3339(initial.at);
   let before = initial;
@@ -422,6 +466,9 @@ async function verifyInSlices(
     const slice = await evaluate(lo, hi);
     findings = findings === undefined ? slice : add(findings, slice);
     await beforeCheckpoint?.();
+    await stopIfAsked(signal, () =>
+      moved ? { ...unmoved(before), before: initialBefore, moved: true } : unmoved(initial),
+    );
     const written = await advanceCheckpoint(db, before, hi, slice, false);
     moved ||= written.moved;
     const done = hi >= to || slice.shortfall > 0 || !written.moved || Date.now() >= limits.startBy;
@@ -431,6 +478,12 @@ async function verifyInSlices(
     before = { raw: formatKey(after), at: after, acknowledgedThrough: before.acknowledgedThrough };
     lo = hi;
   }
+}
+
+/** The checkpoint report of a run that wrote nothing (more): it stands at `at`. */
+function unmoved(at: Checkpoint): CheckpointReport {
+  const stands = at.at === undefined ? null : formatRfc3339(at.at);
+  return { before: stands, after: stands, moved: false, acknowledged: false };
 }
 
 /** Findings of two disjoint ranges (a row or message is in at most one of them). */

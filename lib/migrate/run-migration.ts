@@ -59,6 +59,13 @@ export interface MigrationOptions {
   rerunBackfill?: boolean;
   /** where the outcome is logged (INFO skipped/completed, WARN failed); none when absent */
   logger?: Pick<Logger, 'info' | 'warn'>;
+  /**
+   * Ctrl-C (the CLI's interrupt, issue 58 #11): asked at each step's boundary, after a turn of the
+   * event loop, so a signal that came during a synchronous SQLite statement is seen there too.
+   * Aborted: the migration throws MigrationInterrupted at that boundary; inside the backfill's
+   * transaction it rolls back first, so nothing of the backfill is committed.
+   */
+  signal?: AbortSignal;
 }
 
 const SILENT: Pick<Logger, 'info' | 'warn'> = { info() {}, warn() {} };
@@ -84,6 +91,35 @@ export class MigrationError extends SubagentContextError {
   }
 }
 
+/** The migration stopped at a step's boundary because `signal` aborted (Ctrl-C); not a failure. */
+export class MigrationInterrupted extends SubagentContextError {
+  override readonly name = 'MigrationInterrupted';
+  constructor(
+    /** the step it did not start */
+    readonly step: MigrationStep,
+    /** whether the schema's own transaction (idempotent) had committed before it stopped */
+    readonly schemaCommitted: boolean,
+  ) {
+    super(
+      `${MIGRATION_NAME} stopped before step "${step}" (interrupted): ` +
+        (step === 'schema'
+          ? 'nothing was written'
+          : 'the backfill was rolled back; no row and no kandev_meta key of it was committed'),
+    );
+  }
+}
+
+/** Throws MigrationInterrupted at a step's boundary once `signal` aborted (a turn of the event loop first). */
+async function stopIfAsked(
+  signal: AbortSignal | undefined,
+  step: MigrationStep,
+  schemaCommitted: boolean,
+): Promise<void> {
+  if (signal === undefined) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  if (signal.aborted) throw new MigrationInterrupted(step, schemaCommitted);
+}
+
 /**
  * docs/migrate.md: schema (idempotent), then — unless both keys exist — one transaction that reads the
  * high-water mark, inserts every qualifying message's row, samples capture_since after the insert
@@ -94,7 +130,9 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
   const duration = () => Math.round(performance.now() - started);
   let step: MigrationStep = 'schema';
   const logger = options.logger ?? SILENT;
+  const { signal } = options;
   try {
+    await stopIfAsked(signal, 'schema', false);
     // All of the schema or none of it (docs/migrate.md#1-schema): a failure here leaves no
     // kandev_meta, table, column, index or function behind. Its own transaction, not the
     // backfill's: holding its locks (ADD COLUMN's is exclusive) through a long backfill would block
@@ -106,13 +144,18 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
       await options.beforeStep?.('schema');
     });
     step = 'guard';
+    await stopIfAsked(signal, step, true);
     const present = await readMetaKeys(db);
     if (present.captureSince !== undefined && present.backfillThrough !== undefined) {
       const captureSince = parseStoredTimestamp(present.captureSince);
       let inserted = 0;
       if (options.rerunBackfill && captureSince !== undefined) {
         step = 'insert';
-        inserted = await db.transaction((tx) => insertHistory(tx, captureSince));
+        inserted = await db.transaction(async (tx) => {
+          const count = await insertHistory(tx, captureSince);
+          await stopIfAsked(signal, 'commit', true);
+          return count;
+        });
       }
       step = 'guard';
       const historyMissing = captureSince === undefined ? null : (await auditHistory(db, captureSince)).shortfall;
@@ -147,6 +190,7 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
     const result = await db.transaction(async (tx) => {
       const enter = async (next: MigrationStep) => {
         step = next;
+        await stopIfAsked(signal, next, true);
         await options.beforeStep?.(next);
       };
       return backfill(tx, enter);
@@ -155,6 +199,13 @@ export async function runMigration(db: Database, options: MigrationOptions = {})
     logger.info('subagent backfill completed', { migration: MIGRATION_NAME, ...report });
     return report;
   } catch (err) {
+    if (err instanceof MigrationInterrupted) {
+      logger.info('migration interrupted; nothing of the backfill was committed, run migrate again', {
+        migration: MIGRATION_NAME,
+        step: err.step,
+      });
+      throw err;
+    }
     const error = err instanceof MigrationError ? err : new MigrationError(MIGRATION_NAME, step, err);
     logger.warn('migration failed; nothing was committed, run migrate again to retry', {
       migration: MIGRATION_NAME,

@@ -391,7 +391,12 @@ describe('issue 34: the one flag parser (exit 2, a pointer to --help, never the 
     [
       'a flag followed by another flag needs a value',
       ['report', '--limit', '--json'],
-      '--limit needs a value (got the option --json instead)',
+      '--limit needs a number of groups (got the option --json instead)',
+    ],
+    [
+      'issue 58 #19: a flag missing its value at the end says what kind of value it takes',
+      ['report', '--html'],
+      '--html needs a file path (where the page is written)',
     ],
     ['a value given to a switch', ['report', '--json=1'], '--json is a switch: it takes no value'],
     [
@@ -519,6 +524,14 @@ describe.each(TARGETS)('issue 34: messages on %s', (name) => {
     );
     expect(run.first).toBe('status         silent (no row observed since activation: is the producer sending?)');
     expect(run.code).toBe(EXIT.attention);
+  });
+
+  it('issue 58 #19: health --full on a store younger than its grace says its window is empty, as the scheduled check does', async () => {
+    await cli('migrate', '--database-url', t.url);
+    const run = await cli('health', '--full', '--database-url', t.url);
+    expect(lineOf(run.stdout, 'window')).toMatch(
+      /^window\s+(\S+) … \1 \(empty: nothing is older than the grace of 900 s \(15 min\) yet; --grace-seconds sets it\)$/,
+    );
   });
 
   it('health --full: the acknowledged shortfall apart from the open one, exit 0 when nothing is open', async () => {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database.js';
-import { type HealthCheckOptions, runHealthCheck } from '../../health/check.js';
+import { HealthCheckInterrupted, type HealthCheckOptions, runHealthCheck } from '../../health/check.js';
 import type { HealthReport } from '../../health/report.js';
 import { hint } from '../../hints.js';
 import { missingTables } from '../../store/probe.js';
@@ -8,6 +8,7 @@ import { formatRfc3339, type Micros, parseRfc3339 } from '../../time.js';
 import { humanDuration } from '../../units.js';
 import { EXIT } from '../exit-codes.js';
 import { cliFailure } from '../failure.js';
+import { Interrupted } from '../interrupt.js';
 import type { CommandResult } from '../io.js';
 import { requireHostStore } from '../preflight.js';
 
@@ -62,11 +63,12 @@ const instant = (text: string | null | undefined) => (text == null ? undefined :
 const graceText = (seconds: number) => `${seconds} s${seconds >= 60 ? ` (${humanDuration(seconds * 1000)})` : ''}`;
 
 /**
- * A scheduled window of zero length: everything since its start is younger than the grace, so there
- * was nothing to compare yet (a store activated minutes ago); said with the grace and its flag.
+ * A window of zero length: everything since its start is younger than the grace, so there was
+ * nothing to compare yet (a store activated minutes ago); said with the grace and its flag, for the
+ * scheduled check and the full audit alike (issue 58 #19).
  */
 function emptyWindow(report: HealthReport): boolean {
-  return report.kind === 'scheduled' && report.window !== null && report.window.from === report.window.to;
+  return report.window !== null && report.window.from === report.window.to;
 }
 
 /** The full audit's shortfall: the part an operator acknowledged and the part still open. */
@@ -169,7 +171,10 @@ export async function healthCommand(db: Queryable, options: HealthCheckOptions):
   await requireHostStore(db);
   if ((await missingTables(db, ['kandev_meta'])).length > 0)
     throw cliFailure('not_activated: the store has no kandev_meta table', 'not_migrated', EXIT.attention);
-  const report = await runHealthCheck(db, options);
+  const report = await runHealthCheck(db, options).catch((err: unknown) => {
+    if (err instanceof HealthCheckInterrupted) throw interruptedHealth(err);
+    throw err;
+  });
   // An acknowledgment that moved the checkpoint did what was asked, whatever it accepted; a full
   // audit whose whole shortfall was acknowledged has nothing open (its alarm watches the open part).
   const ok = report.status === 'healthy' || (report.checkpoint?.acknowledged ?? false) || allAcknowledged(report);
@@ -192,4 +197,20 @@ function acknowledgmentNotes(report: HealthReport, asked: Micros | undefined): s
   return [
     `--acknowledge-through ${formatRfc3339(asked)} is later than now − grace: acknowledged through ${after} instead (the newest instant the check verifies); the shortfall of messages before it is accepted, later ones are checked on the next run`,
   ];
+}
+
+/** Ctrl-C at the check's boundary (issue 58 #11): whether a checkpoint was written, and what to run next. */
+function interruptedHealth(err: HealthCheckInterrupted): Interrupted {
+  const c = err.checkpoint;
+  if (c === null)
+    return new Interrupted('health --full stopped before its result; it wrote nothing', 'run the same command again');
+  if (c.moved)
+    return new Interrupted(
+      `health stopped between slices: the checkpoint moved from ${c.before ?? '(none)'} to ${c.after} for the slices verified before Ctrl-C; no later checkpoint was written`,
+      'run the same command again to verify the rest',
+    );
+  return new Interrupted(
+    `health stopped before writing its checkpoint: no checkpoint was written (${c.after === null ? 'there is none yet' : `it stands at ${c.after}`})`,
+    'run the same command again',
+  );
 }

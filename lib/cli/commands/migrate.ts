@@ -1,10 +1,11 @@
 import type { Database } from '../../db/database.js';
-import { type MigrationReport, runMigration } from '../../migrate/run-migration.js';
+import { MigrationInterrupted, type MigrationReport, runMigration } from '../../migrate/run-migration.js';
 import { logger } from '../../observability.js';
 import { renderFacts } from '../../text-table.js';
 import { formatRfc3339, parseStoredTimestamp } from '../../time.js';
 import { humanDuration } from '../../units.js';
 import { EXIT } from '../exit-codes.js';
+import { Interrupted } from '../interrupt.js';
 import type { CommandResult } from '../io.js';
 import { requireHostStore } from '../preflight.js';
 
@@ -39,10 +40,17 @@ export function renderMigration(report: MigrationReport): string {
  */
 export async function migrateCommand(
   db: Database,
-  options: { rerunBackfill?: boolean } = {},
+  options: { rerunBackfill?: boolean; interrupt?: AbortSignal } = {},
 ): Promise<CommandResult<MigrationReport>> {
   await requireHostStore(db);
-  const report = await runMigration(db, { logger, rerunBackfill: options.rerunBackfill });
+  const report = await runMigration(db, {
+    logger,
+    rerunBackfill: options.rerunBackfill,
+    signal: options.interrupt,
+  }).catch((err: unknown) => {
+    if (err instanceof MigrationInterrupted) throw interruptedMigration(err);
+    throw err;
+  });
   // R3-4: a lost backfill needs attention (exit 3) until it is run again.
   const lost = report.backfill === 'skipped' && (report.historyMissing ?? 0) > 0;
   const text = lost
@@ -50,4 +58,21 @@ export async function migrateCommand(
       'the backfilled rows are gone (a re-created table, deleted rows). `subagent-context migrate --rerun-backfill` inserts them again (keys untouched).'
     : renderMigration(report);
   return { exitCode: lost ? EXIT.attention : EXIT.ok, result: report, text };
+}
+
+/**
+ * Ctrl-C at a step's boundary (issue 58 #11): what was committed (the idempotent schema at most,
+ * never a part of the backfill: its one transaction was rolled back) and what to run next.
+ */
+function interruptedMigration(err: MigrationInterrupted): Interrupted {
+  if (!err.schemaCommitted)
+    return new Interrupted(
+      'migrate stopped before it changed anything: nothing was committed',
+      'run the same command again',
+    );
+  const where =
+    err.step === 'guard'
+      ? 'migrate stopped before its backfill: the schema is in place (idempotent); nothing of the backfill was committed'
+      : `migrate stopped during its backfill (before step "${err.step}"): its transaction was rolled back, so nothing of the backfill was committed (no row, no kandev_meta key); the schema is in place (idempotent)`;
+  return new Interrupted(where, 'run the same command again: the backfill runs whole');
 }

@@ -11,6 +11,7 @@ import {
   UNPRICED_NOT_KNOWN,
   unpricedWords,
 } from './labels.js';
+import { humanDuration } from './units.js';
 
 /**
  * The terminal table (docs/report.md#the-table): completeness first (R3-8), then the totals, then
@@ -35,6 +36,8 @@ export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv):
 }
 
 const n = (value: number | null): string | null => (value === null ? null : value.toLocaleString('en-US'));
+/** issue 58 #19: a duration as the page says it ("2 min 42 s"), one formatter (./units.ts) */
+const duration = (ms: number | null): string | null => (ms === null ? null : humanDuration(ms));
 
 export function renderReportTable(doc: ReportDocument, options: TableOptions): string {
   const { width } = options;
@@ -191,10 +194,10 @@ function totalFacts(f: Figures): [string, Cell][] {
     ['context at finish', contextText(f.tokens)],
     ['tool uses', reported(f.tool_uses)],
     [
-      'duration ms',
+      'duration',
       d.reported === 0
         ? '- (0 reported)'
-        : `p50 ${n(d.p50)}, p95 ${n(d.p95)}, max ${n(d.max)} (${n(d.reported)} reported)`,
+        : `p50 ${duration(d.p50)}, p95 ${duration(d.p95)}, max ${duration(d.max)} (${n(d.reported)} reported)`,
     ],
     ['executions', `${n(f.executions)} (rows with an unknown execution: ${n(f.unknown_execution)})`],
     ['turns with subagents', n(f.turns)],
@@ -298,7 +301,7 @@ export const LEAVE_OUT_FIRST = {
     'async',
     'nested',
     'reported',
-    'p95 ms',
+    'p95 duration',
     'unpriced events',
     'lower bound',
     'per context (subcents)',
@@ -345,7 +348,7 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
     'async',
     'context at finish (tokens)',
     'reported',
-    'p95 ms',
+    'p95 duration',
     'sessions',
     ...(orphans ? ['orphan rows'] : []),
     'contexts',
@@ -374,7 +377,7 @@ function groupTable(groups: readonly Group[], width: number | undefined): string
     n(g.async),
     n(g.tokens.sum),
     n(g.tokens.reported),
-    n(g.duration_ms.p95),
+    duration(g.duration_ms.p95),
     n(g.sessions),
     ...(orphans ? [n(g.orphan_rows)] : []),
     n(g.contexts),

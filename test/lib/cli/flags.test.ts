@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../../lib/cli/exit-codes.js';
+import { FLAG_VALUES } from '../../../lib/cli/flags.js';
+import { CLI_OPTIONS } from '../../../lib/cli/main.js';
 import { runCliCaptured, runCliJson } from '../../support/cli-run.js';
 import { TARGETS, useTestDatabase } from '../../support/targets.js';
 
@@ -92,5 +94,28 @@ describe.each(TARGETS)('flag values the CLI accepts, on %s', (name) => {
     // stderr may carry a note on how the store was read (R4-5), never a usage error
     expect(run.stderr).not.toMatch(/^--/m);
     expect(run.code).toBe(EXIT.ok);
+  });
+});
+
+describe('issue 58 #19: a flag given without its value says what kind of value it takes', () => {
+  const valued = Object.entries(CLI_OPTIONS)
+    .filter(([, option]) => option.type === 'string')
+    .map(([name]) => name);
+
+  it.each(valued)(
+    'issue 58 #19: --%s at the end of the line names its kind of value (a file path, a number of seconds, a URL …)',
+    async (name) => {
+      const run = await runCliCaptured(['report', `--${name}`]);
+      expect(run.code).toBe(EXIT.usage);
+      expect(FLAG_VALUES[name], `FLAG_VALUES has no entry for --${name}`).toBeDefined();
+      expect(run.stderr.split('\n')[0]).toBe(`--${name} needs ${FLAG_VALUES[name]}`);
+    },
+  );
+
+  it('issue 58 #19: --html needs a file path', async () => {
+    const run = await runCliCaptured(['report', '--json', '--html', '--csv']);
+    expect(run.stderr.split('\n')[0]).toBe(
+      '--html needs a file path (where the page is written) (got the option --csv instead)',
+    );
   });
 });

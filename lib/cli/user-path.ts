@@ -1,0 +1,30 @@
+import { isAbsolute, resolve } from 'node:path';
+
+/**
+ * Issue 58 #16: where the person typed the command, when that is not the process's folder. `npm
+ * run cli -- …` runs the CLI from the package root and says where it was typed in INIT_CWD; only
+ * this package's own `cli` script counts (another package's script that runs subagent-context
+ * means its paths from its own root, as npm runs it). Undefined: the process's folder is it.
+ */
+export function typedFrom(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): string | undefined {
+  const from = env.INIT_CWD;
+  if (from === undefined || from === '' || env.npm_lifecycle_event !== 'cli') return undefined;
+  if (env.npm_package_name !== 'subagent-context') return undefined;
+  return resolve(from) === resolve(cwd) ? undefined : resolve(from);
+}
+
+/**
+ * A path the person gave (a flag's value, an argument), as the CLI opens it: a relative one from
+ * where they typed the command (`typedFrom`), so `npm run cli` from docs/ reads docs/'s files.
+ * The one rule for every path the CLI takes (lib/cli/main.ts PATH_FLAGS, sqlite: URLs).
+ */
+export function userPath(path: string, env: NodeJS.ProcessEnv): string {
+  if (isAbsolute(path)) return path;
+  const from = typedFrom(env);
+  return from === undefined ? path : resolve(from, path);
+}
+
+/** The folder a relative path is resolved from: where the command was typed. */
+export function relativeBase(env: NodeJS.ProcessEnv): string {
+  return typedFrom(env) ?? process.cwd();
+}
