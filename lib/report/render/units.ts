@@ -9,24 +9,8 @@
 /** R6-11: money has one rule, lib/money.ts; the page reads it from here as before. */
 export { dollars, SUBCENTS_PER_DOLLAR } from '../../money.js';
 
-const count = (n: number) => n.toLocaleString('en-US');
-
-/** "850 ms", "48.2 s", "2 min 45 s", "3 h 12 min": seconds rounded to a tenth under a minute, else whole. */
-export function humanDuration(ms: number): string {
-  if (ms < 1_000) return `${count(ms)} ms`;
-  if (ms < 60_000) {
-    const tenths = Math.round(ms / 100);
-    if (tenths < 600) return `${tenths % 10 === 0 ? tenths / 10 : (tenths / 10).toFixed(1)} s`;
-  }
-  const seconds = Math.round(ms / 1_000);
-  if (seconds < 3_600) {
-    const s = seconds % 60;
-    return `${Math.floor(seconds / 60)} min${s === 0 ? '' : ` ${s} s`}`;
-  }
-  const minutes = Math.round(seconds / 60);
-  const m = minutes % 60;
-  return `${count(Math.floor(minutes / 60))} h${m === 0 ? '' : ` ${m} min`}`;
-}
+/** Issue 58 #19: durations have one formatter, lib/units.ts (the CLI's text and the page alike). */
+export { humanDuration } from '../../units.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
