@@ -1,9 +1,11 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { describeFailure, type FailureContext } from '../lib/cli/failure.js';
 import { parseFlags } from '../lib/cli/flags.js';
 import { EXIT_INTERRUPTED, installInterrupt } from '../lib/cli/interrupt.js';
+import { userDatabaseUrl } from '../lib/cli/open-store.js';
 import { UsageError } from '../lib/cli/usage-error.js';
+import { relativeBase, userPath } from '../lib/cli/user-path.js';
 import { databaseKind } from '../lib/db/open.js';
 import { jsonDocument } from '../lib/json-document.js';
 import { logger } from '../lib/observability.js';
@@ -89,15 +91,25 @@ async function main(): Promise<number> {
     throw new FlagError(
       `--sqlite takes a file path, not a URL (got ${JSON.stringify(terminalSafe(values.sqlite))}): give --sqlite ${values.sqlite.slice('sqlite:'.length)} (or --database-url ${values.sqlite})`,
     );
-  if (values.sqlite !== undefined && !existsSync(dirname(resolve(values.sqlite))))
+  // issue 58 #16: npm start runs from the package root; a relative --sqlite, --page or sqlite: URL
+  // is the person's, from where they typed it (lib/cli/user-path.ts, the CLI's one rule), and
+  // every message names the absolute path
+  const sqlite = values.sqlite === undefined ? undefined : resolve(userPath(values.sqlite, process.env));
+  const from =
+    values.sqlite === undefined || isAbsolute(values.sqlite)
+      ? undefined
+      : `the relative path resolved from ${relativeBase(process.env)}`;
+  if (sqlite !== undefined && !existsSync(dirname(sqlite)))
     throw new FlagError(
-      `--sqlite ${values.sqlite}: the folder ${dirname(resolve(values.sqlite))} does not exist; create it (mkdir -p ${dirname(resolve(values.sqlite))}) or choose a path in a folder that exists`,
+      `--sqlite ${values.sqlite}: the folder ${dirname(sqlite)}${from === undefined ? '' : ` (${from})`} does not exist; create it (mkdir -p ${dirname(sqlite)}) or choose a path in a folder that exists`,
     );
-  if (values.sqlite !== undefined && existsSync(values.sqlite) && statSync(values.sqlite).size > 0)
+  if (sqlite !== undefined && existsSync(sqlite) && statSync(sqlite).size > 0)
     throw new FlagError(
-      `--sqlite ${values.sqlite} already exists: the demo creates a new host store there, so pass a path that does not exist yet (or delete this file); to read the store it made, run \`npm run --silent cli -- health --database-url sqlite:${values.sqlite}\``,
+      `--sqlite ${values.sqlite}${from === undefined ? '' : ` (${sqlite}: ${from})`} already exists: the demo creates a new host store there, so pass a path that does not exist yet (or delete this file); to read the store it made, run \`npm run --silent cli -- health --database-url sqlite:${sqlite}\``,
     );
-  const databaseUrl = values['database-url'] ?? (values.sqlite ? `sqlite:${resolve(values.sqlite)}` : undefined);
+  const givenUrl = values['database-url'];
+  const databaseUrl =
+    givenUrl !== undefined ? userDatabaseUrl(givenUrl, process.env).url : sqlite ? `sqlite:${sqlite}` : undefined;
   failureContext = {
     dialect: databaseUrl?.startsWith('sqlite:') ? 'sqlite' : 'postgres',
     localPostgres:
@@ -108,7 +120,7 @@ async function main(): Promise<number> {
   // the serving: the store is kept and the exit is 0.
   let serving = false;
   const stopped = () => {
-    process.stderr.write(`\n${interruptedDemo(values['database-url'], values.sqlite)}\n`);
+    process.stderr.write(`\n${interruptedDemo(values['database-url'], sqlite)}\n`);
     process.exit(EXIT_INTERRUPTED);
   };
   const interrupt = installInterrupt(
@@ -130,7 +142,7 @@ async function main(): Promise<number> {
     const wallMs = Math.round(performance.now());
     return values.json
       ? jsonDocument({ ...result, wallMs })
-      : `\n${renderStackSummary(result, { wallMs, kept: keptStore(values['database-url'], values.sqlite) })}\n`;
+      : `\n${renderStackSummary(result, { wallMs, kept: keptStore(values['database-url'], sqlite) })}\n`;
   };
   let printed = false;
   const result = await runLocalStack({
@@ -138,7 +150,7 @@ async function main(): Promise<number> {
     messages: number('messages', values.messages, 1),
     live: number('live', values.live),
     seed: number('seed', values.seed),
-    page: values.page,
+    page: values.page === undefined ? undefined : userPath(values.page, process.env),
     progress: process.stderr,
     otlpDemo: values['otlp-demo'],
     serveUntil: values.serve
@@ -188,11 +200,10 @@ function hostPort(url: string): string | undefined {
  * -shm and -journal (it was never finished, and the path is free again for the rerun); a database
  * named by --database-url keeps what was written, and says so.
  */
-function interruptedDemo(databaseUrl: string | undefined, sqlite: string | undefined): string {
-  if (sqlite !== undefined && databaseUrl === undefined) {
-    const path = resolve(sqlite);
+function interruptedDemo(databaseUrl: string | undefined, path: string | undefined): string {
+  if (path !== undefined && databaseUrl === undefined) {
     for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
-    return `interrupted: the demo stopped before its summary; its partial store ${path} was removed, so \`npm start -- --sqlite ${sqlite}\` runs again as it was`;
+    return `interrupted: the demo stopped before its summary; its partial store ${path} was removed, so \`npm start -- --sqlite ${path}\` runs again as it was`;
   }
   if (databaseUrl !== undefined)
     return 'interrupted: the demo stopped before its summary; the database named by --database-url holds a partial demo store: drop and create it again (it must be empty) before a rerun';
@@ -200,8 +211,8 @@ function interruptedDemo(databaseUrl: string | undefined, sqlite: string | undef
 }
 
 /** What is left to explore after the run, and the command that reads it (issue 34). */
-function keptStore(databaseUrl: string | undefined, sqlite: string | undefined): KeptStore {
-  if (sqlite !== undefined && databaseUrl === undefined) return { kind: 'sqlite', path: resolve(sqlite) };
+function keptStore(databaseUrl: string | undefined, path: string | undefined): KeptStore {
+  if (path !== undefined && databaseUrl === undefined) return { kind: 'sqlite', path };
   if (databaseUrl !== undefined) return { kind: 'database-url' };
   return { kind: 'none' };
 }

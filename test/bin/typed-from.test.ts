@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,4 +146,28 @@ describe('issue 58 #16: paths typed through npm run cli', () => {
     );
     expect(JSON.parse(stdout).totals).toBeDefined();
   }, 120_000);
+});
+
+describe('issue 58 #16: npm start', () => {
+  it('issue 58 #16: npm start -- --sqlite <relative> --page <relative> from a folder of the checkout writes both there and names them by their absolute paths', async () => {
+    const docs = join(inside, 'start-docs');
+    const out = join(inside, 'start');
+    mkdirSync(docs);
+    mkdirSync(out);
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME };
+    // the smallest demo that passes its checks: a small host store, no live stream
+    const args = ['start', '--silent', '--', '--sqlite', '../start/demo.db', '--page', '../start/page.html'];
+    const { stdout } = await run('npm', [...args, '--messages', '200', '--live', '0'], { cwd: docs, env });
+    const store = join(out, 'demo.db');
+    expect(statSync(store).size).toBeGreaterThan(0);
+    expect(readFileSync(join(out, 'page.html'), 'utf8')).toMatch(/^<!doctype html>/i);
+    expect(stdout).toContain(`The store stays at ${store}:`);
+    expect(stdout).toContain(join(out, 'page.html'));
+    // typed again from there: the store it made is named by its absolute path and where it was resolved from
+    const again = await run('npm', args, { cwd: docs, env }).catch((err: { code: number; stderr: string }) => err);
+    expect('code' in again ? again.code : 0).toBe(2);
+    expect('stderr' in again ? again.stderr : '').toContain(
+      `--sqlite ../start/demo.db (${store}: the relative path resolved from ${docs}) already exists`,
+    );
+  }, 180_000);
 });
