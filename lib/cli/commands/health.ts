@@ -40,14 +40,11 @@ function collisionsText(report: HealthReport): string | number | null {
 
 /**
  * R4-3 (round 2 leftover, issue 57): messages whose created_at is no instant are in no window; the
- * full audit counts them, the scheduled check says where they are counted. Never a failure.
+ * full audit counts them (the scheduled check does not, and its JSON says null). Never a failure.
  */
-function unreadableCreatedText(report: HealthReport): string | number | null {
-  if (report.status === 'not_activated') return null;
-  if (report.unreadableCreatedAt === null)
-    return 'not counted by the scheduled check (such a message is in no window); `subagent-context health --full` counts them';
+function unreadableCreatedText(count: number): string | number | null {
   return explained(
-    report.unreadableCreatedAt,
+    count,
     'subagent messages whose created_at is not an instant: in no window, never missing; correct them in task_session_messages',
   );
 }
@@ -126,7 +123,10 @@ export function renderHealth(report: HealthReport, ctx: HealthRenderContext): st
         : report.excessLeftToAudit.reason,
     ],
     ['collisions', collisionsText(report)],
-    ['unreadable created_at', unreadableCreatedText(report)],
+    // counted by the full audit only (the JSON's null says the scheduled check did not count them)
+    ...(report.unreadableCreatedAt === null
+      ? []
+      : ([['unreadable created_at', unreadableCreatedText(report.unreadableCreatedAt)]] as const)),
     ['last observed', report.lastObservedAt],
     ['capture_since', report.captureSince],
     ['checkpoint', checkpointText(report, ctx)],

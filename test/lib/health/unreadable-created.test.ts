@@ -59,8 +59,8 @@ describe.each(TARGET_FIXTURES)('R4-3: health on %s, %s host schema, with an unre
     );
     const scheduled = await check(t.db, NOW);
     expect(scheduled).toMatchObject({ status: 'healthy', shortfall: 0, unreadableCreatedAt: null });
-    expect(renderHealth(scheduled, { graceSeconds: 0 })).toMatch(
-      /unreadable created_at +not counted by the scheduled check \(such a message is in no window\); `subagent-context health --full` counts them/,
-    );
+    // the scheduled text says nothing of them (its JSON's null says it did not count): a line in
+    // every run's text for what only the full audit counts was noise beside the window's facts
+    expect(renderHealth(scheduled, { graceSeconds: 0 })).not.toMatch(/unreadable created_at/);
   });
 });
