@@ -35,6 +35,12 @@ export interface NeonOptions {
    */
   statementTimeoutMs?: number;
   /**
+   * The cap on getting a connection (R2-5), opening one or waiting for one of the pool's `max`
+   * (a pool wait, R4-12). Default CONNECT_TIMEOUT_MS, which every caller in the product keeps; a
+   * test gives a shorter one to see the same bound reached in less time.
+   */
+  connectTimeoutMs?: number;
+  /**
    * The connections only read (`report`, `health --full`): each new one first turns PostgreSQL's
    * JIT off for its session. The report's statements are large (hundreds of expressions) and
    * planned as costly, so the server JIT-compiles them, which took longer than running them: 0.6 s
@@ -248,12 +254,13 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     }
   }
   const max = options.max ?? 4;
+  const connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   const pool = new Pool({
     connectionString,
     max,
     // whole milliseconds within the server's range (a fraction would reach it as 0: no limit)
     statement_timeout: statementTimeoutMsOf((options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) / 1000),
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: connectTimeoutMs,
   });
   // Neon's Pool pins its own Client class as an instance field, ignoring the `Client` option.
   (pool as unknown as { Client: typeof Client }).Client = ProxiedClient;
@@ -299,7 +306,7 @@ export function openNeon(connectionString: string, options: NeonOptions = {}): D
     } catch (err) {
       const error =
         saturated && !(err instanceof DatabaseError) && sqlstateOf(err) === undefined && !isSocketError(err)
-          ? poolWait(max, err)
+          ? poolWait(max, connectTimeoutMs, err)
           : toDatabaseError(err);
       connectFailures.add(error);
       throw error;
@@ -477,11 +484,12 @@ function isSocketError(err: unknown): boolean {
 }
 
 /**
- * R4-12: a statement that waited CONNECT_TIMEOUT_MS for one of the pool's `max` connections, all
- * in use by this process: the server was reached, so it is not worded as an unreachable one.
+ * R4-12: a statement that waited the connect timeout (`waitedMs`) for one of the pool's `max`
+ * connections, all in use by this process: the server was reached, so it is not worded as an
+ * unreachable one.
  */
-function poolWait(max: number, cause: unknown): DatabaseError {
-  const detail = `no pooled connection became free within ${CONNECT_TIMEOUT_MS} ms (all ${max} in use by this process's other statements)`;
+function poolWait(max: number, waitedMs: number, cause: unknown): DatabaseError {
+  const detail = `no pooled connection became free within ${waitedMs} ms (all ${max} in use by this process's other statements)`;
   return new DatabaseError(`${detail}: ${hint('pool_wait', 'function')}`, 'system', undefined, 'POOL_WAIT', {
     cause,
     detail,

@@ -8,6 +8,8 @@ export interface OpenOptions {
   max?: number;
   /** PostgreSQL: the server's cap on each statement (neon.ts); SQLite has none (it runs in this process) */
   statementTimeoutMs?: number;
+  /** PostgreSQL: the cap on getting a connection (neon.ts NeonOptions.connectTimeoutMs); SQLite opens a file */
+  connectTimeoutMs?: number;
   /**
    * SQLite: open the file read-only (lib/db/sqlite.ts). PostgreSQL: sessions tuned for reading
    * (neon.ts NeonOptions.readOnly: JIT off); give the read-only commands a role with SELECT only
@@ -41,6 +43,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
       wsProxy,
       max: options.max,
       statementTimeoutMs: options.statementTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs,
       readOnly: options.readonly,
       env: options.env,
     });

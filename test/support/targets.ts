@@ -72,7 +72,7 @@ export interface TestDatabase {
   /** DATABASE_WS_PROXY for it (PostgreSQL targets); its interrupt()/setAvailable() cut it off */
   readonly proxy: WsProxy | undefined;
   /** another connection (pool) to the current test's database; closed after the test */
-  connect(options?: { max?: number; statementTimeoutMs?: number }): Database;
+  connect(options?: { max?: number; statementTimeoutMs?: number; connectTimeoutMs?: number }): Database;
 }
 
 interface Backend {
@@ -271,6 +271,7 @@ export function useTestDatabase(
         wsProxy: backend.proxy?.address,
         max: connectOptions?.max,
         statementTimeoutMs: connectOptions?.statementTimeoutMs,
+        connectTimeoutMs: connectOptions?.connectTimeoutMs,
       });
       opened.push(db);
       return db;
