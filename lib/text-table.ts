@@ -179,11 +179,24 @@ export function wrapText(text: string, width: number, rest = width): string[] {
 
 /** "≥" and a bucket's label ("6:") are read with the figure after them, so a line never ends between them. */
 const LEADS_A_FIGURE = /≥$|^[\d+-]+:$/;
+/** A number and the duration unit after it ("10 min", lib/units.ts) are one figure. */
+const NUMBER = /^[\d.,]+$/;
+const DURATION_UNIT = /^(ms|s|min|h|days?)[,;.)]*$/;
 
 function glueBounds(words: readonly string[]): string[] {
   const glued: string[] = [];
-  for (let i = 0; i < words.length; i++)
-    glued.push(LEADS_A_FIGURE.test(words[i]!) && i + 1 < words.length ? `${words[i]} ${words[++i]}` : words[i]!);
+  for (let i = 0; i < words.length; i++) {
+    let word = words[i]!;
+    for (;;) {
+      const next = words[i + 1];
+      if (next === undefined) break;
+      const last = word.slice(word.lastIndexOf(' ') + 1);
+      if (!LEADS_A_FIGURE.test(last) && !(NUMBER.test(last) && DURATION_UNIT.test(next))) break;
+      word = `${word} ${next}`;
+      i++;
+    }
+    glued.push(word);
+  }
   return glued;
 }
 

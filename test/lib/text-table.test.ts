@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderFacts, renderTable } from '../../lib/text-table.js';
+import { renderFacts, renderTable, wrapText } from '../../lib/text-table.js';
 
 describe('tables for people (issue 25)', () => {
   it('print numbers with thousands separators, right-aligned', () => {
@@ -15,5 +15,21 @@ describe('tables for people (issue 25)', () => {
 
   it('print null as a dash, never 0', () => {
     expect(renderFacts([['excess', null]])).toBe('excess  -');
+  });
+});
+
+describe('prose wrapped at a width (issue 58 #17)', () => {
+  it('issue 58 #17: a duration keeps its unit on its line ("max 10 min" never ends a line at "10"), and "≥" its figure', () => {
+    const text = 'p50 2 min 42 s, p95 8 min 49 s, max 10 min (117 reported); cost ≥ 834,844 subcents (≥ $83.48)';
+    for (let width = 12; width <= 60; width++) {
+      const lines = wrapText(text, width);
+      expect(lines.join(' ')).toBe(text);
+      for (const [i, line] of lines.entries()) {
+        const next = lines[i + 1];
+        if (next === undefined) continue;
+        expect(`${line} | ${next}`).not.toMatch(/(^|\s)[\d.,]+ \| (ms|s|min|h|days?)\b/);
+        expect(line).not.toMatch(/≥$/);
+      }
+    }
   });
 });
