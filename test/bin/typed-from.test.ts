@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,10 +64,12 @@ describe('issue 58 #16: paths typed through npm run cli', () => {
 
   it('issue 58 #16: a store that does not exist is named by its absolute path, with where the relative path was resolved from', async () => {
     const from = join(work, 'docs');
-    const typed = await runCliCaptured(['report', '--database-url', 'sqlite:../../demo.db'], npmEnv(from));
+    // `../../` from it is the temporary folder itself: a name no other program's store has there
+    const missing = `../../${basename(work)}-missing.db`;
+    const typed = await runCliCaptured(['report', '--database-url', `sqlite:${missing}`], npmEnv(from));
     expect(typed.code).toBe(1);
     expect(typed.stderr).toContain(
-      `the SQLite store ${join(from, '../../demo.db')} (the relative path resolved from ${from}) does not exist`,
+      `the SQLite store ${join(from, missing)} (the relative path resolved from ${from}) does not exist`,
     );
     // without npm a relative path is the process's folder's, and said so too
     const plain = await runCliCaptured(['report', '--database-url', 'sqlite:no-such-store.db']);
