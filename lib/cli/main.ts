@@ -471,8 +471,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
     // microtasks) is delivered only once the event loop waits: a short timer lets it, so it is not
     // lost and the command says it was interrupted (issue 57 #11). setImmediate alone did not.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    // Ctrl-C during a command with no boundary of its own (one transaction: migrate, health): it
-    // finished first, so its result is where it stands
+    // Ctrl-C that the command did not stop at (it came after its last boundary, or the command has
+    // none): it finished first, so its result is where it stands
     const stopped = interrupt.signal.aborted ? interruptedAfter(command, outcome.result) : undefined;
     // R4-5: a read-only command says how it read a SQLite store (whether SQLite made files to read it)
     const readNote = db?.readNote === undefined ? [] : [`the SQLite store was ${db.readNote}`];

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { interruptedAtBoundary } from '../boundary.js';
 import type { Queryable } from '../db/database.js';
 import { HEALTH_MIN_CATCH_UP_SECONDS, HEALTH_MIN_WINDOW_SECONDS } from '../defaults.js';
 import { SubagentContextError } from '../errors.js';
@@ -100,9 +101,7 @@ export class HealthCheckInterrupted extends SubagentContextError {
 
 /** Throws HealthCheckInterrupted at a boundary once `signal` aborted (a turn of the event loop first). */
 async function stopIfAsked(signal: AbortSignal | undefined, checkpoint: () => CheckpointReport | null): Promise<void> {
-  if (signal === undefined) return;
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  if (signal.aborted) throw new HealthCheckInterrupted(checkpoint());
+  if (await interruptedAtBoundary(signal)) throw new HealthCheckInterrupted(checkpoint());
 }
 
 export class HealthCheckError extends SubagentContextError {

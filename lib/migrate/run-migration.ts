@@ -1,4 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { interruptedAtBoundary } from '../boundary.js';
 import type { Database, Queryable } from '../db/database.js';
 import { DatabaseError, type FailureKind, failureFields } from '../db/errors.js';
 import { SubagentContextError } from '../errors.js';
@@ -115,9 +116,7 @@ async function stopIfAsked(
   step: MigrationStep,
   schemaCommitted: boolean,
 ): Promise<void> {
-  if (signal === undefined) return;
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  if (signal.aborted) throw new MigrationInterrupted(step, schemaCommitted);
+  if (await interruptedAtBoundary(signal)) throw new MigrationInterrupted(step, schemaCommitted);
 }
 
 /**
