@@ -1,6 +1,6 @@
 import { openDatabase } from '../lib/db/open.js';
 import { startWsProxy } from '../lib/db/ws-proxy.js';
-import { STATEMENT_TIMEOUT_SECONDS } from '../lib/defaults.js';
+import { SQLITE_MAX_READERS, STATEMENT_TIMEOUT_SECONDS } from '../lib/defaults.js';
 import { jsonDocumentChunks } from '../lib/json-document.js';
 import { buildReport } from '../lib/report/build.js';
 import { renderHtml } from '../lib/report/render/html.js';
@@ -19,6 +19,7 @@ const db = openDatabase(url, {
   wsProxy: proxy?.address,
   max: 4,
   readonly: true,
+  readers: SQLITE_MAX_READERS,
   statementTimeoutMs: STATEMENT_TIMEOUT_SECONDS.cli * 1000,
 });
 let out: Record<string, unknown>;

@@ -10,6 +10,14 @@ export const SERVICE_NAME = 'subagent-context';
 /** CloudWatch namespace of every metric (POWERTOOLS_METRICS_NAMESPACE overrides it). */
 export const METRICS_NAMESPACE = 'SubagentContext';
 
+/**
+ * Reading a SQLite store (report, health --full): at most this many reader threads, each with its
+ * own read-only connection, run the report's independent statements side by side (issue 59,
+ * lib/db/sqlite-readers.ts), as PostgreSQL's pool does; never more than the machine's cores
+ * (sqliteReaders), and none on one core.
+ */
+export const SQLITE_MAX_READERS = 4;
+
 /** Health: messages newer than this are not yet expected to have rows (frames wait in the queue; docs/health.md). */
 export const HEALTH_GRACE_SECONDS = 900;
 

@@ -8,6 +8,7 @@ import {
   HEALTH_GRACE_SECONDS,
   PAGE_DEFAULTS,
   PUBLISH_DEFAULTS,
+  SQLITE_MAX_READERS,
   STATEMENT_TIMEOUT_SECONDS,
 } from '../defaults.js';
 import { checkPositionKey, POSITION_KEY, PositionError } from '../export/position.js';
@@ -319,6 +320,8 @@ export async function runCli(argv: readonly string[], rawIo: CliIo, deps: CliDep
       wsProxy: proxy.wsProxy,
       statementTimeoutMs: statementTimeoutMs(values['statement-timeout']),
       readonly: mode === 'reading',
+      // issue 59: a SQLite store read by threads side by side, as PostgreSQL's pool reads it
+      readers: mode === 'reading' ? SQLITE_MAX_READERS : undefined,
       create: mode === 'writing' && values.create,
       env: io.env,
       resolvedFrom,

@@ -16,6 +16,11 @@ export interface OpenOptions {
    * (README "Configuration").
    */
   readonly?: boolean;
+  /**
+   * SQLite, with `readonly`: reader threads that answer statements side by side (lib/db/sqlite.ts,
+   * issue 59), as PostgreSQL's pool of `max` does; default none (one connection).
+   */
+  readers?: number;
   /** SQLite: make the file when it does not exist (`--create`); otherwise such a path is refused */
   create?: boolean;
   /** PostgreSQL: the environment PGSSLMODE is read from (R4-5; the CLI's own); default process.env */
@@ -51,7 +56,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (kind === 'sqlite') {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new Error('DATABASE_URL "sqlite:" needs a path, e.g. sqlite:./kandev.db or sqlite::memory:');
-    return openSqlite(path, { readonly: options.readonly, create: options.create });
+    return openSqlite(path, { readonly: options.readonly, create: options.create, readers: options.readers });
   }
   throw new Error(
     'the database URL must start with postgres://, postgresql:// or sqlite: (the value is not shown); see README "Configuration"',

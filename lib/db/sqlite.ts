@@ -13,15 +13,17 @@ import {
   writeSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { msUntil } from '../deadline.js';
 import { SubagentContextError } from '../errors.js';
 import { type DeadlineOwner, type HintClass, hint, SQLITE_MISSING_HINT, SQLITE_UNBUILT_HINT } from '../hints.js';
 import type { Database, Queryable, Row } from './database.js';
-import { SQLITE_AGGREGATES, SQLITE_FUNCTIONS, sqliteDialect } from './dialect/sqlite.js';
+import { sqliteDialect } from './dialect/sqlite.js';
 import { classifySqlstate, DatabaseError, hintClassOf, outOfTime } from './errors.js';
+import { registerFunctions, statementCache } from './sqlite-connection.js';
+import { type SqliteReaders, startReaders } from './sqlite-readers.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
 /**
@@ -56,16 +58,6 @@ const SQLSTATE_OF: Record<string, string> = {
   SQLITE_NOTADB: 'XX001',
 };
 
-/** `$n` placeholders (the shared SQL's) → positional `?` with the parameters reordered to match. */
-function translate(sql: string): { text: string; order: number[] } {
-  const order: number[] = [];
-  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
-    order.push(Number(n) - 1);
-    return '?';
-  });
-  return { text, order };
-}
-
 export interface SqliteOpenOptions {
   /**
    * Open for reading only (health --full, report, export): the host's file is never written, and a
@@ -78,7 +70,16 @@ export interface SqliteOpenOptions {
    * silently become a new, empty database.
    */
   create?: boolean;
+  /**
+   * Issue 59: with `readonly`, this many reader threads (sqlite-readers.ts) answer `query`, side
+   * by side, each on its own read-only connection (`connections`); 0 or 1: the one connection.
+   * A store in memory has none (no other connection can see it).
+   */
+  readers?: number;
 }
+
+/** Each connection's wait for another's lock (a deadline shortens it: busyNow). */
+const BUSY_TIMEOUT_MS = 5000;
 
 const isMemory = (path: string) => path === ':memory:' || path.startsWith('file::memory:');
 
@@ -420,14 +421,22 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
     throw toDatabaseError(err, path);
   }
   if (!exists) db.pragma('journal_mode = WAL');
-  for (const [name, fn] of Object.entries(SQLITE_FUNCTIONS)) db.function(name, { deterministic: true }, fn);
-  // the typings give step one argument; the driver counts the step function's own (value, percent)
-  for (const [name, fns] of Object.entries(SQLITE_AGGREGATES))
-    db.aggregate(name, { ...fns, deterministic: true } as unknown as BetterSqlite3.AggregateOptions);
-  db.pragma('busy_timeout = 5000');
+  registerFunctions(db);
+  // more threads than cores would only take turns
+  const readerCount =
+    options.readonly && !isMemory(path) ? Math.min(Math.floor(options.readers ?? 0), availableParallelism()) : 0;
+  let readers: SqliteReaders | undefined;
+  try {
+    readers = readerCount > 1 ? startReaders(copy?.file ?? path, readerCount) : undefined;
+  } catch (err) {
+    db.close();
+    if (copy) removeCopy(copy.folder);
+    throw toDatabaseError(err, path);
+  }
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('foreign_keys = ON');
   const stats = { roundTrips: 0 };
-  const cache = new Map<string, { statement: BetterSqlite3.Statement; order: number[] }>();
+  const prepared = statementCache(db);
   // better-sqlite3 is synchronous and this is one connection: a transaction must not let another
   // caller's statement slip in between its awaits, so statements queue behind it.
   let lock: Promise<unknown> = Promise.resolve();
@@ -438,16 +447,30 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
   let owner: DeadlineOwner | undefined;
   let busyTimeoutMs = 0;
   let appliedBusyMs = -1;
-  const bound = () => {
-    if (deadline === undefined) return;
+  /** The busy timeout a statement may use now (R2-5: within the deadline); throws past it. */
+  const busyNow = (): number | undefined => {
+    if (deadline === undefined) return undefined;
     const left = msUntil(deadline);
     if (left <= 0) {
       throw outOfTime('no time left before the deadline for this statement', owner);
     }
-    const wanted = Math.min(busyTimeoutMs, Math.ceil(left));
-    if (wanted !== appliedBusyMs) {
+    return Math.min(busyTimeoutMs, Math.ceil(left));
+  };
+  const bound = () => {
+    const wanted = busyNow();
+    if (wanted !== undefined && wanted !== appliedBusyMs) {
       appliedBusyMs = wanted;
       db.pragma(`busy_timeout = ${wanted}`);
+    }
+  };
+  // issue 59: a read on a reader thread, its errors classified as the main connection's are
+  const read = async <T>(pool: SqliteReaders, sql: string, params: readonly unknown[] = []): Promise<T[]> => {
+    stats.roundTrips += 1;
+    const busy = busyNow() ?? BUSY_TIMEOUT_MS;
+    try {
+      return await pool.query<T>(sql, params, busy);
+    } catch (err) {
+      throw toDatabaseError(err, path);
     }
   };
 
@@ -455,12 +478,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
     stats.roundTrips += 1;
     if (!finishing) bound(); // COMMIT and ROLLBACK always run: a transaction is never left open
     try {
-      let entry = cache.get(sql);
-      if (!entry) {
-        const { text, order } = translate(sql);
-        entry = { statement: db.prepare(text), order };
-        cache.set(sql, entry);
-      }
+      const entry = prepared(sql);
       const args = entry.order.map((i) => params[i]);
       if (entry.statement.reader) return entry.statement.all(...args) as T[];
       entry.statement.run(...args);
@@ -478,7 +496,9 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
   return {
     dialect: sqliteDialect,
     stats,
-    query: <T = Row>(sql: string, params?: readonly unknown[]) => exclusive(async () => run<T>(sql, params)),
+    ...(readers === undefined ? {} : { connections: readers.size }),
+    query: <T = Row>(sql: string, params?: readonly unknown[]) =>
+      readers === undefined ? exclusive(async () => run<T>(sql, params)) : read<T>(readers, sql, params),
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return exclusive(async () => {
         run('BEGIN IMMEDIATE');
@@ -508,6 +528,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
     readNote: plan?.note,
     close: async () => {
       await lock;
+      await readers?.close();
       db.close();
       if (plan?.how === 'tidy') tidy(path, Driver);
       if (copy) removeCopy(copy.folder);
