@@ -17,8 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../lib/db/open.js';
 import { FAUXQS_MISSING_HINT, SQLITE_MISSING_HINT, SQLITE_UNBUILT_HINT } from '../../lib/hints.js';
 import { type LocalSqs, startLocalSqs } from '../../local/fauxqs.js';
+import { HOST_FIXTURES } from '../../local/host-fixtures.js';
 import { frame } from '../support/frames.js';
 import { useTestDatabase } from '../support/targets.js';
 
@@ -393,5 +395,20 @@ describe('R4-11: SQLite support added to the CLI installed without it', () => {
     const migrated = await cli('migrate', '--database-url', `sqlite:${store}`, '--create', '--json');
     // a new store has no host tables: the CLI now reaches SQLite and says so
     expect(migrated.stderr).toMatch(/not the host's store/);
+    // issue 59: report reads a host store on reader threads, from the built JavaScript
+    // (dist/lib/db/sqlite-reader-worker.js, which nothing imports: tsconfig.build.json lists it)
+    const host = join(prefix, 'host.db');
+    const db = openDatabase(`sqlite:${host}`, { create: true });
+    await HOST_FIXTURES.minimal.create(db);
+    await db.close();
+    expect(await cli('migrate', '--database-url', `sqlite:${host}`)).toMatchObject({ code: 0 });
+    const report = await cli('report', '--database-url', `sqlite:${host}`, '--json', '--by', 'task');
+    // its only word on stderr is how it read the WAL store (R4-5), the threads' files tidied too
+    expect(report).toMatchObject({
+      code: 0,
+      stderr: expect.stringMatching(/^note: the SQLite store was opened read-only[^\n]*\n$/),
+    });
+    expect(JSON.parse(report.stdout)).toMatchObject({ totals: { subagents: 0 }, groups: [] });
+    expect(readdirSync(prefix).filter((f) => f.startsWith('host.db'))).toEqual(['host.db']);
   }, 120_000);
 });
