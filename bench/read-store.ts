@@ -40,6 +40,12 @@ export interface ReadStore {
   end: Micros;
 }
 
+/**
+ * PostgreSQL's g from..to as BIGINT: the generators multiply it (a turn's events by 7919), which
+ * passes 2^31 past 270,000 turns (about 1.35M messages) in a 32-bit integer.
+ */
+const series = (from: number, to: number) => `generate_series(CAST(${from} AS BIGINT), CAST(${to} AS BIGINT)) AS s(g)`;
+
 const STEP_MS = 3_000;
 const PER_SESSION = 15;
 const PER_TURN = 5;
@@ -58,7 +64,7 @@ export async function generateReadStore(db: Database, n: number, options: { task
       : `(strftime('%Y-%m-%d %H:%M:%f', (${Number(READ_STORE_END / 1000n)} - (${n - 1} - (${g})) * ${STEP_MS}) / 1000.0, 'unixepoch') || '+00:00')`;
   const from = (start: number, end: number, body: (g: string) => string) =>
     d === 'postgres'
-      ? `${body('g')} FROM generate_series(${start}, ${end - 1}) AS s(g)`
+      ? `${body('g')} FROM ${series(start, end - 1)}`
       : `WITH RECURSIVE s(g) AS (SELECT ${start} UNION ALL SELECT g + 1 FROM s WHERE g < ${end - 1}) ${body('g')} FROM s`;
   const statements = kandevSchema(d).filter(
     (s) => !/^CREATE TABLE IF NOT EXISTS task_session_subagents|ON task_session_subagents/.test(s),
@@ -114,7 +120,7 @@ export async function generateReadStore(db: Database, n: number, options: { task
     CASE WHEN g < ${half} THEN 'backfill' ELSE 'live' END, ${at('g')}, ${at('g')}, CASE WHEN g % 3 = 0 THEN NULL ELSE ${at('g')} END`;
   await db.query(
     d === 'postgres'
-      ? `${sql} FROM generate_series(0, ${n - 1}) AS s(g) WHERE ${SUBAGENT('g')}`
+      ? `${sql} FROM ${series(0, n - 1)} WHERE ${SUBAGENT('g')}`
       : `WITH RECURSIVE s(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM s WHERE g < ${n - 1}) ${sql} FROM s WHERE ${SUBAGENT('g')}`,
   );
   // The ledger as the host writes it (local/generate-host-store.ts costLedger, R5-5): per turn one
@@ -169,7 +175,7 @@ export async function generateReadStore(db: Database, n: number, options: { task
   const usageShare = `(((g) / ${PER_SESSION}) * 2 + (g)) % 5 < 2`;
   await db.query(
     d === 'postgres'
-      ? `${usageSql} FROM generate_series(0, ${n - 1}) AS s(g) WHERE ${SUBAGENT('g')} AND ${usageShare}`
+      ? `${usageSql} FROM ${series(0, n - 1)} WHERE ${SUBAGENT('g')} AND ${usageShare}`
       : `WITH RECURSIVE s(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM s WHERE g < ${n - 1}) ${usageSql} FROM s WHERE ${SUBAGENT('g')} AND ${usageShare}`,
   );
   const captureSince = READ_STORE_END - BigInt(n - 1 - half) * BigInt(STEP_MS) * 1000n;
