@@ -30,6 +30,13 @@ export type ReaderReply =
   | { id: number; rows: unknown[] }
   | { id: number; error: { message: string; code?: string } };
 
+/**
+ * The code of a statement no reader thread took: every thread is gone (none could open the file,
+ * say: it was removed or replaced after the main connection opened it). The statement was never
+ * sent, so the main connection runs it (sqlite.ts): the threads save time, they are not needed.
+ */
+export const READERS_GONE = 'SUBAGENT_CONTEXT_READERS_GONE';
+
 export interface SqliteReaders {
   readonly size: number;
   /** The statement on a free reader; rejects with the driver's message and code (sqlite.ts classifies them). */
@@ -63,6 +70,8 @@ export function startReaders(file: string, count: number): SqliteReaders {
   const closedError = () =>
     Object.assign(new Error('the store is closed: no statement is sent after close()'), { code: 'SQLITE_MISUSE' });
   const readers: Reader[] = [];
+  const unavailable = () =>
+    Object.assign(new Error('no SQLite reader thread is left', { cause: lastError }), { code: READERS_GONE });
   const drained: (() => void)[] = [];
   const dispatch = () => {
     for (const reader of readers) {
@@ -74,8 +83,8 @@ export function startReaders(file: string, count: number): SqliteReaders {
       reader.worker.ref();
       reader.worker.postMessage(pending.job);
     }
-    // no reader left to answer: what waits fails with why the last one went
-    if (readers.every((r) => r.gone)) for (const pending of queue.splice(0)) pending.reject(lastError!);
+    // no reader left to answer: what waits was never sent, and the main connection takes it (sqlite.ts)
+    if (readers.every((r) => r.gone)) for (const pending of queue.splice(0)) pending.reject(unavailable());
     if (queue.length === 0) for (const resolve of drained.splice(0)) resolve();
   };
   const lose = (reader: Reader, err: Error) => {
@@ -140,6 +149,7 @@ export function startReaders(file: string, count: number): SqliteReaders {
     query: <T>(sql: string, params: readonly unknown[], busyMs: number) =>
       new Promise<T[]>((resolve, reject) => {
         if (closed) return reject(closedError());
+        if (readers.every((r) => r.gone)) return reject(unavailable());
         queue.push({
           job: { id: nextId++, sql, params: [...params], busyMs },
           resolve: resolve as (rows: unknown[]) => void,

@@ -23,7 +23,7 @@ import type { Database, Queryable, Row } from './database.js';
 import { sqliteDialect } from './dialect/sqlite.js';
 import { classifySqlstate, DatabaseError, hintClassOf, outOfTime } from './errors.js';
 import { registerFunctions, statementCache } from './sqlite-connection.js';
-import { type SqliteReaders, startReaders } from './sqlite-readers.js';
+import { READERS_GONE, type SqliteReaders, startReaders } from './sqlite-readers.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
 /**
@@ -470,6 +470,11 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
     try {
       return await pool.query<T>(sql, params, busy);
     } catch (err) {
+      // never sent: no thread is left to take it (sqlite-readers.ts), so this connection does
+      if ((err as { code?: unknown }).code === READERS_GONE) {
+        stats.roundTrips -= 1; // counted again where it is sent
+        return exclusive(async () => run<T>(sql, params));
+      }
       throw toDatabaseError(err, path);
     }
   };

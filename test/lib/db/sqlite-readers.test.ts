@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../lib/db/database.js';
 import { DatabaseError } from '../../../lib/db/errors.js';
@@ -138,6 +139,25 @@ describe('issue 59: SQLite reader threads (R4-12)', () => {
       await db.close();
       expect(await inFlight).toEqual([{ n: 1_000_000 }]);
       await expect(db.query('SELECT 1')).rejects.toThrow(/closed/);
+    },
+  );
+
+  withCores(
+    'threads that cannot open the store leave its statements to the main connection: the same report',
+    async () => {
+      // a rollback-journal copy, opened, then removed: the main connection keeps reading its open
+      // file, the threads (opening theirs after open() returns) find none
+      const gone = join(work, 'removed.db');
+      copyFileSync(path, gone);
+      const writer = new BetterSqlite3(gone);
+      writer.pragma('journal_mode = DELETE');
+      writer.close();
+      const db = openDatabase(`sqlite:${gone}`, { readonly: true, readers: 2 });
+      opened.push(db);
+      rmSync(gone);
+      expect(db.connections).toBe(2);
+      const options = { now: parseRfc3339('2026-08-01T00:00:00Z')!, graceSeconds: 0, pageData: true, trees: 5 };
+      expect(await buildReport(db, options)).toEqual(await buildReport(open(), options));
     },
   );
 
