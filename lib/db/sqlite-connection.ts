@@ -3,7 +3,7 @@ import { SQLITE_AGGREGATES, SQLITE_FUNCTIONS } from './dialect/sqlite.js';
 
 /*
  * What every SQLite connection of ours shares, the main one (sqlite.ts) and each reader thread's
- * (sqlite-reader-worker.ts): the placeholder translation and the dialect's functions.
+ * (sqlite-reader-worker.ts): the dialect's functions, and how a statement is run.
  */
 
 /** `$n` placeholders (the shared SQL's) → positional `?` with the parameters reordered to match. */
@@ -24,18 +24,22 @@ export function registerFunctions(db: BetterSqlite3.Database): void {
     db.aggregate(name, { ...fns, deterministic: true } as unknown as BetterSqlite3.AggregateOptions);
 }
 
-/** A prepared statement with its parameter order (translate), cached per SQL text on a connection. */
-export function statementCache(
-  db: BetterSqlite3.Database,
-): (sql: string) => { statement: BetterSqlite3.Statement; order: number[] } {
+/**
+ * Runs the shared SQL on connection `db`: each text prepared once (translate), its parameters in
+ * the placeholders' order; a statement that reads returns its rows, one that writes none.
+ */
+export function statementRunner(db: BetterSqlite3.Database): (sql: string, params: readonly unknown[]) => unknown[] {
   const cache = new Map<string, { statement: BetterSqlite3.Statement; order: number[] }>();
-  return (sql) => {
+  return (sql, params) => {
     let entry = cache.get(sql);
     if (!entry) {
       const { text, order } = translate(sql);
       entry = { statement: db.prepare(text), order };
       cache.set(sql, entry);
     }
-    return entry;
+    const args = entry.order.map((i) => params[i]);
+    if (entry.statement.reader) return entry.statement.all(...args);
+    entry.statement.run(...args);
+    return [];
   };
 }

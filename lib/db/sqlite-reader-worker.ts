@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
-import { registerFunctions, statementCache } from './sqlite-connection.js';
+import { registerFunctions, statementRunner } from './sqlite-connection.js';
 import type { ReaderData, ReaderJob, ReaderReply } from './sqlite-readers.js';
 
 /*
@@ -28,7 +28,7 @@ try {
   post({ id: 0, error: failure(err) });
   process.exit(0);
 }
-const prepared = statementCache(db);
+const execute = statementRunner(db);
 let busyMs = -1;
 port.on('message', (job: ReaderJob | 'close') => {
   if (job === 'close') {
@@ -42,10 +42,7 @@ port.on('message', (job: ReaderJob | 'close') => {
       busyMs = job.busyMs;
       db.pragma(`busy_timeout = ${busyMs}`);
     }
-    const { statement, order } = prepared(job.sql);
-    const args = order.map((i) => job.params[i]);
-    if (!statement.reader) statement.run(...args);
-    post({ id: job.id, rows: statement.reader ? statement.all(...args) : [] });
+    post({ id: job.id, rows: execute(job.sql, job.params) });
   } catch (err) {
     post({ id: job.id, error: failure(err) });
   }

@@ -22,7 +22,7 @@ import { type DeadlineOwner, type HintClass, hint, SQLITE_MISSING_HINT, SQLITE_U
 import type { Database, Queryable, Row } from './database.js';
 import { sqliteDialect } from './dialect/sqlite.js';
 import { classifySqlstate, DatabaseError, hintClassOf, outOfTime } from './errors.js';
-import { registerFunctions, statementCache } from './sqlite-connection.js';
+import { registerFunctions, statementRunner } from './sqlite-connection.js';
 import { READERS_GONE, type SqliteReaders, startReaders } from './sqlite-readers.js';
 import { type OpenTransaction, runTransaction } from './transaction.js';
 
@@ -436,7 +436,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('foreign_keys = ON');
   const stats = { roundTrips: 0 };
-  const prepared = statementCache(db);
+  const execute = statementRunner(db);
   // better-sqlite3 is synchronous and this is one connection: a transaction must not let another
   // caller's statement slip in between its awaits, so statements queue behind it.
   let lock: Promise<unknown> = Promise.resolve();
@@ -483,11 +483,7 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Datab
     stats.roundTrips += 1;
     if (!finishing) bound(); // COMMIT and ROLLBACK always run: a transaction is never left open
     try {
-      const entry = prepared(sql);
-      const args = entry.order.map((i) => params[i]);
-      if (entry.statement.reader) return entry.statement.all(...args) as T[];
-      entry.statement.run(...args);
-      return [];
+      return execute(sql, params) as T[];
     } catch (err) {
       throw toDatabaseError(err, path);
     }
