@@ -11,10 +11,10 @@ export const SERVICE_NAME = 'subagent-context';
 export const METRICS_NAMESPACE = 'SubagentContext';
 
 /**
- * Reading a SQLite store (report, health --full): at most this many reader threads, each with its
- * own read-only connection, run the report's independent statements side by side (issue 59,
- * lib/db/sqlite-readers.ts), as PostgreSQL's pool does; never more than the machine's cores
- * (sqliteReaders), and none on one core.
+ * Reading a SQLite store (the CLI's read-only opens: report, publish, health --full, export and
+ * spend --dry-run): at most this many reader threads, each with its own read-only connection, run
+ * the report's independent statements side by side (issue 59, lib/db/sqlite-readers.ts), as
+ * PostgreSQL's pool does; never more than the machine's cores (openSqlite), and none on one core.
  */
 export const SQLITE_MAX_READERS = 4;
 

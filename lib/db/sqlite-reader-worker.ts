@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import { registerFunctions, statementRunner } from './sqlite-connection.js';
-import type { ReaderData, ReaderJob, ReaderReply } from './sqlite-readers.js';
+import type { DriverFailure, ReaderData, ReaderJob, ReaderReply } from './sqlite-readers.js';
 
 /*
  * One reader thread of a read-only SQLite store (sqlite-readers.ts): its own read-only connection
@@ -13,7 +13,7 @@ import type { ReaderData, ReaderJob, ReaderReply } from './sqlite-readers.js';
 const { file } = workerData as ReaderData;
 const port = parentPort!;
 const post = (reply: ReaderReply) => port.postMessage(reply);
-const failure = (err: unknown) => {
+const failure = (err: unknown): DriverFailure => {
   const e = err as { message?: unknown; code?: unknown };
   return { message: String(e.message ?? err), ...(typeof e.code === 'string' ? { code: e.code } : {}) };
 };
@@ -23,9 +23,9 @@ try {
   const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
   db = new Driver(file, { readonly: true, fileMustExist: true });
   registerFunctions(db);
-  post({ id: 0, ready: true });
+  post({ ready: true });
 } catch (err) {
-  post({ id: 0, error: failure(err) });
+  post({ openFailed: failure(err) });
   process.exit(0);
 }
 const execute = statementRunner(db);
@@ -34,7 +34,7 @@ port.on('message', (job: ReaderJob | 'close') => {
   if (job === 'close') {
     // the connection closes here, before the thread is ended (a store read in place is tidied after)
     db.close();
-    post({ id: -1, closed: true });
+    post({ closed: true });
     return;
   }
   try {
@@ -42,8 +42,8 @@ port.on('message', (job: ReaderJob | 'close') => {
       busyMs = job.busyMs;
       db.pragma(`busy_timeout = ${busyMs}`);
     }
-    post({ id: job.id, rows: execute(job.sql, job.params) });
+    post({ rows: execute(job.sql, job.params) });
   } catch (err) {
-    post({ id: job.id, error: failure(err) });
+    post({ error: failure(err) });
   }
 });

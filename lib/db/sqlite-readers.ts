@@ -16,19 +16,27 @@ export interface ReaderData {
   file: string;
 }
 
+/** A statement for a thread; its answer is the thread's next reply (one statement at a time). */
 export interface ReaderJob {
-  id: number;
   sql: string;
   params: readonly unknown[];
   /** the busy timeout for this statement (the connection's, bounded by a deadline: sqlite.ts) */
   busyMs: number;
 }
 
+/** What a thread says: its connection opened (or why not), a statement's rows or error, closed. */
 export type ReaderReply =
-  | { id: number; ready: true }
-  | { id: number; closed: true }
-  | { id: number; rows: unknown[] }
-  | { id: number; error: { message: string; code?: string } };
+  | { ready: true }
+  | { openFailed: DriverFailure }
+  | { rows: unknown[] }
+  | { error: DriverFailure }
+  | { closed: true };
+
+/** A driver error as the thread saw it: its message and SQLite code. */
+export interface DriverFailure {
+  message: string;
+  code?: string;
+}
 
 /**
  * The code of a statement no reader thread took: every thread is gone (none could open the file,
@@ -58,13 +66,12 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-/** A driver error as the reader thread saw it: its message and SQLite code. */
-const driverError = ({ message, code }: { message: string; code?: string }) =>
+/** A driver error of a thread as an Error again, for sqlite.ts to classify. */
+const driverError = ({ message, code }: DriverFailure) =>
   Object.assign(new Error(message), code === undefined ? {} : { code });
 
 export function startReaders(file: string, count: number): SqliteReaders {
   const queue: Pending[] = [];
-  let nextId = 1;
   let lastError: Error | undefined;
   let closed = false;
   const closedError = () =>
@@ -72,6 +79,7 @@ export function startReaders(file: string, count: number): SqliteReaders {
   const readers: Reader[] = [];
   const unavailable = () =>
     Object.assign(new Error('no SQLite reader thread is left', { cause: lastError }), { code: READERS_GONE });
+  const allGone = () => readers.every((r) => r.gone);
   const drained: (() => void)[] = [];
   const dispatch = () => {
     for (const reader of readers) {
@@ -84,7 +92,7 @@ export function startReaders(file: string, count: number): SqliteReaders {
       reader.worker.postMessage(pending.job);
     }
     // no reader left to answer: what waits was never sent, and the main connection takes it (sqlite.ts)
-    if (readers.every((r) => r.gone)) for (const pending of queue.splice(0)) pending.reject(unavailable());
+    if (allGone()) for (const pending of queue.splice(0)) pending.reject(unavailable());
     if (queue.length === 0) for (const resolve of drained.splice(0)) resolve();
   };
   const lose = (reader: Reader, err: Error) => {
@@ -100,15 +108,16 @@ export function startReaders(file: string, count: number): SqliteReaders {
     readers.push(reader);
     reader.worker.unref();
     reader.worker.on('message', (reply: ReaderReply) => {
-      if ('closed' in reply) return;
+      // its connection closed (close()), the thread is ended: a loader's handle must not keep it
+      if ('closed' in reply) return void reader.worker.terminate();
       if ('ready' in reply) reader.ready = true;
-      else if (reply.id === 0 && 'error' in reply) lose(reader, driverError(reply.error));
+      else if ('openFailed' in reply) lose(reader, driverError(reply.openFailed));
       else {
         const pending = reader.job;
         reader.job = undefined;
         reader.worker.unref();
         if ('error' in reply) pending?.reject(driverError(reply.error));
-        else pending?.resolve('rows' in reply ? reply.rows : []);
+        else pending?.resolve(reply.rows);
       }
       dispatch();
     });
@@ -125,8 +134,7 @@ export function startReaders(file: string, count: number): SqliteReaders {
     closed = true;
     // the statements sent before close still run: the threads answer messages in order, and
     // what waits for a free one is sent first
-    while (queue.length > 0 && !readers.every((r) => r.gone))
-      await new Promise<void>((resolve) => drained.push(resolve));
+    while (queue.length > 0 && !allGone()) await new Promise<void>((resolve) => drained.push(resolve));
     await Promise.all(
       readers.map(
         (reader) =>
@@ -135,10 +143,6 @@ export function startReaders(file: string, count: number): SqliteReaders {
             reader.worker.removeAllListeners('exit');
             reader.worker.once('exit', () => resolve());
             reader.worker.ref();
-            // its connection closed, the thread is ended: a loader's handle must not keep it
-            reader.worker.on('message', (reply: ReaderReply) => {
-              if ('closed' in reply) void reader.worker.terminate();
-            });
             reader.worker.postMessage('close');
           }),
       ),
@@ -149,9 +153,9 @@ export function startReaders(file: string, count: number): SqliteReaders {
     query: <T>(sql: string, params: readonly unknown[], busyMs: number) =>
       new Promise<T[]>((resolve, reject) => {
         if (closed) return reject(closedError());
-        if (readers.every((r) => r.gone)) return reject(unavailable());
+        if (allGone()) return reject(unavailable());
         queue.push({
-          job: { id: nextId++, sql, params: [...params], busyMs },
+          job: { sql, params: [...params], busyMs },
           resolve: resolve as (rows: unknown[]) => void,
           reject,
         });
